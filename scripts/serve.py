@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Serves www/ on 127.0.0.1 with the headers the page needs.
+
+- `application/wasm` for .wasm, so `WebAssembly.instantiateStreaming` works;
+- a Content-Security-Policy that allows only the page's own scripts and wasm
+  compilation (the page repeats it in a <meta> tag for static hosts);
+- no caching, so a rebuilt package is picked up on reload.
+
+Prints the URL on one line ("replayground: serving ... at URL") once listening.
+"""
+import argparse
+import functools
+import http.server
+import pathlib
+import sys
+
+CSP = (
+    "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
+    "img-src 'self' data:; connect-src 'self'; worker-src 'self'; object-src 'none'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+)
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+        ".mjs": "text/javascript",
+        ".json": "application/json",
+        ".css": "text/css",
+        ".svg": "image/svg+xml",
+    }
+
+    def end_headers(self):
+        self.send_header("Content-Security-Policy", CSP)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Cache-Control", "no-cache")
+        super().end_headers()
+
+    def log_message(self, format, *args):
+        if self.server.verbose:
+            super().log_message(format, *args)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default=str(pathlib.Path(__file__).resolve().parent.parent / "www"))
+    parser.add_argument("--port", type=int, default=8080, help="0 picks a free port")
+    parser.add_argument("--verbose", action="store_true", help="log every request")
+    args = parser.parse_args()
+    root = pathlib.Path(args.root).resolve()
+    if not (root / "index.html").is_file():
+        sys.exit(f"serve: {root} has no index.html")
+    handler = functools.partial(Handler, directory=str(root))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    except OSError as error:
+        sys.exit(f"serve: cannot listen on 127.0.0.1:{args.port}: {error.strerror}; pass another --port")
+    server.verbose = args.verbose
+    host, port = server.server_address[:2]
+    print(f"replayground: serving {root} at http://{host}:{port}/", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Quick start, command 2: the whole test suite.
+#
+#   formatting and lints (native and wasm32), native `cargo test`,
+#   `wasm-pack test --headless --chrome`, and the page's end-to-end tests in
+#   Debian's Chromium.
+#
+# Every step runs even if an earlier one failed, so one run shows everything;
+# the output ends with each runner's summary and the exit status is non-zero
+# if any step failed. Logs of each step: target/test-logs/.
+set -uo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+START=$(date +%s)
+"$REPLAYGROUND_ROOT/scripts/setup.sh" || exit 1
+load_replayground_env
+cd "$REPLAYGROUND_ROOT"
+
+LOGS="$REPLAYGROUND_ROOT/target/test-logs"
+mkdir -p "$LOGS"
+SUMMARY=()
+FAILED=0
+
+# run NAME COMMAND...: runs a step with its output shown and logged.
+run() {
+    local name=$1
+    shift
+    local log="$LOGS/$name.log"
+    local t0=$(date +%s)
+    printf '\n==> %s: %s\n' "$name" "$*"
+    if "$@" 2>&1 | tee "$log"; then
+        STATUS=ok
+    else
+        STATUS=FAILED
+        FAILED=1
+    fi
+    ELAPSED=$(($(date +%s) - t0))
+}
+
+# cargo_counts LOG: totals of the "test result:" lines cargo's harness printed.
+cargo_counts() {
+    awk '/test result:/ {
+            for (i = 1; i <= NF; i++) {
+                if ($(i) ~ /^passed;?$/) p += $(i - 1);
+                if ($(i) ~ /^failed;?$/) f += $(i - 1);
+                if ($(i) ~ /^ignored;?$/) g += $(i - 1);
+            }
+            n++
+        }
+        END { printf "%d passed; %d failed; %d ignored (%d test binaries)", p, f, g, n }' "$1"
+}
+
+# node_counts LOG: the pass/fail totals node --test printed.
+node_counts() {
+    awk '/^# (pass|fail|cancelled) / { c[$2] = $3 }
+        END { printf "%d passed; %d failed; %d cancelled", c["pass"], c["fail"], c["cancelled"] }' "$1"
+}
+
+record() { SUMMARY+=("$(printf '%-38s %-6s %4ss  %s' "$1" "$STATUS" "$ELAPSED" "${2:-}")"); }
+
+run fmt cargo fmt --all --check
+record "cargo fmt --check"
+
+run clippy-native cargo clippy --all-targets --locked -- -D warnings
+record "cargo clippy (native)"
+
+run clippy-wasm cargo clippy --all-targets --locked --target wasm32-unknown-unknown -- -D warnings
+record "cargo clippy (wasm32)"
+
+run cargo-test cargo test --locked
+record "cargo test (native)" "$(cargo_counts "$LOGS/cargo-test.log")"
+
+run wasm-pack-test wasm-pack --log-level warn test --headless --chrome --chromedriver "$CHROMEDRIVER" --mode no-install -- --locked
+record "wasm-pack test --headless --chrome" "$(cargo_counts "$LOGS/wasm-pack-test.log")"
+
+run build-wasm scripts/build-wasm.sh
+record "wasm-pack build --target web"
+
+# The page must report the same SQLite version as the native build.
+NATIVE_SQLITE=$(cargo run -q --locked --bin replayground -- version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sqlite"])')
+export REPLAYGROUND_EXPECT_SQLITE="$NATIVE_SQLITE"
+run e2e bash -c 'cd tests/e2e && node --test'
+record "end-to-end (Chromium, playwright-core)" "$(node_counts "$LOGS/e2e.log")"
+
+printf '\n==================== replayground test summary (native SQLite %s)\n' "$NATIVE_SQLITE"
+printf '%s\n' "${SUMMARY[@]}"
+if [ "$FAILED" -eq 0 ]; then
+    printf 'ALL PASSED in %ss\n' "$(($(date +%s) - START))"
+else
+    printf 'FAILED: see the steps marked FAILED above (logs in %s) after %ss\n' "$LOGS" "$(($(date +%s) - START))"
+    exit 1
+fi

@@ -1,0 +1,67 @@
+// Shared set-up for the end-to-end tests: serves www/ with scripts/serve.py and
+// drives Debian's Chromium through playwright-core (never a downloaded browser).
+import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const repoRoot = path.resolve(here, '..', '..');
+export const artifacts = path.join(here, 'artifacts');
+
+// Flags that keep Chromium quiet on a closed network (see ../shared/TOOLCHAIN.md).
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+// Starts scripts/serve.py on a free port; resolves to { url, stop }.
+export function startServer() {
+  const server = spawn('python3', [path.join(repoRoot, 'scripts', 'serve.py'), '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`serve.py printed no URL: ${out}`)), 10000);
+    server.once('exit', (code) => reject(new Error(`serve.py exited with ${code}: ${out}`)));
+    server.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = out.match(/at (http:\/\/127\.0\.0\.1:\d+\/)/);
+      if (match) {
+        clearTimeout(timer);
+        resolve({ url: match[1], stop: () => server.kill() });
+      }
+    });
+  });
+}
+
+// Launches Debian's Chromium headless.
+export function launchBrowser() {
+  return chromium.launch({
+    executablePath: process.env.REPLAYGROUND_CHROMIUM || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+}
+
+// Opens a page that records console errors, page errors, dialogs and every
+// request that leaves `origin`; the test asserts on them.
+export async function openPage(browser, origin) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const seen = { errors: [], dialogs: [], foreignRequests: [] };
+  page.on('console', (msg) => { if (msg.type() === 'error') seen.errors.push(msg.text()); });
+  page.on('pageerror', (error) => seen.errors.push(String(error)));
+  page.on('dialog', (dialog) => { seen.dialogs.push(dialog.message()); dialog.dismiss(); });
+  page.on('request', (request) => {
+    const url = request.url();
+    if (!url.startsWith(origin) && !url.startsWith('data:')) seen.foreignRequests.push(url);
+  });
+  return { context, page, seen };
+}
+
+// Saves a screenshot under tests/e2e/artifacts/.
+export async function screenshot(page, name) {
+  mkdirSync(artifacts, { recursive: true });
+  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+}
