@@ -22,9 +22,32 @@ pub enum Error {
     /// SQLite answered with an error.
     #[error("SQLite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// A killed connection was used again.
+    #[error("connection {connection} is dead (it was killed); open a new connection to continue")]
+    Dead {
+        /// The connection's label.
+        connection: String,
+    },
+    /// A store was used in a way it refuses; the text says why.
+    #[error("{0}")]
+    Store(String),
 }
 
 impl Error {
+    /// The SQLite extended result code, if SQLite produced this error.
+    pub fn sqlite_code(&self) -> Option<i32> {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(e, _)) => Some(e.extended_code),
+            _ => None,
+        }
+    }
+
+    /// Whether SQLite answered `SQLITE_BUSY`: a lock is held by another connection.
+    pub fn is_busy(&self) -> bool {
+        self.sqlite_code()
+            .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_BUSY)
+    }
+
     /// An [`Error::InvalidInput`] for `field`.
     pub fn invalid(field: &'static str, reason: impl fmt::Display) -> Self {
         Error::InvalidInput {

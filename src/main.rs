@@ -50,9 +50,13 @@ mod cli {
                     println!("{}", serde_json::to_string(&trip)?);
                 } else {
                     println!("SQLite {}", trip.sqlite_version);
-                    println!("B reads before A writes:  {:?}", trip.read_before_write);
-                    println!("A inserts row {} and commits", trip.written_id);
-                    println!("B reads after A commits: {:?}", trip.read_after_commit);
+                    println!(
+                        "A inserts row {} in an open transaction (A holds {})",
+                        trip.written_id, trip.writer_lock
+                    );
+                    println!("B reads before A commits: {:?}", trip.read_during_write);
+                    println!("A commits");
+                    println!("B reads after A commits:  {:?}", trip.read_after_commit);
                 }
             }
         }

@@ -21,7 +21,8 @@ export interface Versions {
 export interface RoundTrip {
   sqliteVersion: string;
   writtenId: number;
-  readBeforeWrite: string[];
+  readDuringWrite: string[];
+  writerLock: string;
   readAfterCommit: string[];
 }
 "#;

@@ -6,7 +6,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::storage::{self, SharedMemory};
+use replayground::storage::{self, LockLevel, SqlValue, Store};
 use replayground::Error;
 
 #[test]
@@ -25,23 +25,25 @@ fn both_targets_run_the_pinned_sqlite_release() {
 fn a_write_through_one_connection_is_read_through_another_after_commit() {
     let trip = storage::round_trip("hello from connection A").expect("round trip");
     assert_eq!(trip.written_id, 1);
-    assert!(trip.read_before_write.is_empty(), "{trip:?}");
+    assert_eq!(trip.writer_lock, "RESERVED");
+    assert!(trip.read_during_write.is_empty(), "{trip:?}");
     assert_eq!(trip.read_after_commit, vec!["hello from connection A"]);
 }
 
 #[test]
 fn connections_of_one_store_share_rows_and_stores_are_separate() {
-    let first = SharedMemory::create("first").unwrap();
-    let second = SharedMemory::create("second").unwrap();
-    let a = first.connect().unwrap();
-    a.execute_batch("CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (7);")
-        .unwrap();
-    let b = first.connect().unwrap();
-    let x: i64 = b.query_row("SELECT x FROM t", [], |r| r.get(0)).unwrap();
-    assert_eq!(x, 7);
-    let other = second.connect().unwrap();
-    let err = other.query_row("SELECT x FROM t", [], |r| r.get::<_, i64>(0));
-    assert!(err.is_err(), "another store must not see table t");
+    let first = Store::new("first").unwrap();
+    let second = Store::new("second").unwrap();
+    let a = first.connect("main.db", "a").unwrap();
+    a.execute("CREATE TABLE t (x INTEGER)", &[]).unwrap();
+    a.execute("INSERT INTO t VALUES (7)", &[]).unwrap();
+    let b = first.connect("main.db", "b").unwrap();
+    let rows = b.execute("SELECT x FROM t", &[]).unwrap();
+    assert_eq!(rows.rows, vec![vec![SqlValue::Integer(7)]]);
+    let other = second.connect("main.db", "other").unwrap();
+    let err = other.execute("SELECT x FROM t", &[]).unwrap_err();
+    assert!(err.to_string().contains("no such table: t"), "{err}");
+    assert_eq!(a.lock_level(), LockLevel::None);
 }
 
 #[test]

@@ -1,13 +1,24 @@
-//! Opening SQLite connections that share one in-memory database.
+//! SQLite storage: stores of in-memory database files with SQLite's real
+//! locking, and independent connections to them that can be killed.
 //!
 //! Every connection is independent, as the reference programs' connections
-//! to one database file are: each has its own `sqlite3*` handle and sees the
-//! others' work only once it is committed.
+//! to one database file are: each has its own `sqlite3*` handle, takes
+//! SQLite's locks through the [`vfs`], and sees the others' work only once it
+//! is committed.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+pub mod locks;
+pub mod vfs;
 
-use rusqlite::{Connection, OpenFlags};
-use serde::Serialize;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::{Connection, OpenFlags, ToSql};
+use serde::{Deserialize, Serialize};
+
+pub use locks::LockLevel;
+use vfs::{ActiveConn, ConnId, StoreInner};
 
 use crate::{Error, Result};
 
@@ -47,51 +58,342 @@ impl Versions {
     }
 }
 
-/// A named in-memory database that any number of connections can open.
-///
-/// It uses SQLite's `memdb` VFS with a name starting with `/`, which SQLite
-/// shares between all connections of the process. The database lives as long
-/// as one connection is open, so the store keeps one of its own.
-pub struct SharedMemory {
-    uri: String,
-    _keeper: Connection,
+/// A value SQLite stores or returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SqlValue {
+    /// SQL NULL.
+    Null,
+    /// A 64-bit integer.
+    Integer(i64),
+    /// A 64-bit float.
+    Real(f64),
+    /// UTF-8 text.
+    Text(String),
+    /// Bytes.
+    Blob(Vec<u8>),
 }
 
-static NEXT_STORE: AtomicU32 = AtomicU32::new(1);
-
-impl SharedMemory {
-    /// Creates a new, empty database with a name no other store uses.
-    pub fn create(label: &str) -> Result<Self> {
-        if label.is_empty() || !label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-') {
-            return Err(Error::invalid(
-                "label",
-                "use 1 or more ASCII letters, digits or '-'",
-            ));
+impl From<ValueRef<'_>> for SqlValue {
+    fn from(value: ValueRef<'_>) -> Self {
+        match value {
+            ValueRef::Null => SqlValue::Null,
+            ValueRef::Integer(i) => SqlValue::Integer(i),
+            ValueRef::Real(f) => SqlValue::Real(f),
+            ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+            ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
         }
-        let id = NEXT_STORE.fetch_add(1, Ordering::Relaxed);
-        let uri = format!("file:/{label}-{id}?vfs=memdb");
-        let keeper = open_uri(&uri)?;
-        Ok(SharedMemory {
-            uri,
-            _keeper: keeper,
+    }
+}
+
+impl From<&str> for SqlValue {
+    fn from(text: &str) -> Self {
+        SqlValue::Text(text.to_string())
+    }
+}
+
+impl From<i64> for SqlValue {
+    fn from(i: i64) -> Self {
+        SqlValue::Integer(i)
+    }
+}
+
+impl ToSql for SqlValue {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match self {
+            SqlValue::Null => ToSqlOutput::Owned(Value::Null),
+            SqlValue::Integer(i) => ToSqlOutput::Owned(Value::Integer(*i)),
+            SqlValue::Real(f) => ToSqlOutput::Owned(Value::Real(*f)),
+            SqlValue::Text(t) => ToSqlOutput::Borrowed(ValueRef::Text(t.as_bytes())),
+            SqlValue::Blob(b) => ToSqlOutput::Borrowed(ValueRef::Blob(b)),
+        })
+    }
+}
+
+/// What one SQL statement returned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rows {
+    /// Column names of the result (empty for statements without a result).
+    pub columns: Vec<String>,
+    /// The result rows.
+    pub rows: Vec<Vec<SqlValue>>,
+    /// Rows inserted, updated or deleted (0 for read-only statements).
+    pub changes: u64,
+    /// The connection's last inserted rowid after the statement.
+    pub last_insert_rowid: i64,
+}
+
+/// Runs one SQL statement to completion on `connection` and collects its rows.
+///
+/// Exactly one statement: a second one after `;` is an error, so that a step
+/// is always one statement.
+pub fn run_sql(connection: &Connection, sql: &str, params: &[SqlValue]) -> Result<Rows> {
+    let mut statement = connection.prepare(sql)?;
+    let columns: Vec<String> = statement
+        .column_names()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    let read_only = statement.readonly();
+    let mut rows = Vec::new();
+    {
+        let mut cursor = statement.query(rusqlite::params_from_iter(params))?;
+        while let Some(row) = cursor.next()? {
+            let values = (0..columns.len())
+                .map(|i| row.get_ref(i).map(SqlValue::from))
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            rows.push(values);
+        }
+    }
+    Ok(Rows {
+        columns,
+        rows,
+        changes: if read_only { 0 } else { connection.changes() },
+        last_insert_rowid: connection.last_insert_rowid(),
+    })
+}
+
+/// A directory of in-memory database files (and their rollback journals)
+/// that independent connections open by name, with SQLite's locks between
+/// them. Stays on the thread that created it.
+pub struct Store {
+    inner: Rc<StoreInner>,
+}
+
+/// The bytes of every file of a [`Store`] at one moment.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    store: String,
+    files: BTreeMap<String, Rc<[u8]>>,
+}
+
+impl Snapshot {
+    /// The files it holds, with their sizes in bytes.
+    pub fn files(&self) -> Vec<(String, usize)> {
+        self.files
+            .iter()
+            .map(|(name, bytes)| (name.clone(), bytes.len()))
+            .collect()
+    }
+}
+
+/// Checks a name used inside a URI path: a store label or a database file name.
+fn check_name(field: &'static str, name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            field,
+            format!(
+                "{name:?} is not usable: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.'"
+            ),
+        ))
+    }
+}
+
+impl Store {
+    /// Creates an empty store; `label` starts its unique name.
+    pub fn new(label: &str) -> Result<Store> {
+        check_name("store label", label)?;
+        vfs::ensure_registered().map_err(Error::Store)?;
+        Ok(Store {
+            inner: StoreInner::create(label),
         })
     }
 
-    /// Opens a new, independent connection to this database.
-    pub fn connect(&self) -> Result<Connection> {
-        open_uri(&self.uri)
+    /// Another handle on the store named `name` (as [`Store::name`] gave it).
+    pub fn open(name: &str) -> Result<Store> {
+        StoreInner::find(name)
+            .map(|inner| Store { inner })
+            .ok_or_else(|| {
+                Error::Store(format!(
+                    "no store named {name:?} exists on this thread; create one with Store::new"
+                ))
+            })
+    }
+
+    /// The store's unique name on this thread.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Opens a new, independent connection to database `db` of this store
+    /// (created empty if it does not exist). `label` names the connection in
+    /// traces and errors.
+    pub fn connect(&self, db: &str, label: &str) -> Result<Conn> {
+        Conn::open(&self.inner, db, label)
+    }
+
+    /// The store's files with their sizes in bytes, in name order.
+    pub fn files(&self) -> Vec<(String, usize)> {
+        self.inner.file_names()
+    }
+
+    /// The bytes of one file, if the store holds it.
+    pub fn file_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        self.inner.file_bytes(name)
+    }
+
+    /// Copies the bytes of every file. Taken while a transaction is open, it
+    /// is the image a crash at that moment would leave (a hot journal included).
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            store: self.inner.name.clone(),
+            files: self.inner.snapshot_files(),
+        }
+    }
+
+    /// Puts every file back as it was in `snapshot`.
+    ///
+    /// Refused while any connection is open on the store: an open connection
+    /// would keep its page cache of the replaced files, and one in the middle
+    /// of a transaction would hold locks on files that no longer exist.
+    pub fn restore(&self, snapshot: &Snapshot) -> Result<()> {
+        if snapshot.store != self.inner.name {
+            return Err(Error::Store(format!(
+                "the snapshot was taken of store {:?}, not {:?}",
+                snapshot.store, self.inner.name
+            )));
+        }
+        let holders = self.inner.lock_holders();
+        if !holders.is_empty() {
+            return Err(Error::Store(format!(
+                "cannot restore a snapshot while connections are mid-transaction ({} hold locks); finish or kill them first",
+                holders.join(", ")
+            )));
+        }
+        let open = self.inner.open_conns();
+        if !open.is_empty() || self.inner.open_handles() > 0 {
+            return Err(Error::Store(format!(
+                "cannot restore a snapshot while connections are open ({}); close them first",
+                open.join(", ")
+            )));
+        }
+        self.inner.restore_files(&snapshot.files);
+        Ok(())
     }
 }
 
-fn open_uri(uri: &str) -> Result<Connection> {
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-        | OpenFlags::SQLITE_OPEN_CREATE
-        | OpenFlags::SQLITE_OPEN_URI
-        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Ok(Connection::open_with_flags(uri, flags)?)
+/// One independent SQLite connection to a database of a [`Store`].
+pub struct Conn {
+    id: ConnId,
+    label: String,
+    db: String,
+    store: Rc<StoreInner>,
+    sqlite: Option<Connection>,
 }
 
-/// What [`round_trip`] wrote through one connection and read through another.
+impl Conn {
+    fn open(store: &Rc<StoreInner>, db: &str, label: &str) -> Result<Conn> {
+        check_name("database name", db)?;
+        if label.is_empty() || label.chars().count() > 64 {
+            return Err(Error::invalid("connection label", "use 1 to 64 characters"));
+        }
+        let id = vfs::next_id();
+        store.add_conn(id, label);
+        let uri = format!("file:/{}/{db}?vfs={}&conn={id}", store.name, vfs::VFS_NAME);
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_URI
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let opened = {
+            let _active = ActiveConn::set(id);
+            Connection::open_with_flags(&uri, flags).and_then(|c| {
+                // No busy handler: BUSY comes back at once and the scheduler
+                // decides who runs next (rusqlite's default would wait 5 s).
+                c.busy_timeout(Duration::ZERO)?;
+                Ok(c)
+            })
+        };
+        match opened {
+            Ok(sqlite) => Ok(Conn {
+                id,
+                label: label.to_string(),
+                db: db.to_string(),
+                store: store.clone(),
+                sqlite: Some(sqlite),
+            }),
+            Err(e) => {
+                store.remove_conn(id);
+                Err(e.into())
+            }
+        }
+    }
+
+    /// The connection's id, unique on its thread.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The connection's label.
+    pub fn label(&self) -> &str {
+        &self.label
+    }
+
+    /// Whether the connection is still alive (not killed).
+    pub fn is_alive(&self) -> bool {
+        self.sqlite.is_some()
+    }
+
+    /// The lock this connection holds on its database.
+    pub fn lock_level(&self) -> LockLevel {
+        self.store.lock_level(self.id, &self.db)
+    }
+
+    /// The underlying rusqlite connection, while the connection is alive.
+    pub fn sqlite(&self) -> Result<&Connection> {
+        self.sqlite.as_ref().ok_or_else(|| Error::Dead {
+            connection: self.label.clone(),
+        })
+    }
+
+    /// Runs one SQL statement to completion (see [`run_sql`]).
+    pub fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
+        let sqlite = self.sqlite()?;
+        let _active = ActiveConn::set(self.id);
+        run_sql(sqlite, sql, params)
+    }
+
+    /// Kills the connection as if its process called `_exit`: its locks
+    /// vanish at once, and nothing it would still write reaches the store
+    /// (not even the rollback SQLite attempts when the handle closes), so an
+    /// open transaction leaves its hot journal for the next connection.
+    pub fn kill(&mut self) -> Result<()> {
+        let sqlite = self.sqlite.take().ok_or_else(|| Error::Dead {
+            connection: self.label.clone(),
+        })?;
+        self.store.kill(self.id);
+        let _active = ActiveConn::set(self.id);
+        if let Err((sqlite, _)) = sqlite.close() {
+            // Only outstanding statements make close fail, and none are kept;
+            // were one kept, leaking the dead handle is still safe.
+            std::mem::forget(sqlite);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Conn {
+    fn drop(&mut self) {
+        if let Some(sqlite) = self.sqlite.take() {
+            // A graceful close: SQLite rolls back an open transaction.
+            let _active = ActiveConn::set(self.id);
+            if let Err((sqlite, _)) = sqlite.close() {
+                std::mem::forget(sqlite);
+            }
+        }
+        self.store.remove_conn(self.id);
+    }
+}
+
+/// What [`round_trip`] saw through connection B around connection A's write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RoundTrip {
@@ -99,18 +401,20 @@ pub struct RoundTrip {
     pub sqlite_version: &'static str,
     /// The row id connection A's insert got.
     pub written_id: i64,
-    /// What connection B read before A wrote.
-    pub read_before_write: Vec<String>,
-    /// What connection B read after A committed.
+    /// What B read while A's transaction was open and uncommitted.
+    pub read_during_write: Vec<String>,
+    /// A's lock while its transaction was open.
+    pub writer_lock: String,
+    /// What B read after A committed.
     pub read_after_commit: Vec<String>,
 }
 
 /// The longest note [`round_trip`] accepts, in characters.
 pub const MAX_NOTE_CHARS: usize = 1000;
 
-/// Writes `note` through connection A and reads it back through connection B
-/// of a fresh shared database: B sees no rows before A writes and the note
-/// once A has committed.
+/// Writes `note` through connection A and reads through connection B of a
+/// fresh store: while A's transaction is open B still reads the old rows
+/// (none), and once A has committed B reads the note.
 pub fn round_trip(note: &str) -> Result<RoundTrip> {
     let chars = note.chars().count();
     if chars == 0 || chars > MAX_NOTE_CHARS {
@@ -119,28 +423,36 @@ pub fn round_trip(note: &str) -> Result<RoundTrip> {
             format!("use 1 to {MAX_NOTE_CHARS} characters (got {chars})"),
         ));
     }
-    let store = SharedMemory::create("round-trip")?;
-    let a = store.connect()?;
-    let b = store.connect()?;
-    a.execute_batch("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)")?;
-
-    let read_before_write = read_notes(&b)?;
-    a.execute_batch("BEGIN IMMEDIATE")?;
-    a.execute("INSERT INTO notes (body) VALUES (?1)", [note])?;
-    let written_id = a.last_insert_rowid();
-    a.execute_batch("COMMIT")?;
+    let store = Store::new("round-trip")?;
+    let a = store.connect("notes.db", "A")?;
+    let b = store.connect("notes.db", "B")?;
+    a.execute(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT NOT NULL)",
+        &[],
+    )?;
+    a.execute("BEGIN IMMEDIATE", &[])?;
+    let inserted = a.execute("INSERT INTO notes (body) VALUES (?1)", &[note.into()])?;
+    let writer_lock = format!("{:?}", a.lock_level()).to_uppercase();
+    let read_during_write = read_notes(&b)?;
+    a.execute("COMMIT", &[])?;
     let read_after_commit = read_notes(&b)?;
-
     Ok(RoundTrip {
         sqlite_version: sqlite_version(),
-        written_id,
-        read_before_write,
+        written_id: inserted.last_insert_rowid,
+        read_during_write,
+        writer_lock,
         read_after_commit,
     })
 }
 
-fn read_notes(connection: &Connection) -> Result<Vec<String>> {
-    let mut statement = connection.prepare("SELECT body FROM notes ORDER BY id")?;
-    let rows = statement.query_map([], |row| row.get(0))?;
-    Ok(rows.collect::<Result<_, _>>()?)
+fn read_notes(connection: &Conn) -> Result<Vec<String>> {
+    let rows = connection.execute("SELECT body FROM notes ORDER BY id", &[])?;
+    Ok(rows
+        .rows
+        .into_iter()
+        .map(|row| match row.into_iter().next() {
+            Some(SqlValue::Text(text)) => text,
+            other => format!("{other:?}"),
+        })
+        .collect())
 }

@@ -54,10 +54,11 @@ test('a note written through connection A is read through connection B, as text'
   await page.fill('#note', note);
   await page.click('#round-trip-run');
   const lines = page.locator('#round-trip-log li');
-  await lines.nth(2).waitFor();
+  await lines.nth(3).waitFor();
   assert.deepEqual(await lines.allTextContents(), [
-    'B reads before A writes: []',
-    'A inserts row 1 and commits',
+    'A inserts row 1 in an open transaction (A holds RESERVED)',
+    'B reads before A commits: []',
+    'A commits',
     `B reads after A commits: ${JSON.stringify([note])}`,
   ]);
   assert.equal(await page.locator('#round-trip-log img').count(), 0, 'the note must not become HTML');

@@ -34,8 +34,9 @@ const actions = {
     try {
       const trip = await engine.roundTrip(ui.note.value);
       renderLines(ui.roundTripLog, [
-        `B reads before A writes: ${JSON.stringify(trip.readBeforeWrite)}`,
-        `A inserts row ${trip.writtenId} and commits`,
+        `A inserts row ${trip.writtenId} in an open transaction (A holds ${trip.writerLock})`,
+        `B reads before A commits: ${JSON.stringify(trip.readDuringWrite)}`,
+        'A commits',
         `B reads after A commits: ${JSON.stringify(trip.readAfterCommit)}`,
       ]);
     } catch (error) {

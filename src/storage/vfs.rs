@@ -1,0 +1,646 @@
+//! The `replayground` VFS: in-memory files with SQLite's real locking, shared
+//! by every connection to the same database name, and connections that can
+//! be killed as if their process called `_exit`.
+//!
+//! Built on `rsqlite-vfs`'s traits (the toolkit `sqlite-wasm-rs` itself uses),
+//! so the same code runs natively, linked against rusqlite's bundled SQLite,
+//! and in the browser.
+//!
+//! Names are `/<store>/<file>`: a store is a directory of files (databases and
+//! their rollback journals) that can be snapshotted and restored as a whole.
+//! Stores live in a thread-local registry: SQLite calls the VFS on the thread
+//! that uses the connection, and a [`super::Store`] cannot leave its thread.
+
+use std::cell::{Cell, RefCell};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use rsqlite_vfs::{
+    AccessMode, DeviceCharacteristics, FileKind, LockLevel, OpenAccess, OpenOptions, OpenRequest,
+    OpenedFile, OsCallback, SQLiteIoMethods, SQLiteVfs, SectorSize, SyncOptions, VfsAppData,
+    VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
+};
+
+use super::locks::FileLocks;
+
+/// The name connections give in their URI (`?vfs=replayground`).
+pub const VFS_NAME: &str = "replayground";
+
+/// Identifies a connection within the thread; 0 means "not attributed".
+pub type ConnId = u64;
+
+/// The contents of one file.
+type FileData = Rc<RefCell<Vec<u8>>>;
+
+thread_local! {
+    static STORES: RefCell<HashMap<String, Weak<StoreInner>>> = RefCell::new(HashMap::new());
+    static NEXT_ID: Cell<u64> = const { Cell::new(1) };
+    /// The connection whose SQLite call is running. Only `xDelete` needs it:
+    /// the other callbacks know their connection from the file handle.
+    static ACTIVE_CONN: Cell<ConnId> = const { Cell::new(0) };
+}
+
+/// A new id, unique within the thread.
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.with(|n| {
+        let id = n.get();
+        n.set(id + 1);
+        id
+    })
+}
+
+/// Marks `conn` as the connection making SQLite calls until the guard drops.
+pub(crate) struct ActiveConn(ConnId);
+
+impl ActiveConn {
+    pub(crate) fn set(conn: ConnId) -> Self {
+        ActiveConn(ACTIVE_CONN.with(|c| c.replace(conn)))
+    }
+}
+
+impl Drop for ActiveConn {
+    fn drop(&mut self) {
+        ACTIVE_CONN.with(|c| c.set(self.0));
+    }
+}
+
+/// One open file handle as the store tracks it.
+#[derive(Debug, Clone)]
+pub(crate) struct HandleState {
+    pub conn: ConnId,
+    pub file: String,
+    pub level: LockLevel,
+}
+
+/// One connection as the store tracks it.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnState {
+    pub label: String,
+    pub killed: bool,
+}
+
+/// The shared state of one store: its files, the locks on its databases, and
+/// the handles and connections open on it.
+#[derive(Debug)]
+pub(crate) struct StoreInner {
+    pub name: String,
+    files: RefCell<BTreeMap<String, FileData>>,
+    locks: RefCell<BTreeMap<String, FileLocks>>,
+    handles: RefCell<BTreeMap<u64, HandleState>>,
+    conns: RefCell<BTreeMap<ConnId, ConnState>>,
+}
+
+fn cant_open(message: String) -> VfsError {
+    VfsError::new(VfsErrorCode::CantOpen, message.into())
+}
+
+impl StoreInner {
+    /// Creates and registers an empty store under a new unique name.
+    pub(crate) fn create(label: &str) -> Rc<StoreInner> {
+        let name = format!("{label}-{}", next_id());
+        let store = Rc::new(StoreInner {
+            name: name.clone(),
+            files: RefCell::default(),
+            locks: RefCell::default(),
+            handles: RefCell::default(),
+            conns: RefCell::default(),
+        });
+        STORES.with(|stores| {
+            let mut stores = stores.borrow_mut();
+            stores.retain(|_, weak| weak.strong_count() > 0);
+            stores.insert(name, Rc::downgrade(&store));
+        });
+        store
+    }
+
+    /// The store registered under `name` on this thread.
+    pub(crate) fn find(name: &str) -> Option<Rc<StoreInner>> {
+        STORES.with(|stores| stores.borrow().get(name).and_then(Weak::upgrade))
+    }
+
+    pub(crate) fn add_conn(&self, conn: ConnId, label: &str) {
+        self.conns.borrow_mut().insert(
+            conn,
+            ConnState {
+                label: label.to_string(),
+                killed: false,
+            },
+        );
+    }
+
+    pub(crate) fn remove_conn(&self, conn: ConnId) {
+        self.conns.borrow_mut().remove(&conn);
+    }
+
+    pub(crate) fn is_killed(&self, conn: ConnId) -> bool {
+        conn != 0 && self.conns.borrow().get(&conn).is_some_and(|c| c.killed)
+    }
+
+    /// Kills `conn`: its locks vanish at once, as a dead process's do, and
+    /// every write its handles make from now on is discarded.
+    pub(crate) fn kill(&self, conn: ConnId) {
+        if let Some(state) = self.conns.borrow_mut().get_mut(&conn) {
+            state.killed = true;
+        }
+        let mut locks = self.locks.borrow_mut();
+        for handle in self.handles.borrow_mut().values_mut() {
+            if handle.conn == conn {
+                if let Some(file) = locks.get_mut(&handle.file) {
+                    file.unlock(&mut handle.level, LockLevel::None);
+                }
+            }
+        }
+    }
+
+    /// The strongest lock `conn` holds on database `file`.
+    pub(crate) fn lock_level(&self, conn: ConnId, file: &str) -> LockLevel {
+        self.handles
+            .borrow()
+            .values()
+            .filter(|h| h.conn == conn && h.file == file)
+            .map(|h| h.level)
+            .max()
+            .unwrap_or(LockLevel::None)
+    }
+
+    /// The labels of the live connections that hold a lock.
+    pub(crate) fn lock_holders(&self) -> Vec<String> {
+        let conns = self.conns.borrow();
+        let mut holders: Vec<String> = self
+            .handles
+            .borrow()
+            .values()
+            .filter(|h| h.level > LockLevel::None)
+            .filter_map(|h| conns.get(&h.conn).map(|c| c.label.clone()))
+            .collect();
+        holders.dedup();
+        holders
+    }
+
+    /// The labels of the connections open on the store.
+    pub(crate) fn open_conns(&self) -> Vec<String> {
+        self.conns
+            .borrow()
+            .values()
+            .map(|c| c.label.clone())
+            .collect()
+    }
+
+    pub(crate) fn file_names(&self) -> Vec<(String, usize)> {
+        self.files
+            .borrow()
+            .iter()
+            .map(|(name, data)| (name.clone(), data.borrow().len()))
+            .collect()
+    }
+
+    pub(crate) fn file_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        self.files.borrow().get(name).map(|d| d.borrow().clone())
+    }
+
+    /// Copies every file's bytes.
+    pub(crate) fn snapshot_files(&self) -> BTreeMap<String, Rc<[u8]>> {
+        self.files
+            .borrow()
+            .iter()
+            .map(|(name, data)| (name.clone(), Rc::from(data.borrow().as_slice())))
+            .collect()
+    }
+
+    /// Replaces every file with a snapshot's bytes. The caller has checked that
+    /// no handle is open: open handles would keep reading the old files, and
+    /// their page caches could outlive a restore unnoticed.
+    pub(crate) fn restore_files(&self, files: &BTreeMap<String, Rc<[u8]>>) {
+        *self.files.borrow_mut() = files
+            .iter()
+            .map(|(name, bytes)| (name.clone(), Rc::new(RefCell::new(bytes.to_vec()))))
+            .collect();
+        self.locks.borrow_mut().clear();
+    }
+
+    pub(crate) fn open_handles(&self) -> usize {
+        self.handles.borrow().len()
+    }
+
+    fn open(
+        self: &Rc<Self>,
+        file: &str,
+        conn: ConnId,
+        options: OpenOptions,
+    ) -> VfsResult<LockingFile> {
+        let killed = self.is_killed(conn);
+        let data = {
+            let mut files = self.files.borrow_mut();
+            match files.get(file) {
+                Some(_) if options.exclusive() => {
+                    return Err(cant_open(format!("file already exists: {file:?}")));
+                }
+                Some(data) => data.clone(),
+                None if options.create() && !killed => {
+                    let data = FileData::default();
+                    files.insert(file.to_string(), data.clone());
+                    data
+                }
+                None => {
+                    return Err(cant_open(format!(
+                        "no file {file:?} in store {:?}",
+                        self.name
+                    )))
+                }
+            }
+        };
+        let handle = next_id();
+        self.handles.borrow_mut().insert(
+            handle,
+            HandleState {
+                conn,
+                file: file.to_string(),
+                level: LockLevel::None,
+            },
+        );
+        Ok(LockingFile {
+            store: Some(self.clone()),
+            data,
+            handle,
+            file: file.to_string(),
+            conn,
+            main_db: options.kind() == Some(FileKind::MainDb),
+            read_only: options.access() == OpenAccess::ReadOnly,
+        })
+    }
+
+    fn close(&self, handle: u64) {
+        if let Some(mut state) = self.handles.borrow_mut().remove(&handle) {
+            // Closing a file releases its locks, as unixClose does.
+            if let Some(file) = self.locks.borrow_mut().get_mut(&state.file) {
+                file.unlock(&mut state.level, LockLevel::None);
+            }
+        }
+    }
+
+    fn lock(&self, handle: u64, file: &str, want: LockLevel) -> VfsResult<()> {
+        let mut handles = self.handles.borrow_mut();
+        let Some(state) = handles.get_mut(&handle) else {
+            return Err(VfsError::new(VfsErrorCode::IoLock, "unknown handle".into()));
+        };
+        let mut locks = self.locks.borrow_mut();
+        let locks = locks.entry(file.to_string()).or_default();
+        match locks.lock(&mut state.level, want) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_busy)) => Err(VfsError::new(
+                VfsErrorCode::Busy,
+                "database is locked".into(),
+            )),
+            Err(_) => Err(VfsError::new(
+                VfsErrorCode::IoLock,
+                format!("SQLite never requests {want:?}").into(),
+            )),
+        }
+    }
+
+    fn unlock(&self, handle: u64, file: &str, to: LockLevel) {
+        if let Some(state) = self.handles.borrow_mut().get_mut(&handle) {
+            if let Some(locks) = self.locks.borrow_mut().get_mut(file) {
+                locks.unlock(&mut state.level, to);
+            }
+        }
+    }
+
+    fn reserved(&self, file: &str) -> bool {
+        self.locks
+            .borrow()
+            .get(file)
+            .is_some_and(FileLocks::reserved)
+    }
+
+    fn delete(&self, file: &str) -> VfsResult<()> {
+        if self.is_killed(ACTIVE_CONN.with(Cell::get)) {
+            // A dead process deletes nothing: its hot journal stays for the next connection.
+            return Ok(());
+        }
+        match self.files.borrow_mut().remove(file) {
+            Some(_) => Ok(()),
+            None => Err(VfsError::new(
+                VfsErrorCode::IoDeleteNoEntry,
+                format!("no file {file:?} to delete").into(),
+            )),
+        }
+    }
+}
+
+impl Drop for StoreInner {
+    fn drop(&mut self) {
+        // Unregister, unless the thread is already tearing down its registry.
+        let _ = STORES.try_with(|stores| {
+            if let Ok(mut stores) = stores.try_borrow_mut() {
+                stores.remove(&self.name);
+            }
+        });
+    }
+}
+
+/// A file handle of the VFS.
+pub struct LockingFile {
+    /// The owning store; `None` for an anonymous temporary file.
+    store: Option<Rc<StoreInner>>,
+    data: FileData,
+    handle: u64,
+    file: String,
+    conn: ConnId,
+    main_db: bool,
+    read_only: bool,
+}
+
+impl LockingFile {
+    fn anonymous(options: OpenOptions) -> Self {
+        LockingFile {
+            store: None,
+            data: FileData::default(),
+            handle: 0,
+            file: String::new(),
+            conn: 0,
+            main_db: false,
+            read_only: options.access() == OpenAccess::ReadOnly,
+        }
+    }
+
+    /// Whether writes through this handle must vanish (its connection is dead).
+    fn discards_writes(&self) -> bool {
+        self.store.as_ref().is_some_and(|s| s.is_killed(self.conn))
+    }
+
+    fn check_writable(&self) -> VfsResult<()> {
+        if self.read_only {
+            return Err(VfsError::new(
+                VfsErrorCode::ReadOnly,
+                "file is open read-only".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl VfsFile for LockingFile {
+    fn sector_size(&self) -> SectorSize {
+        // As SQLite's unix VFS reports for ordinary files.
+        SectorSize::DEFAULT
+    }
+
+    fn device_characteristics(&self) -> DeviceCharacteristics {
+        // The unix VFS's default (SQLITE_POWERSAFE_OVERWRITE=1).
+        DeviceCharacteristics::POWERSAFE_OVERWRITE
+    }
+
+    fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
+        let data = self.data.borrow();
+        let Ok(start) = usize::try_from(offset) else {
+            return Ok(0);
+        };
+        if start >= data.len() {
+            return Ok(0);
+        }
+        let n = buf.len().min(data.len() - start);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        Ok(n)
+    }
+
+    fn write(&mut self, buf: &[u8], offset: u64) -> VfsResult<()> {
+        self.check_writable()?;
+        if self.discards_writes() {
+            return Ok(());
+        }
+        let start = usize::try_from(offset)
+            .map_err(|_| VfsError::new(VfsErrorCode::Full, "offset too large".into()))?;
+        let end = start
+            .checked_add(buf.len())
+            .ok_or_else(|| VfsError::new(VfsErrorCode::Full, "file too large".into()))?;
+        let mut data = self.data.borrow_mut();
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        data[start..end].copy_from_slice(buf);
+        Ok(())
+    }
+
+    fn truncate(&mut self, size: u64) -> VfsResult<()> {
+        self.check_writable()?;
+        if self.discards_writes() {
+            return Ok(());
+        }
+        let size = usize::try_from(size)
+            .map_err(|_| VfsError::new(VfsErrorCode::Full, "size too large".into()))?;
+        // Like ftruncate: shrinks, or extends with zeros.
+        self.data.borrow_mut().resize(size, 0);
+        Ok(())
+    }
+
+    fn sync(&mut self, _options: SyncOptions) -> VfsResult<()> {
+        // Memory is the durable medium here; a crash is a kill, not a power cut.
+        Ok(())
+    }
+
+    fn size(&self) -> VfsResult<u64> {
+        Ok(self.data.borrow().len() as u64)
+    }
+
+    fn lock(&mut self, level: LockLevel) -> VfsResult<()> {
+        match &self.store {
+            Some(store) if self.main_db && !store.is_killed(self.conn) => {
+                store.lock(self.handle, &self.file, level)
+            }
+            // SQLite locks only main databases; a dead connection's locks are gone.
+            _ => Ok(()),
+        }
+    }
+
+    fn unlock(&mut self, level: LockLevel) -> VfsResult<()> {
+        if let Some(store) = &self.store {
+            if self.main_db && !store.is_killed(self.conn) {
+                store.unlock(self.handle, &self.file, level);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_reserved_lock(&self) -> VfsResult<bool> {
+        Ok(self.store.as_ref().is_some_and(|s| s.reserved(&self.file)))
+    }
+}
+
+/// Callback-wide data: where names without a store prefix go (only the
+/// `rsqlite-vfs` test suite uses that), and the platform services.
+pub struct VfsData {
+    default_store: Option<Rc<StoreInner>>,
+    os: FixedOs,
+}
+
+/// Platform services that make runs reproducible: time is fixed, randomness
+/// is a fixed sequence, and sleeping returns at once (SQLite only sleeps in a
+/// busy handler, and connections here have none: BUSY goes to the scheduler).
+pub struct FixedOs {
+    random_state: AtomicU64,
+}
+
+/// 2026-01-01T00:00:00Z: what `datetime('now')` says inside the playground.
+pub const FIXED_EPOCH_MS: i64 = 1_767_225_600_000;
+
+impl OsCallback for FixedOs {
+    fn sleep(&self, _duration: Duration) {}
+
+    fn random(&self, buf: &mut [u8]) -> usize {
+        for byte in buf.iter_mut() {
+            // splitmix64
+            let mut z = self
+                .random_state
+                .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed)
+                .wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            *byte = (z ^ (z >> 31)) as u8;
+        }
+        buf.len()
+    }
+
+    fn epoch_timestamp_in_ms(&self) -> VfsResult<i64> {
+        Ok(FIXED_EPOCH_MS)
+    }
+}
+
+fn resolve(data: &VfsData, name: &str) -> Option<(Rc<StoreInner>, String)> {
+    match name.strip_prefix('/') {
+        Some(rest) => {
+            let (store, file) = rest.split_once('/')?;
+            Some((StoreInner::find(store)?, file.to_string()))
+        }
+        None => data.default_store.clone().map(|s| (s, name.to_string())),
+    }
+}
+
+/// The `VfsStore` of the VFS.
+pub struct LockingStore;
+
+impl VfsStore for LockingStore {
+    type File = LockingFile;
+    type AppData = VfsData;
+
+    fn open_file(data: &VfsData, request: OpenRequest<'_>) -> VfsResult<OpenedFile<LockingFile>> {
+        let options = request.options;
+        let Some(filename) = request.filename else {
+            return Ok(OpenedFile {
+                file: LockingFile::anonymous(options),
+                access: options.access(),
+            });
+        };
+        let path = filename.path();
+        let (store, file) = resolve(data, path)
+            .ok_or_else(|| cant_open(format!("no store on this thread holds {path:?}")))?;
+        let conn = u64::try_from(filename.integer(c"conn", 0)).unwrap_or(0);
+        let file = store.open(&file, conn, options)?;
+        Ok(OpenedFile {
+            file,
+            access: options.access(),
+        })
+    }
+
+    fn close_file(
+        _data: &VfsData,
+        _name: Option<&str>,
+        file: LockingFile,
+        options: OpenOptions,
+    ) -> VfsResult<()> {
+        let Some(store) = &file.store else {
+            return Ok(());
+        };
+        store.close(file.handle);
+        if options.delete_on_close() && !store.is_killed(file.conn) {
+            let mut files = store.files.borrow_mut();
+            if files
+                .get(&file.file)
+                .is_some_and(|current| Rc::ptr_eq(current, &file.data))
+            {
+                files.remove(&file.file);
+            }
+        }
+        Ok(())
+    }
+
+    fn access(data: &VfsData, name: &str, _mode: AccessMode) -> VfsResult<bool> {
+        Ok(resolve(data, name)
+            .is_some_and(|(store, file)| store.files.borrow().contains_key(&file)))
+    }
+
+    fn full_pathname(_data: &VfsData, name: &str) -> VfsResult<String> {
+        Ok(name.to_string())
+    }
+
+    fn delete_file(data: &VfsData, name: &str, _sync_dir: bool) -> VfsResult<()> {
+        let (store, file) = resolve(data, name).ok_or_else(|| {
+            VfsError::new(
+                VfsErrorCode::IoDeleteNoEntry,
+                format!("no store holds {name:?}").into(),
+            )
+        })?;
+        store.delete(&file)
+    }
+}
+
+/// The I/O method table of the VFS.
+pub struct LockingIo;
+
+impl SQLiteIoMethods for LockingIo {
+    type Store = LockingStore;
+}
+
+/// The VFS itself.
+pub struct LockingVfs;
+
+impl SQLiteVfs<LockingIo> for LockingVfs {
+    type Os = FixedOs;
+
+    fn os(data: &VfsData) -> &FixedOs {
+        &data.os
+    }
+}
+
+fn fixed_os() -> FixedOs {
+    FixedOs {
+        random_state: AtomicU64::new(0x5EED),
+    }
+}
+
+/// Registers the VFS with SQLite once per process.
+pub(crate) fn ensure_registered() -> Result<(), String> {
+    static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+    REGISTERED
+        .get_or_init(|| {
+            let data = VfsData {
+                default_store: None,
+                os: fixed_os(),
+            };
+            // SAFETY: the method table, file layout and app data all come from
+            // the same rsqlite-vfs trait implementations; the registration is
+            // kept for the life of the process (into_raw). The app data holds
+            // no store (default_store is None), so no thread-local state is
+            // reached through it from another thread.
+            unsafe { rsqlite_vfs::register_vfs::<LockingIo, LockingVfs>(VFS_NAME, data, false) }
+                .map(|registration| {
+                    registration.into_raw();
+                })
+                .map_err(|e| format!("cannot register the {VFS_NAME} VFS: {e}"))
+        })
+        .clone()
+}
+
+/// Runs `rsqlite-vfs`'s reusable VFS test suite against this VFS's store,
+/// in a fresh store of its own.
+pub fn run_rsqlite_vfs_test_suite() -> Result<(), String> {
+    let store = StoreInner::create("vfs-test-suite");
+    let data = VfsAppData::new(VfsData {
+        default_store: Some(store),
+        os: fixed_os(),
+    });
+    rsqlite_vfs::test_suite::test_vfs_store::<LockingStore>(data).map_err(|e| e.to_string())
+}

@@ -1,0 +1,305 @@
+//! The locking engine, natively and in the browser from one body: SQLite's
+//! locks between independent connections, kills with crash recovery,
+//! snapshots, and clear errors for bad use.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::storage::{vfs, Conn, LockLevel, SqlValue, Store};
+use replayground::Error;
+
+fn store_with_table() -> Store {
+    let store = Store::new("engine").unwrap();
+    let setup = store.connect("main.db", "setup").unwrap();
+    setup
+        .execute(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)",
+            &[],
+        )
+        .unwrap();
+    store
+}
+
+fn ok(conn: &Conn, sql: &str) {
+    conn.execute(sql, &[])
+        .unwrap_or_else(|e| panic!("{} `{sql}`: {e}", conn.label()));
+}
+
+fn busy(conn: &Conn, sql: &str) {
+    match conn.execute(sql, &[]) {
+        Err(e) if e.is_busy() => {}
+        other => panic!(
+            "{} `{sql}`: expected SQLITE_BUSY, got {other:?}",
+            conn.label()
+        ),
+    }
+}
+
+fn count(store: &Store) -> i64 {
+    let reader = store.connect("main.db", "counter").unwrap();
+    match reader.execute("SELECT count(*) FROM t", &[]).unwrap().rows[0][0] {
+        SqlValue::Integer(n) => n,
+        ref other => panic!("count(*) returned {other:?}"),
+    }
+}
+
+#[test]
+fn a_second_begin_immediate_is_refused_while_the_first_writes() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "A").unwrap();
+    let b = store.connect("main.db", "B").unwrap();
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('a')");
+    assert_eq!(a.lock_level(), LockLevel::Reserved);
+    busy(&b, "BEGIN IMMEDIATE");
+    assert_eq!(b.lock_level(), LockLevel::None);
+    ok(&a, "COMMIT");
+    assert_eq!(a.lock_level(), LockLevel::None);
+    ok(&b, "BEGIN IMMEDIATE");
+    ok(&b, "COMMIT");
+}
+
+#[test]
+fn readers_see_the_last_commit_and_a_reader_delays_the_writers_commit() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "A").unwrap();
+    let b = store.connect("main.db", "B").unwrap();
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('a')");
+    ok(&b, "BEGIN");
+    let seen = b.execute("SELECT count(*) FROM t", &[]).unwrap();
+    assert_eq!(seen.rows, vec![vec![SqlValue::Integer(0)]]);
+    assert_eq!(b.lock_level(), LockLevel::Shared);
+    busy(&a, "COMMIT");
+    assert_eq!(
+        a.lock_level(),
+        LockLevel::Pending,
+        "the writer waits in PENDING"
+    );
+    ok(&b, "COMMIT");
+    ok(&a, "COMMIT");
+    assert_eq!(count(&store), 1);
+}
+
+#[test]
+fn the_deferred_upgrade_deadlock_is_answered_with_busy() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "A").unwrap();
+    let b = store.connect("main.db", "B").unwrap();
+    ok(&a, "BEGIN");
+    ok(&b, "BEGIN");
+    ok(&a, "SELECT count(*) FROM t");
+    ok(&b, "SELECT count(*) FROM t");
+    ok(&a, "INSERT INTO t (v) VALUES ('a')");
+    busy(&b, "INSERT INTO t (v) VALUES ('b')");
+    busy(&a, "COMMIT");
+    // Neither can proceed until one gives up its transaction.
+    ok(&b, "ROLLBACK");
+    ok(&a, "COMMIT");
+    assert_eq!(count(&store), 1);
+}
+
+#[test]
+fn a_kill_between_insert_and_commit_leaves_no_trace() {
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "A").unwrap();
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('lost')");
+    a.kill().unwrap();
+    assert!(!a.is_alive());
+    let files: Vec<String> = store.files().into_iter().map(|(name, _)| name).collect();
+    assert!(
+        files.contains(&"main.db-journal".to_string()),
+        "the dead transaction leaves its hot journal: {files:?}"
+    );
+    // Its locks vanished: another connection writes at once, after rolling back the journal.
+    let b = store.connect("main.db", "B").unwrap();
+    ok(&b, "BEGIN IMMEDIATE");
+    ok(&b, "INSERT INTO t (v) VALUES ('kept')");
+    ok(&b, "COMMIT");
+    let rows = b.execute("SELECT v FROM t ORDER BY id", &[]).unwrap().rows;
+    assert_eq!(rows, vec![vec![SqlValue::from("kept")]]);
+    assert!(store
+        .files()
+        .iter()
+        .all(|(name, _)| name != "main.db-journal"));
+    let check = b.execute("PRAGMA integrity_check", &[]).unwrap().rows;
+    assert_eq!(check, vec![vec![SqlValue::from("ok")]]);
+}
+
+#[test]
+fn a_kill_with_a_spilled_cache_is_rolled_back_by_the_next_reader() {
+    // A transaction too big for its page cache writes into the database file
+    // before COMMIT; only the hot journal can undo that after a kill.
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "A").unwrap();
+    ok(&a, "PRAGMA cache_size = 2");
+    ok(&a, "BEGIN IMMEDIATE");
+    for _ in 0..200 {
+        ok(&a, "INSERT INTO t (v) VALUES (printf('%.500c', 'x'))");
+    }
+    let before = store.file_bytes("main.db").unwrap().len();
+    assert!(
+        before > 8192,
+        "the spill wrote pages into the database file ({before} bytes)"
+    );
+    a.kill().unwrap();
+    assert_eq!(count(&store), 0);
+    let b = store.connect("main.db", "B").unwrap();
+    let check = b.execute("PRAGMA integrity_check", &[]).unwrap().rows;
+    assert_eq!(check, vec![vec![SqlValue::from("ok")]]);
+}
+
+#[test]
+fn a_kill_after_commit_loses_nothing() {
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "A").unwrap();
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('committed')");
+    ok(&a, "COMMIT");
+    a.kill().unwrap();
+    assert_eq!(count(&store), 1);
+}
+
+#[test]
+fn a_killed_reader_releases_its_shared_lock() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "A").unwrap();
+    let mut b = store.connect("main.db", "B").unwrap();
+    ok(&b, "BEGIN");
+    ok(&b, "SELECT * FROM t");
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('a')");
+    busy(&a, "COMMIT");
+    b.kill().unwrap();
+    ok(&a, "COMMIT");
+    assert_eq!(count(&store), 1);
+}
+
+#[test]
+fn a_snapshot_restores_every_file() {
+    let store = store_with_table();
+    let snapshot = store.snapshot();
+    {
+        let a = store.connect("main.db", "A").unwrap();
+        ok(&a, "INSERT INTO t (v) VALUES ('after the snapshot')");
+    }
+    assert_eq!(count(&store), 1);
+    store.restore(&snapshot).unwrap();
+    assert_eq!(count(&store), 0);
+    assert_eq!(store.files(), snapshot.files());
+    // Restoring again is as cheap and as exact.
+    store.restore(&snapshot).unwrap();
+    assert_eq!(count(&store), 0);
+}
+
+#[test]
+fn a_snapshot_taken_mid_transaction_is_a_crash_image() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "A").unwrap();
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('in flight')");
+    let image = store.snapshot();
+    ok(&a, "COMMIT");
+    drop(a);
+    store.restore(&image).unwrap();
+    assert_eq!(
+        count(&store),
+        0,
+        "the hot journal in the image rolls the write back"
+    );
+}
+
+#[test]
+fn restoring_while_a_connection_is_mid_transaction_is_refused() {
+    let store = store_with_table();
+    let snapshot = store.snapshot();
+    let a = store.connect("main.db", "A").unwrap();
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO t (v) VALUES ('a')");
+    let error = store.restore(&snapshot).unwrap_err();
+    assert!(
+        error.to_string().contains("mid-transaction (A hold locks)"),
+        "{error}"
+    );
+    ok(&a, "COMMIT");
+    let error = store.restore(&snapshot).unwrap_err();
+    assert!(
+        error.to_string().contains("connections are open (A)"),
+        "{error}"
+    );
+    drop(a);
+    assert_eq!(count(&store), 1, "the refused restores changed nothing");
+    store.restore(&snapshot).unwrap();
+    assert_eq!(count(&store), 0);
+}
+
+#[test]
+fn a_snapshot_of_another_store_is_refused() {
+    let first = store_with_table();
+    let second = store_with_table();
+    let error = second.restore(&first.snapshot()).unwrap_err();
+    assert!(error.to_string().contains("was taken of store"), "{error}");
+}
+
+#[test]
+fn killing_a_dead_connection_is_an_error_and_so_is_using_it() {
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "A").unwrap();
+    a.kill().unwrap();
+    let again = a.kill().unwrap_err();
+    assert_eq!(
+        again.to_string(),
+        "connection A is dead (it was killed); open a new connection to continue"
+    );
+    assert!(matches!(
+        a.execute("SELECT 1", &[]),
+        Err(Error::Dead { .. })
+    ));
+}
+
+#[test]
+fn an_unknown_store_is_a_clear_error() {
+    let error = Store::open("no-such-store").err().expect("must fail");
+    assert_eq!(
+        error.to_string(),
+        "no store named \"no-such-store\" exists on this thread; create one with Store::new"
+    );
+    let store = store_with_table();
+    assert_eq!(Store::open(store.name()).unwrap().name(), store.name());
+    // SQLite itself cannot open a file of a store that does not exist.
+    let raw = rusqlite::Connection::open_with_flags(
+        "file:/no-such-store/main.db?vfs=replayground",
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+            | rusqlite::OpenFlags::SQLITE_OPEN_CREATE
+            | rusqlite::OpenFlags::SQLITE_OPEN_URI,
+    );
+    assert!(raw.is_err(), "opening a file of an unknown store must fail");
+}
+
+#[test]
+fn bad_names_are_refused_before_anything_is_created() {
+    for label in ["", "a/b", "../x", "x y", &"x".repeat(65)] {
+        let error = Store::new(label).err().expect("must fail");
+        assert!(
+            error.to_string().starts_with("invalid store label"),
+            "{error}"
+        );
+    }
+    let store = Store::new("names").unwrap();
+    for db in ["", "a/b", ".hidden", "x?vfs=unix"] {
+        let error = store.connect(db, "A").err().expect("must fail");
+        assert!(
+            error.to_string().starts_with("invalid database name"),
+            "{error}"
+        );
+    }
+    assert!(store.files().is_empty());
+}
+
+#[test]
+fn the_vfs_passes_the_rsqlite_vfs_test_suite() {
+    vfs::run_rsqlite_vfs_test_suite().unwrap();
+}
