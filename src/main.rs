@@ -22,6 +22,15 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Serve one SQLite connection to a real database file: each stdin line
+        /// is a JSON string of SQL, each stdout line its JSON result. The
+        /// differential tests run one per connection, to compare the VFS with
+        /// SQLite's unix VFS on real files across real processes.
+        #[command(hide = true)]
+        SqlWorker {
+            /// The database file.
+            db: std::path::PathBuf,
+        },
         /// Write a note through one SQLite connection and read it through another.
         RoundTrip {
             /// The note to write.
@@ -31,6 +40,26 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+    }
+
+    /// Runs statements on a plain rusqlite connection (unix VFS, no busy
+    /// timeout), one JSON line in and one JSON line out per statement.
+    fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+        use std::io::{BufRead, Write};
+        let connection = rusqlite::Connection::open(db)?;
+        connection.busy_timeout(std::time::Duration::ZERO)?;
+        let stdout = std::io::stdout();
+        for line in std::io::stdin().lock().lines() {
+            let sql: String = serde_json::from_str(&line?)?;
+            let reply = match storage::run_sql(&connection, &sql, &[]) {
+                Ok(rows) => serde_json::json!({ "rows": rows.rows }),
+                Err(e) => serde_json::json!({ "code": e.sqlite_code().unwrap_or(-1) }),
+            };
+            let mut out = stdout.lock();
+            writeln!(out, "{reply}")?;
+            out.flush()?;
+        }
+        Ok(())
     }
 
     pub fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -44,6 +73,7 @@ mod cli {
                     println!("SQLite {} ({})", versions.sqlite, versions.sqlite_source_id);
                 }
             }
+            Command::SqlWorker { db } => sql_worker(&db)?,
             Command::RoundTrip { note, json } => {
                 let trip = storage::round_trip(&note)?;
                 if json {

@@ -130,11 +130,7 @@ pub struct Rows {
 /// is always one statement.
 pub fn run_sql(connection: &Connection, sql: &str, params: &[SqlValue]) -> Result<Rows> {
     let mut statement = connection.prepare(sql)?;
-    let columns: Vec<String> = statement
-        .column_names()
-        .into_iter()
-        .map(String::from)
-        .collect();
+    let columns: Vec<String> = statement.column_names().map(String::from).collect();
     let read_only = statement.readonly();
     let mut rows = Vec::new();
     {

@@ -1,0 +1,337 @@
+//! Differential test: every schedule runs statement by statement on the
+//! replayground VFS and on real SQLite database files (the unix VFS, one
+//! process per connection, no busy timeout, kills by SIGKILL). The result code
+//! and rows of every statement must be identical.
+//!
+//! Natively both sides run and are compared, and the real-file results must
+//! equal the recorded `expected.json`. In the browser, where there are no
+//! files and no processes, the VFS side is compared with that recording.
+//! `REPLAYGROUND_BLESS=1 cargo test --test differential` rewrites it.
+
+mod schedules;
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use std::collections::{BTreeMap, HashMap};
+
+use replayground::storage::{Conn, SqlValue, Store};
+use schedules::{Action, Schedule};
+use serde::{Deserialize, Serialize};
+
+/// What one step produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Outcome {
+    /// The statement succeeded with these rows.
+    Rows(Vec<Vec<SqlValue>>),
+    /// The statement failed with this extended result code.
+    Error(i32),
+    Killed,
+    Closed,
+    /// Kill or close of a connection that is not open.
+    NotOpen,
+}
+
+type Recording = BTreeMap<String, Vec<Outcome>>;
+
+const RECORDING: &str = include_str!("expected.json");
+
+/// One way of running connections: the VFS or real files.
+trait Side {
+    fn sql(&mut self, conn: usize, sql: &str) -> Outcome;
+    fn kill(&mut self, conn: usize) -> Outcome;
+    fn close(&mut self, conn: usize) -> Outcome;
+}
+
+fn run(schedule: &Schedule, side: &mut dyn Side) -> Vec<Outcome> {
+    schedule
+        .ops
+        .iter()
+        .map(|(conn, action)| match action {
+            Action::Sql(sql) => side.sql(*conn, sql),
+            Action::Kill => side.kill(*conn),
+            Action::Close => side.close(*conn),
+        })
+        .collect()
+}
+
+struct VfsSide {
+    store: Store,
+    conns: HashMap<usize, Conn>,
+}
+
+impl VfsSide {
+    fn new() -> Self {
+        let store = Store::new("differential").unwrap();
+        let setup = store.connect("main.db", "setup").unwrap();
+        setup
+            .sqlite()
+            .unwrap()
+            .execute_batch(schedules::SETUP)
+            .unwrap();
+        VfsSide {
+            store,
+            conns: HashMap::new(),
+        }
+    }
+}
+
+impl Side for VfsSide {
+    fn sql(&mut self, conn: usize, sql: &str) -> Outcome {
+        if !self.conns.contains_key(&conn) {
+            match self.store.connect("main.db", &format!("c{conn}")) {
+                Ok(c) => {
+                    self.conns.insert(conn, c);
+                }
+                Err(e) => return Outcome::Error(e.sqlite_code().unwrap_or(-1)),
+            }
+        }
+        match self.conns[&conn].execute(sql, &[]) {
+            Ok(rows) => Outcome::Rows(rows.rows),
+            Err(e) => Outcome::Error(e.sqlite_code().unwrap_or(-1)),
+        }
+    }
+
+    fn kill(&mut self, conn: usize) -> Outcome {
+        match self.conns.remove(&conn) {
+            Some(mut c) => {
+                c.kill().unwrap();
+                Outcome::Killed
+            }
+            None => Outcome::NotOpen,
+        }
+    }
+
+    fn close(&mut self, conn: usize) -> Outcome {
+        match self.conns.remove(&conn) {
+            Some(c) => {
+                drop(c);
+                Outcome::Closed
+            }
+            None => Outcome::NotOpen,
+        }
+    }
+}
+
+/// The first difference between two runs of `schedule`, as a readable sentence.
+fn difference(schedule: &Schedule, expected: &[Outcome], actual: &[Outcome]) -> Option<String> {
+    if expected.len() != actual.len() {
+        return Some(format!(
+            "{}: {} outcomes expected, {} produced",
+            schedule.name,
+            expected.len(),
+            actual.len()
+        ));
+    }
+    let step = expected.iter().zip(actual).position(|(e, a)| e != a)?;
+    let (conn, action) = &schedule.ops[step];
+    Some(format!(
+        "{}: step {step} (connection {conn}: {action:?}): real SQLite files gave {:?}, the VFS gave {:?}",
+        schedule.name, expected[step], actual[step]
+    ))
+}
+
+fn recording() -> Recording {
+    serde_json::from_str(RECORDING).expect("expected.json parses")
+}
+
+#[test]
+fn the_suite_has_30_handwritten_schedules_with_busy_answers_and_kills() {
+    let handwritten = schedules::handwritten();
+    assert!(
+        handwritten.len() >= 30,
+        "{} hand-written schedules",
+        handwritten.len()
+    );
+    let recorded = recording();
+    let all = schedules::all();
+    assert_eq!(
+        recorded.len(),
+        all.len(),
+        "expected.json is out of date: bless it"
+    );
+    let outcomes: Vec<&Outcome> = recorded.values().flatten().collect();
+    let busy = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Error(5)))
+        .count();
+    let kills = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Killed))
+        .count();
+    assert!(busy >= 40, "only {busy} BUSY answers recorded");
+    assert!(kills >= 20, "only {kills} kills recorded");
+}
+
+#[test]
+fn the_vfs_gives_the_recorded_results_of_real_sqlite_files() {
+    let recorded = recording();
+    let mut failures = Vec::new();
+    for schedule in schedules::all() {
+        let Some(expected) = recorded.get(&schedule.name) else {
+            failures.push(format!(
+                "{}: not in expected.json (bless it)",
+                schedule.name
+            ));
+            continue;
+        };
+        let actual = run(&schedule, &mut VfsSide::new());
+        failures.extend(difference(&schedule, expected, &actual));
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[cfg(not(target_family = "wasm"))]
+mod files {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::path::PathBuf;
+    use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// One connection in its own process: `replayground sql-worker DB`.
+    struct Worker {
+        child: Child,
+        stdin: ChildStdin,
+        stdout: BufReader<ChildStdout>,
+    }
+
+    /// Real database files in a temporary directory, one process per connection.
+    struct FileSide {
+        dir: PathBuf,
+        db: PathBuf,
+        workers: HashMap<usize, Worker>,
+    }
+
+    static NEXT_DIR: AtomicU32 = AtomicU32::new(0);
+
+    impl FileSide {
+        fn new() -> Self {
+            let dir = std::env::temp_dir().join(format!(
+                "replayground-differential-{}-{}",
+                std::process::id(),
+                NEXT_DIR.fetch_add(1, Ordering::Relaxed)
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            let db = dir.join("main.db");
+            let setup = rusqlite::Connection::open(&db).unwrap();
+            setup.execute_batch(schedules::SETUP).unwrap();
+            drop(setup);
+            FileSide {
+                dir,
+                db,
+                workers: HashMap::new(),
+            }
+        }
+
+        fn worker(&mut self, conn: usize) -> &mut Worker {
+            let db = self.db.clone();
+            self.workers.entry(conn).or_insert_with(|| {
+                let mut child = Command::new(env!("CARGO_BIN_EXE_replayground"))
+                    .arg("sql-worker")
+                    .arg(&db)
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .expect("start sql-worker");
+                let stdin = child.stdin.take().unwrap();
+                let stdout = BufReader::new(child.stdout.take().unwrap());
+                Worker {
+                    child,
+                    stdin,
+                    stdout,
+                }
+            })
+        }
+    }
+
+    #[derive(Deserialize)]
+    struct Reply {
+        rows: Option<Vec<Vec<SqlValue>>>,
+        code: Option<i32>,
+    }
+
+    impl Side for FileSide {
+        fn sql(&mut self, conn: usize, sql: &str) -> Outcome {
+            let worker = self.worker(conn);
+            writeln!(worker.stdin, "{}", serde_json::to_string(sql).unwrap()).unwrap();
+            worker.stdin.flush().unwrap();
+            let mut line = String::new();
+            worker.stdout.read_line(&mut line).unwrap();
+            let reply: Reply = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("sql-worker replied {line:?}: {e}"));
+            match (reply.rows, reply.code) {
+                (Some(rows), _) => Outcome::Rows(rows),
+                (None, Some(code)) => Outcome::Error(code),
+                (None, None) => panic!("sql-worker replied {line:?}"),
+            }
+        }
+
+        fn kill(&mut self, conn: usize) -> Outcome {
+            match self.workers.remove(&conn) {
+                Some(mut worker) => {
+                    worker.child.kill().unwrap();
+                    worker.child.wait().unwrap();
+                    Outcome::Killed
+                }
+                None => Outcome::NotOpen,
+            }
+        }
+
+        fn close(&mut self, conn: usize) -> Outcome {
+            match self.workers.remove(&conn) {
+                Some(worker) => {
+                    let Worker {
+                        mut child, stdin, ..
+                    } = worker;
+                    drop(stdin);
+                    let status = child.wait().unwrap();
+                    assert!(status.success(), "sql-worker exited with {status}");
+                    Outcome::Closed
+                }
+                None => Outcome::NotOpen,
+            }
+        }
+    }
+
+    impl Drop for FileSide {
+        fn drop(&mut self) {
+            for (_, mut worker) in self.workers.drain() {
+                let _ = worker.child.kill();
+                let _ = worker.child.wait();
+            }
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
+    #[test]
+    fn the_vfs_matches_real_sqlite_files_statement_by_statement() {
+        let mut real_results = Recording::new();
+        let mut failures = Vec::new();
+        for schedule in schedules::all() {
+            let real = run(&schedule, &mut FileSide::new());
+            let vfs = run(&schedule, &mut VfsSide::new());
+            failures.extend(difference(&schedule, &real, &vfs));
+            real_results.insert(schedule.name.clone(), real);
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/differential/expected.json"
+        );
+        if std::env::var_os("REPLAYGROUND_BLESS").is_some() {
+            let mut json = serde_json::to_string_pretty(&real_results).unwrap();
+            json.push('\n');
+            std::fs::write(path, json).unwrap();
+        } else {
+            assert!(
+                recording() == real_results,
+                "real SQLite files no longer give the results in {path}; rerun with REPLAYGROUND_BLESS=1 and review the diff"
+            );
+        }
+    }
+}
