@@ -5,6 +5,8 @@
 //! The core is plain Rust and compiles and tests natively; `wasm` is the only
 //! module that knows about JavaScript.
 
+/// Benchmarks of the engine, the same code natively and in the browser.
+pub mod bench;
 /// The error every fallible function of the crate returns.
 pub mod error;
 /// SQLite connections: the version in use and shared in-memory databases.

@@ -22,6 +22,18 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Measure the engine: write transactions, connection opens, snapshot and restore.
+        Bench {
+            /// Timed rounds per measurement.
+            #[arg(long, default_value_t = 15)]
+            rounds: u32,
+            /// Operations per round.
+            #[arg(long, default_value_t = 2000)]
+            iterations: u32,
+            /// Print JSON instead of a table.
+            #[arg(long)]
+            json: bool,
+        },
         /// Serve one SQLite connection to a real database file: each stdin line
         /// is a JSON string of SQL, each stdout line its JSON result. The
         /// differential tests run one per connection, to compare the VFS with
@@ -74,6 +86,27 @@ mod cli {
                 }
             }
             Command::SqlWorker { db } => sql_worker(&db)?,
+            Command::Bench {
+                rounds,
+                iterations,
+                json,
+            } => {
+                let start = std::time::Instant::now();
+                let clock = move || start.elapsed().as_secs_f64() * 1000.0;
+                let budget = replayground::bench::Budget { rounds, iterations };
+                let report = replayground::bench::engine(budget, &clock)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                } else {
+                    println!("SQLite {} (native)", report.sqlite_version);
+                    for m in &report.measurements {
+                        println!(
+                            "{:>10.2} us median ({:.2}..{:.2}, {} rounds x {})  {}",
+                            m.median_us, m.min_us, m.max_us, m.rounds, m.iterations, m.name
+                        );
+                    }
+                }
+            }
             Command::RoundTrip { note, json } => {
                 let trip = storage::round_trip(&note)?;
                 if json {

@@ -27,6 +27,13 @@ export interface RoundTrip {
 }
 "#;
 
+#[wasm_bindgen]
+extern "C" {
+    /// `performance.now()`: a monotonic clock in milliseconds, in pages and workers.
+    #[wasm_bindgen(js_namespace = performance, js_name = now)]
+    fn performance_now() -> f64;
+}
+
 /// Installs the panic hook, so a panic (a bug) reaches the console with its message.
 #[wasm_bindgen(start)]
 pub fn start() {
@@ -48,6 +55,28 @@ pub fn round_trip(
         .as_string()
         .ok_or_else(|| JsError::new("invalid note: expected a string"))?;
     to_js(&storage::round_trip(&note)?)
+}
+
+/// Measures the engine in this browser: `rounds` timed rounds of `iterations`
+/// operations per measurement.
+#[wasm_bindgen(js_name = benchEngine)]
+pub fn bench_engine(
+    #[wasm_bindgen(unchecked_param_type = "number")] rounds: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "number")] iterations: JsValue,
+) -> Result<JsValue, JsError> {
+    let budget = crate::bench::Budget {
+        rounds: whole_number("rounds", &rounds)?,
+        iterations: whole_number("iterations", &iterations)?,
+    };
+    to_js(&crate::bench::engine(budget, &performance_now)?)
+}
+
+/// A whole number from 0 to 2^32 - 1, or an error naming `field`.
+fn whole_number(field: &'static str, value: &JsValue) -> Result<u32, JsError> {
+    match value.as_f64() {
+        Some(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(&n) => Ok(n as u32),
+        _ => Err(crate::Error::invalid(field, "expected a whole number").into()),
+    }
 }
 
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {

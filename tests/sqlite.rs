@@ -65,3 +65,15 @@ fn empty_and_oversized_notes_are_rejected_with_a_sentence() {
         }
     }
 }
+
+#[test]
+fn both_targets_run_sqlite_with_upstream_defaults() {
+    let store = Store::new("defaults").unwrap();
+    let conn = store.connect("main.db", "probe").unwrap();
+    let pragma = |sql: &str| conn.execute(sql, &[]).unwrap().rows[0][0].clone();
+    assert_eq!(pragma("PRAGMA page_size"), SqlValue::Integer(4096));
+    assert_eq!(pragma("PRAGMA cache_size"), SqlValue::Integer(-2000));
+    assert_eq!(pragma("PRAGMA foreign_keys"), SqlValue::Integer(0));
+    assert_eq!(pragma("PRAGMA temp_store"), SqlValue::Integer(0));
+    assert_eq!(pragma("PRAGMA journal_mode"), SqlValue::from("delete"));
+}

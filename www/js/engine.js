@@ -19,3 +19,8 @@ export async function versions() {
 export async function roundTrip(note) {
   return (await load()).roundTrip(note);
 }
+
+// Measures the engine in this browser; see `replayground bench` for the native twin.
+export async function benchEngine(rounds, iterations) {
+  return (await load()).benchEngine(rounds, iterations);
+}

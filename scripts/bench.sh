@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The benchmark command: measures the engine natively and in headless Chromium
+# in one run and writes target/bench/report.json and report.md (a table with
+# native, wasm and their ratio, and the machine it ran on).
+#
+#   scripts/bench.sh            full budget (15 rounds x 2000 operations)
+#   scripts/bench.sh --quick    a tiny budget, to check that it runs
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+ROUNDS=15
+ITERATIONS=2000
+if [ "${1:-}" = "--quick" ]; then ROUNDS=2; ITERATIONS=20; fi
+"$REPLAYGROUND_ROOT/scripts/setup.sh"
+load_replayground_env
+cd "$REPLAYGROUND_ROOT"
+OUT="$REPLAYGROUND_ROOT/target/bench"
+mkdir -p "$OUT"
+cargo build -q --release --locked --bin replayground
+scripts/build-wasm.sh
+echo "bench: native ($ROUNDS rounds x $ITERATIONS)" >&2
+target/release/replayground bench --json --rounds "$ROUNDS" --iterations "$ITERATIONS" >"$OUT/native.json"
+echo "bench: headless Chromium ($ROUNDS rounds x $ITERATIONS)" >&2
+(cd tests/e2e && node bench.mjs "$ROUNDS" "$ITERATIONS") >"$OUT/wasm.json"
+python3 scripts/bench_report.py "$OUT/native.json" "$OUT/wasm.json" "$OUT"
+cat "$OUT/report.md"

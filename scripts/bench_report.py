@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Combines the native and browser benchmark results into report.json and report.md."""
+import json
+import os
+import platform
+import subprocess
+import sys
+
+
+def machine():
+    cpu = "unknown"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "os": platform.platform()}
+
+
+def check(path):
+    """Exits non-zero unless `path` is a well-formed report."""
+    report = json.load(open(path))
+    problems = []
+    if not report.get("rows"):
+        problems.append("no rows")
+    for row in report.get("rows", []):
+        for side in ("native", "wasm"):
+            m = row.get(side, {})
+            if not all(isinstance(m.get(k), (int, float)) and m.get(k) >= 0 for k in ("medianUs", "minUs", "maxUs")):
+                problems.append(f"{row.get('name')}: {side} figures missing or negative")
+            elif not m["minUs"] <= m["medianUs"] <= m["maxUs"]:
+                problems.append(f"{row.get('name')}: {side} median outside min..max")
+    versions = report.get("sqliteVersion", {})
+    if not versions.get("native") or versions.get("native") != versions.get("wasm"):
+        problems.append(f"SQLite versions differ: {versions}")
+    if problems:
+        sys.exit("bench report: " + "; ".join(problems))
+    print(f"bench report: {len(report['rows'])} operations, well-formed")
+
+
+def main():
+    if sys.argv[1] == "--check":
+        return check(sys.argv[2])
+    native_path, wasm_path, out = sys.argv[1:4]
+    native = json.load(open(native_path))
+    wasm = json.load(open(wasm_path))
+    if "error" in wasm:
+        sys.exit(f"bench: the browser run failed: {wasm['error']}")
+    by_name = {m["name"]: m for m in wasm["measurements"]}
+    rows = []
+    for n in native["measurements"]:
+        w = by_name.get(n["name"])
+        if w is None:
+            sys.exit(f"bench: the browser did not measure {n['name']!r}")
+        rows.append({
+            "name": n["name"],
+            "native": n,
+            "wasm": w,
+            "ratio": w["medianUs"] / n["medianUs"] if n["medianUs"] > 0 else None,
+        })
+    report = {
+        "machine": machine(),
+        "browser": wasm.get("browser"),
+        "sqliteVersion": {"native": native["sqliteVersion"], "wasm": wasm["sqliteVersion"]},
+        "rows": rows,
+    }
+    with open(os.path.join(out, "report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+    m = report["machine"]
+    lines = [
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['os']}; {report['browser']}; "
+        f"SQLite {native['sqliteVersion']} (native) / {wasm['sqliteVersion']} (wasm)",
+        "",
+        "| operation | native median µs (min..max) | wasm median µs (min..max) | wasm / native | rounds × ops |",
+        "|---|---|---|---|---|",
+    ]
+    for r in rows:
+        n, w = r["native"], r["wasm"]
+        ratio = f"{r['ratio']:.2f}x" if r["ratio"] is not None else "n/a"
+        lines.append(
+            f"| {r['name']} | {n['medianUs']:.2f} ({n['minUs']:.2f}..{n['maxUs']:.2f}) "
+            f"| {w['medianUs']:.2f} ({w['minUs']:.2f}..{w['maxUs']:.2f}) | {ratio} "
+            f"| {n['rounds']} × {n['iterations']} |"
+        )
+    with open(os.path.join(out, "report.md"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

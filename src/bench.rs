@@ -1,0 +1,180 @@
+//! Benchmarks of the engine, identical natively and in the browser: the same
+//! code measures the same operations with the target's own clock.
+//!
+//! These are measurements, reported with their repetitions, median and spread;
+//! no test asserts a duration.
+
+use serde::Serialize;
+
+use crate::storage::{self, SqlValue, Store};
+use crate::{Error, Result};
+
+/// A monotonic clock in milliseconds (`Instant` natively, `performance.now()` in a browser).
+pub type Clock<'a> = &'a dyn Fn() -> f64;
+
+/// One measured operation.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Measurement {
+    /// What was measured.
+    pub name: String,
+    /// Rounds timed; each round runs `iterations` operations.
+    pub rounds: u32,
+    /// Operations per round.
+    pub iterations: u32,
+    /// Median over rounds of the mean time of one operation, in microseconds.
+    pub median_us: f64,
+    /// Fastest round's mean, in microseconds.
+    pub min_us: f64,
+    /// Slowest round's mean, in microseconds.
+    pub max_us: f64,
+}
+
+/// The engine benchmark's results on one target.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineReport {
+    /// SQLite version measured.
+    pub sqlite_version: &'static str,
+    /// The measurements.
+    pub measurements: Vec<Measurement>,
+}
+
+/// How long to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Rounds per measurement (at least 1).
+    pub rounds: u32,
+    /// Operations per round (at least 1).
+    pub iterations: u32,
+}
+
+impl Budget {
+    /// Checks the budget's bounds.
+    pub fn validate(self) -> Result<Self> {
+        if !(1..=1000).contains(&self.rounds) {
+            return Err(Error::invalid("rounds", "use 1 to 1000"));
+        }
+        if !(1..=1_000_000).contains(&self.iterations) {
+            return Err(Error::invalid("iterations", "use 1 to 1000000"));
+        }
+        Ok(self)
+    }
+}
+
+fn measure(
+    name: &str,
+    budget: Budget,
+    clock: Clock<'_>,
+    mut op: impl FnMut() -> Result<()>,
+) -> Result<Measurement> {
+    // One untimed round warms caches and allocations.
+    for _ in 0..budget.iterations.min(100) {
+        op()?;
+    }
+    let mut means = Vec::with_capacity(budget.rounds as usize);
+    for _ in 0..budget.rounds {
+        let start = clock();
+        for _ in 0..budget.iterations {
+            op()?;
+        }
+        means.push((clock() - start) * 1000.0 / f64::from(budget.iterations));
+    }
+    means.sort_by(f64::total_cmp);
+    Ok(Measurement {
+        name: name.to_string(),
+        rounds: budget.rounds,
+        iterations: budget.iterations,
+        median_us: means[means.len() / 2],
+        min_us: means[0],
+        max_us: means[means.len() - 1],
+    })
+}
+
+const SCHEMA: &str = "CREATE TABLE effects (id INTEGER PRIMARY KEY, tenant TEXT NOT NULL, \
+                      operation TEXT NOT NULL, quantity INTEGER NOT NULL CHECK (quantity > 0))";
+const INSERT: &str = "INSERT INTO effects (tenant, operation, quantity) VALUES (?1, ?2, ?3)";
+
+fn write_transaction(conn: &rusqlite::Connection, params: &[SqlValue]) -> Result<()> {
+    storage::run_sql(conn, "BEGIN IMMEDIATE", &[])?;
+    storage::run_sql(conn, INSERT, params)?;
+    storage::run_sql(conn, "COMMIT", &[])?;
+    Ok(())
+}
+
+/// Measures a small write transaction on the locking VFS and on SQLite's
+/// own in-memory database, opening a connection, and a store's snapshot
+/// and restore.
+pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
+    let budget = budget.validate()?;
+    let params = [
+        SqlValue::from("north"),
+        SqlValue::from("web-order"),
+        2.into(),
+    ];
+    let mut measurements = Vec::new();
+
+    let store = Store::new("bench")?;
+    {
+        let conn = store.connect("main.db", "writer")?;
+        conn.execute(SCHEMA, &[])?;
+        measurements.push(measure(
+            "write transaction (BEGIN IMMEDIATE; INSERT; COMMIT), replayground VFS",
+            budget,
+            clock,
+            || write_transaction(conn.sqlite()?, &params),
+        )?);
+    }
+    {
+        let memory = rusqlite::Connection::open_in_memory()?;
+        memory.execute_batch(SCHEMA)?;
+        measurements.push(measure(
+            "write transaction (BEGIN IMMEDIATE; INSERT; COMMIT), SQLite :memory:",
+            budget,
+            clock,
+            || write_transaction(&memory, &params),
+        )?);
+    }
+
+    // A small store, as a scenario's: one database with a few rows.
+    let fresh = Store::new("bench-reset")?;
+    {
+        let conn = fresh.connect("main.db", "setup")?;
+        conn.execute(SCHEMA, &[])?;
+        for _ in 0..8 {
+            conn.execute(INSERT, &params)?;
+        }
+    }
+    measurements.push(measure(
+        "open + first query + close a connection, replayground VFS",
+        budget,
+        clock,
+        || {
+            let conn = fresh.connect("main.db", "opener")?;
+            conn.execute("SELECT count(*) FROM effects", &[])?;
+            Ok(())
+        },
+    )?);
+    let files: usize = fresh.files().iter().map(|(_, size)| size).sum();
+    let snapshot = fresh.snapshot();
+    measurements.push(measure(
+        &format!("snapshot of a store ({files} bytes)"),
+        budget,
+        clock,
+        || {
+            std::hint::black_box(fresh.snapshot());
+            Ok(())
+        },
+    )?);
+    measurements.push(measure(
+        &format!("restore of a store ({files} bytes)"),
+        budget,
+        clock,
+        || fresh.restore(&snapshot),
+    )?);
+
+    Ok(EngineReport {
+        sqlite_version: storage::sqlite_version(),
+        measurements,
+    })
+}

@@ -1,0 +1,20 @@
+// Runs the engine benchmark page in Debian's Chromium and prints its JSON
+// report on stdout. Usage: node bench.mjs ROUNDS ITERATIONS
+import { launchBrowser, startServer } from './harness.mjs';
+
+const [rounds = '15', iterations = '2000'] = process.argv.slice(2);
+const server = await startServer();
+const browser = await launchBrowser();
+try {
+  const page = await browser.newPage();
+  await page.goto(`${server.url}bench.html?rounds=${rounds}&iterations=${iterations}`);
+  const report = page.locator('#report[data-state]');
+  await report.waitFor({ state: 'attached', timeout: 600000 });
+  const json = JSON.parse(await report.textContent());
+  json.browser = `Chromium ${browser.version()}`;
+  process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  if (json.error) process.exitCode = 1;
+} finally {
+  await browser.close();
+  server.stop();
+}
