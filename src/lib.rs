@@ -9,7 +9,13 @@
 pub mod bench;
 /// The error every fallible function of the crate returns.
 pub mod error;
-/// SQLite connections: the version in use and shared in-memory databases.
+/// Idempotency receipts, outbox and inbox: their SQL, rules and steps.
+pub mod patterns;
+/// The catalog of scenarios: setup, attempts, checks and explanation.
+pub mod scenarios;
+/// Attempts as step machines, schedulers, schedules and the explorer.
+pub mod sim;
+/// SQLite stores with real locking, connections that can be killed, snapshots.
 pub mod storage;
 /// The only module with `#[wasm_bindgen]`: the exports the page calls.
 #[cfg(target_family = "wasm")]

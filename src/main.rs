@@ -3,6 +3,8 @@
 #[cfg(not(target_family = "wasm"))]
 mod cli {
     use clap::{Parser, Subcommand};
+    use replayground::sim::explore::{Explorer, RunResult};
+    use replayground::sim::Schedule;
     use replayground::storage::{self, Versions};
 
     /// SQLite that shows how idempotency keys, the transactional outbox and
@@ -14,10 +16,60 @@ mod cli {
         command: Command,
     }
 
+    #[derive(Clone, Copy, clap::ValueEnum)]
+    enum Strategy {
+        Exhaustive,
+        RoundRobin,
+        Random,
+        Pct,
+    }
+
     #[derive(Subcommand)]
     enum Command {
         /// Print the crate and SQLite versions of this build.
         Version {
+            /// Print JSON instead of text.
+            #[arg(long)]
+            json: bool,
+        },
+        /// List the scenarios.
+        Scenarios {
+            /// Print JSON instead of text.
+            #[arg(long)]
+            json: bool,
+        },
+        /// Explore a scenario's interleavings and report any counterexample.
+        Explore {
+            /// The scenario's id (see `replayground scenarios`).
+            scenario: String,
+            /// How to choose runs.
+            #[arg(long, value_enum, default_value_t = Strategy::Exhaustive)]
+            strategy: Strategy,
+            /// Seed of the random and PCT strategies.
+            #[arg(long, default_value_t = 1)]
+            seed: u64,
+            /// Runs for sampling strategies; run budget for exhaustive search.
+            #[arg(long)]
+            runs: Option<u64>,
+            /// PCT's bug depth.
+            #[arg(long, default_value_t = 3)]
+            depth: u32,
+            /// Exhaustive search: at most this many preemptions per run.
+            #[arg(long)]
+            preemption_bound: Option<u32>,
+            /// Exhaustive search without state caching and symmetry (slow; for comparison).
+            #[arg(long)]
+            no_reduction: bool,
+            /// Print JSON instead of text.
+            #[arg(long)]
+            json: bool,
+        },
+        /// Replay an encoded schedule step by step.
+        Replay {
+            /// The scenario's id.
+            scenario: String,
+            /// The schedule, as `explore` prints it (e.g. A3B2A).
+            schedule: String,
             /// Print JSON instead of text.
             #[arg(long)]
             json: bool,
@@ -54,6 +106,108 @@ mod cli {
         },
     }
 
+    fn print_run(result: &RunResult) {
+        println!(
+            "scenario {}  schedule {}  ({} steps)",
+            result.scenario, result.schedule, result.steps
+        );
+        for line in result.explanation() {
+            println!("  {line}");
+        }
+        for check in &result.checks {
+            let mark = if check.pass { "pass" } else { "FAIL" };
+            println!(
+                "  [{mark}] {}: expected {}, actual {}",
+                check.name, check.expected, check.actual
+            );
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn explore(
+        scenario: &str,
+        strategy: Strategy,
+        seed: u64,
+        runs: Option<u64>,
+        depth: u32,
+        preemption_bound: Option<u32>,
+        no_reduction: bool,
+        json: bool,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use replayground::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
+        let scenario = replayground::scenarios::build(scenario)?;
+        let explorer = Explorer::new(scenario.as_ref())?;
+        let start = std::time::Instant::now();
+        let report = match strategy {
+            Strategy::Exhaustive => {
+                let options = dfs::Options {
+                    state_caching: !no_reduction,
+                    symmetry: !no_reduction,
+                    preemption_bound,
+                    max_runs: runs,
+                };
+                explorer.exhaustive(options, 10_000, |_| true)?
+            }
+            Strategy::RoundRobin => explorer.sample("round-robin", 1, |_| {
+                Ok(Box::new(RoundRobin) as Box<dyn Scheduler>)
+            })?,
+            Strategy::Random => explorer.sample(
+                &format!("random (seed {seed})"),
+                runs.unwrap_or(1000),
+                |i| Ok(Box::new(Random::new(seed.wrapping_add(i))) as Box<dyn Scheduler>),
+            )?,
+            Strategy::Pct => explorer.sample(
+                &format!("PCT (seed {seed}, depth {depth})"),
+                runs.unwrap_or(1000),
+                |i| Ok(Box::new(Pct::new(seed.wrapping_add(i), depth, 60)?) as Box<dyn Scheduler>),
+            )?,
+        };
+        let elapsed = start.elapsed();
+        if json {
+            let mut value = serde_json::to_value(&report)?;
+            value["elapsedMs"] = serde_json::json!(elapsed.as_secs_f64() * 1000.0);
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        } else {
+            let s = &report.stats;
+            println!("scenario {}  strategy {}", report.scenario, report.strategy);
+            println!(
+                "  {} runs, {} ending runs, {} distinct states, {} steps in {:.1} ms",
+                s.runs,
+                s.terminal_runs,
+                s.distinct_states,
+                s.steps,
+                elapsed.as_secs_f64() * 1000.0
+            );
+            println!(
+                "  naive interleavings: {} for these runs' step counts; {} as (NK)!/(K!)^N",
+                report.naive_interleavings, report.naive_interleavings_uniform
+            );
+            match &report.bounded_by {
+                None => println!("  complete: every schedule covered"),
+                Some(reason) => println!("  bounded: {reason}"),
+            }
+            match &report.counterexample {
+                None => println!("  no violation found"),
+                Some(c) => {
+                    let kind = if c.shortest {
+                        "shortest"
+                    } else {
+                        "first found"
+                    };
+                    println!(
+                        "  counterexample ({kind}, {} steps): {}",
+                        c.steps, c.schedule
+                    );
+                    print_run(&c.run);
+                }
+            }
+        }
+        if report.counterexample.is_some() {
+            return Err("a schedule violates the scenario's checks".into());
+        }
+        Ok(())
+    }
+
     /// Runs statements on a plain rusqlite connection (unix VFS, no busy
     /// timeout), one JSON line in and one JSON line out per statement.
     fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
@@ -86,6 +240,56 @@ mod cli {
                 }
             }
             Command::SqlWorker { db } => sql_worker(&db)?,
+            Command::Scenarios { json } => {
+                let catalog = replayground::scenarios::catalog();
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&catalog)?);
+                } else {
+                    for entry in catalog {
+                        let mark = if entry.fails { "fails" } else { "holds" };
+                        println!("{:<36} {mark}  {}", entry.id, entry.title);
+                    }
+                }
+            }
+            Command::Explore {
+                scenario,
+                strategy,
+                seed,
+                runs,
+                depth,
+                preemption_bound,
+                no_reduction,
+                json,
+            } => {
+                return explore(
+                    &scenario,
+                    strategy,
+                    seed,
+                    runs,
+                    depth,
+                    preemption_bound,
+                    no_reduction,
+                    json,
+                )
+            }
+            Command::Replay {
+                scenario,
+                schedule,
+                json,
+            } => {
+                let scenario = replayground::scenarios::build(&scenario)?;
+                let explorer = Explorer::new(scenario.as_ref())?;
+                let schedule = Schedule::decode(&schedule)?;
+                let result = explorer.replay(&schedule, true)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&result)?);
+                } else {
+                    print_run(&result);
+                }
+                if !result.passed {
+                    return Err("the run fails its checks".into());
+                }
+            }
             Command::Bench {
                 rounds,
                 iterations,

@@ -11,6 +11,7 @@ pub mod vfs;
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
@@ -227,6 +228,18 @@ impl Store {
         Conn::open(&self.inner, db, label)
     }
 
+    /// Makes connections opened from now on record the rows each of their
+    /// statements changes (see [`Conn::take_changes`]). Off by default: the
+    /// explorer runs without it.
+    pub fn set_track_changes(&self, on: bool) {
+        self.inner.track_changes.set(on);
+    }
+
+    /// Hashes the name and bytes of every file: equal hashes, equal stores.
+    pub fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
+        self.inner.hash_files(state);
+    }
+
     /// The store's files with their sizes in bytes, in name order.
     pub fn files(&self) -> Vec<(String, usize)> {
         self.inner.file_names()
@@ -244,6 +257,21 @@ impl Store {
             store: self.inner.name.clone(),
             files: self.inner.snapshot_files(),
         }
+    }
+
+    /// Replaces this store's files with copies of `other`'s, as they are now
+    /// (hot journals included). Refused while a connection is open here.
+    pub fn copy_files_from(&self, other: &Store) -> Result<()> {
+        let open = self.inner.open_conns();
+        if !open.is_empty() || self.inner.open_handles() > 0 {
+            return Err(Error::Store(format!(
+                "cannot replace the files of store {:?} while connections are open ({})",
+                self.inner.name,
+                open.join(", ")
+            )));
+        }
+        self.inner.restore_files(&other.inner.snapshot_files());
+        Ok(())
     }
 
     /// Puts every file back as it was in `snapshot`.
@@ -277,6 +305,20 @@ impl Store {
     }
 }
 
+/// A row a statement changed, as SQLite's update hook reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Change {
+    /// `insert`, `update` or `delete`.
+    pub op: &'static str,
+    /// The table.
+    pub table: String,
+    /// The row's rowid.
+    pub rowid: i64,
+}
+
+type ChangeLog = Arc<Mutex<Vec<Change>>>;
+
 /// One independent SQLite connection to a database of a [`Store`].
 pub struct Conn {
     id: ConnId,
@@ -284,6 +326,7 @@ pub struct Conn {
     db: String,
     store: Rc<StoreInner>,
     sqlite: Option<Connection>,
+    changes: Option<ChangeLog>,
 }
 
 impl Conn {
@@ -299,12 +342,31 @@ impl Conn {
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let changes = store.track_changes.get().then(ChangeLog::default);
         let opened = {
             let _active = ActiveConn::set(id);
-            Connection::open_with_flags(&uri, flags).and_then(|c| {
+            Connection::open_with_flags(&uri, flags).and_then(|mut c| {
                 // No busy handler: BUSY comes back at once and the scheduler
                 // decides who runs next (rusqlite's default would wait 5 s).
                 c.busy_timeout(Duration::ZERO)?;
+                if let Some(log) = &changes {
+                    let log = log.clone();
+                    c.update_hook(Some(move |action, _db: &str, table: &str, rowid| {
+                        let op = match action {
+                            rusqlite::hooks::Action::SQLITE_INSERT => "insert",
+                            rusqlite::hooks::Action::SQLITE_UPDATE => "update",
+                            rusqlite::hooks::Action::SQLITE_DELETE => "delete",
+                            _ => "other",
+                        };
+                        if let Ok(mut log) = log.lock() {
+                            log.push(Change {
+                                op,
+                                table: table.to_string(),
+                                rowid,
+                            });
+                        }
+                    }))?;
+                }
                 Ok(c)
             })
         };
@@ -315,6 +377,7 @@ impl Conn {
                 db: db.to_string(),
                 store: store.clone(),
                 sqlite: Some(sqlite),
+                changes,
             }),
             Err(e) => {
                 store.remove_conn(id);
@@ -331,6 +394,19 @@ impl Conn {
     /// The connection's label.
     pub fn label(&self) -> &str {
         &self.label
+    }
+
+    /// The database file this connection opened.
+    pub fn db(&self) -> &str {
+        &self.db
+    }
+
+    /// The rows changed since the last call, if the store tracks changes.
+    pub fn take_changes(&self) -> Vec<Change> {
+        self.changes
+            .as_ref()
+            .and_then(|log| log.lock().ok().map(|mut log| std::mem::take(&mut *log)))
+            .unwrap_or_default()
     }
 
     /// Whether the connection is still alive (not killed).

@@ -87,6 +87,8 @@ pub(crate) struct ConnState {
 #[derive(Debug)]
 pub(crate) struct StoreInner {
     pub name: String,
+    /// Whether new connections record the rows each statement changes.
+    pub track_changes: Cell<bool>,
     files: RefCell<BTreeMap<String, FileData>>,
     locks: RefCell<BTreeMap<String, FileLocks>>,
     handles: RefCell<BTreeMap<u64, HandleState>>,
@@ -103,6 +105,7 @@ impl StoreInner {
         let name = format!("{label}-{}", next_id());
         let store = Rc::new(StoreInner {
             name: name.clone(),
+            track_changes: Cell::new(false),
             files: RefCell::default(),
             locks: RefCell::default(),
             handles: RefCell::default(),
@@ -195,6 +198,17 @@ impl StoreInner {
             .iter()
             .map(|(name, data)| (name.clone(), data.borrow().len()))
             .collect()
+    }
+
+    /// Hashes every file's name and bytes.
+    pub(crate) fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
+        for (name, data) in self.files.borrow().iter() {
+            state.write(name.as_bytes());
+            state.write_usize(name.len());
+            let data = data.borrow();
+            state.write(&data);
+            state.write_usize(data.len());
+        }
     }
 
     pub(crate) fn file_bytes(&self, name: &str) -> Option<Vec<u8>> {

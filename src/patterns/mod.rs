@@ -1,0 +1,3 @@
+//! The patterns themselves: their SQL, their rules, and their steps.
+
+pub mod idempotency;

@@ -1,0 +1,400 @@
+//! The explorer: runs a scenario under a scheduler, replays schedules,
+//! searches every interleaving, and turns a failing run into the shortest
+//! counterexample with one sentence per step.
+
+use std::collections::{HashSet, VecDeque};
+
+use serde::Serialize;
+
+use super::scheduler::dfs::{self, Dfs};
+use super::scheduler::{Replay, Scheduler};
+use super::{Check, Choice, Run, Scenario, Schedule, Status, TraceStep, Verdict};
+use crate::storage::{Snapshot, Store};
+use crate::{Error, Result};
+
+/// No run of a scenario may take more steps than this.
+pub const MAX_RUN_STEPS: usize = 10_000;
+
+/// The outcome of one run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    /// The scenario's id.
+    pub scenario: String,
+    /// The run's schedule, encoded.
+    pub schedule: String,
+    /// Steps taken.
+    pub steps: usize,
+    /// The attempts' labels.
+    pub labels: Vec<String>,
+    /// Why the run stopped.
+    pub verdict: Verdict,
+    /// How each attempt ended.
+    pub statuses: Vec<Status>,
+    /// Expected against actual, the run's completion first.
+    pub checks: Vec<Check>,
+    /// Whether every check passed.
+    pub passed: bool,
+    /// The full trace, when recorded.
+    pub trace: Option<Vec<TraceStep>>,
+}
+
+impl RunResult {
+    /// One sentence per step: "3. B: read no receipt because A had not committed".
+    pub fn explanation(&self) -> Vec<String> {
+        self.trace
+            .iter()
+            .flatten()
+            .map(|step| format!("{}. {}: {}", step.index + 1, step.label, step.report.note))
+            .collect()
+    }
+
+    /// The checks that failed.
+    pub fn failed_checks(&self) -> Vec<Check> {
+        self.checks.iter().filter(|c| !c.pass).cloned().collect()
+    }
+}
+
+/// A failing run, shrunk and explained.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counterexample {
+    /// Its schedule, encoded.
+    pub schedule: String,
+    /// Steps.
+    pub steps: usize,
+    /// Whether no failing run of the scenario is shorter (a breadth-first
+    /// search proved it); otherwise it is the first failing run found.
+    pub shortest: bool,
+    /// The checks it fails.
+    pub failed_checks: Vec<Check>,
+    /// One sentence per step.
+    pub explanation: Vec<String>,
+    /// The run, with its trace.
+    pub run: RunResult,
+}
+
+/// What a search found.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExploreReport {
+    /// The scenario's id.
+    pub scenario: String,
+    /// How runs were chosen.
+    pub strategy: String,
+    /// Whether every schedule was covered (exhaustive and unbounded).
+    pub complete: bool,
+    /// Why the search did not cover every schedule, if it did not.
+    pub bounded_by: Option<String>,
+    /// The search's counters.
+    pub stats: dfs::Stats,
+    /// The number of interleavings plain enumeration would face, as text.
+    pub naive_interleavings: String,
+    /// Its base-10 logarithm.
+    pub naive_interleavings_log10: f64,
+    /// (NK)! / (K!)^N for N attempts of K steps, K the longest attempt's
+    /// step count: the usual back-of-the-envelope figure, as text.
+    pub naive_interleavings_uniform: String,
+    /// The shortest (or first) failing run, if any.
+    pub counterexample: Option<Counterexample>,
+}
+
+/// The number of interleavings of attempts taking `steps[i]` steps each:
+/// (sum of steps)! / product of (steps[i]!), as a base-10 logarithm.
+pub fn naive_interleavings_log10(steps: &[usize]) -> f64 {
+    let log_factorial = |n: usize| (2..=n).map(|i| (i as f64).log10()).sum::<f64>();
+    let total: usize = steps.iter().sum();
+    log_factorial(total) - steps.iter().map(|&k| log_factorial(k)).sum::<f64>()
+}
+
+/// (NK)! / (K!)^N for `n` attempts of `k` steps each, as a base-10 logarithm.
+pub fn uniform_interleavings_log10(n: usize, k: usize) -> f64 {
+    naive_interleavings_log10(&vec![k; n])
+}
+
+/// Writes a base-10 logarithm as a readable number ("1.9e31" or "252").
+pub fn format_log10(log10: f64) -> String {
+    if log10 < 15.0 {
+        format!("{:.0}", 10f64.powf(log10))
+    } else {
+        let exponent = log10.floor();
+        format!("{:.1}e{}", 10f64.powf(log10 - exponent), exponent)
+    }
+}
+
+/// A scenario set up once in its own store, ready to run many times.
+pub struct Explorer<'s> {
+    scenario: &'s dyn Scenario,
+    store: Store,
+    initial: Snapshot,
+}
+
+impl<'s> Explorer<'s> {
+    /// Sets the scenario up and snapshots its initial state.
+    pub fn new(scenario: &'s dyn Scenario) -> Result<Self> {
+        let store = Store::new("scenario")?;
+        scenario.setup(&store)?;
+        let initial = store.snapshot();
+        Ok(Explorer {
+            scenario,
+            store,
+            initial,
+        })
+    }
+
+    /// The scenario's id.
+    pub fn scenario_id(&self) -> &str {
+        self.scenario.id()
+    }
+
+    /// Restores the initial state and starts a run. The previous run must
+    /// have been dropped.
+    pub fn start(&self, record: bool) -> Result<Run<'_>> {
+        self.store.restore(&self.initial)?;
+        Run::start(self.scenario, &self.store, record)
+    }
+
+    /// The result of a stopped run: its verdict and checks.
+    pub fn finish(&self, run: &Run<'_>, with_trace: bool) -> Result<RunResult> {
+        let verdict = run.verdict().ok_or_else(|| {
+            Error::Store("the run is not over: some attempt can still take a step".into())
+        })?;
+        let actual = match &verdict {
+            Verdict::Completed => "completed".to_string(),
+            Verdict::Deadlock { waits } => format!("deadlock: {}", waits.join("; ")),
+        };
+        let mut checks = vec![Check::equal("the run completes", "completed", actual)];
+        checks.extend(run.checks()?);
+        let passed = checks.iter().all(|c| c.pass);
+        Ok(RunResult {
+            scenario: self.scenario.id().to_string(),
+            schedule: run.schedule().encode(),
+            steps: run.steps(),
+            labels: run.labels(),
+            verdict,
+            statuses: run.statuses().to_vec(),
+            checks,
+            passed,
+            trace: if with_trace {
+                run.trace().map(<[TraceStep]>::to_vec)
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Runs the scenario to the end under `scheduler`.
+    pub fn run(&self, scheduler: &mut dyn Scheduler, record: bool) -> Result<RunResult> {
+        let mut run = self.start(record)?;
+        let mut last = None;
+        while !run.is_stopped() {
+            if run.steps() >= MAX_RUN_STEPS {
+                return Err(Error::Store(format!(
+                    "the run exceeded {MAX_RUN_STEPS} steps; an attempt may loop forever"
+                )));
+            }
+            let runnable = run.runnable();
+            let choice = Choice {
+                runnable: &runnable,
+                step: run.steps(),
+                last,
+                statuses: run.statuses(),
+            };
+            let pick = scheduler.choose(&choice)?;
+            run.step(pick)?;
+            last = Some(pick);
+        }
+        self.finish(&run, record)
+    }
+
+    /// Replays an encoded schedule exactly; it must fit the scenario step
+    /// for step and end where the run ends.
+    pub fn replay(&self, schedule: &Schedule, record: bool) -> Result<RunResult> {
+        let mut replay = Replay::new(schedule.clone());
+        let result = self.run(&mut replay, record)?;
+        if !replay.is_exhausted() {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "the run ended after {} steps but the schedule has {}: it does not fit this scenario",
+                    result.steps,
+                    schedule.len()
+                ),
+            ));
+        }
+        Ok(result)
+    }
+
+    /// Runs `runs` runs, each with a scheduler from `make(i)`; stops at the
+    /// first failing run and explains it.
+    pub fn sample(
+        &self,
+        strategy: &str,
+        runs: u64,
+        mut make: impl FnMut(u64) -> Result<Box<dyn Scheduler>>,
+    ) -> Result<ExploreReport> {
+        let mut stats = dfs::Stats::default();
+        let mut failing = None;
+        let mut steps_log10 = 0.0;
+        let mut uniform_log10 = 0.0;
+        for i in 0..runs {
+            let mut scheduler = make(i)?;
+            let result = self.run(scheduler.as_mut(), false)?;
+            stats.runs += 1;
+            stats.terminal_runs += 1;
+            stats.steps += result.steps as u64;
+            if i == 0 {
+                let counts = self.steps_per_attempt(&result)?;
+                steps_log10 = naive_interleavings_log10(&counts);
+                uniform_log10 = uniform_interleavings_log10(
+                    counts.len(),
+                    counts.iter().copied().max().unwrap_or(0),
+                );
+            }
+            if !result.passed {
+                stats.violations += 1;
+                failing = Some(Schedule::decode(&result.schedule)?);
+                break;
+            }
+        }
+        let counterexample = failing.map(|s| self.counterexample(&s)).transpose()?;
+        Ok(ExploreReport {
+            scenario: self.scenario.id().to_string(),
+            strategy: strategy.to_string(),
+            complete: false,
+            bounded_by: Some(format!("{strategy}: {} sampled runs", stats.runs)),
+            stats,
+            naive_interleavings: format_log10(steps_log10),
+            naive_interleavings_log10: steps_log10,
+            naive_interleavings_uniform: format_log10(uniform_log10),
+            counterexample,
+        })
+    }
+
+    fn steps_per_attempt(&self, result: &RunResult) -> Result<Vec<usize>> {
+        let schedule = Schedule::decode(&result.schedule)?;
+        let recorded = self.replay(&schedule, true)?;
+        let mut counts = vec![0usize; recorded.labels.len()];
+        for step in recorded.trace.iter().flatten() {
+            if step.report.progress != super::Progress::Blocked {
+                counts[step.attempt] += 1;
+            }
+        }
+        Ok(counts)
+    }
+
+    /// Searches every interleaving with the given reductions, at most
+    /// `slice` runs at a time, calling `progress` after each slice; a
+    /// `false` from `progress` cancels the search.
+    pub fn exhaustive(
+        &self,
+        options: dfs::Options,
+        slice: u64,
+        mut progress: impl FnMut(&dfs::Stats) -> bool,
+    ) -> Result<ExploreReport> {
+        let mut search = Dfs::new(options);
+        let mut cancelled = false;
+        while !search.advance(self, slice.max(1))? {
+            if !progress(&search.stats()) {
+                cancelled = true;
+                break;
+            }
+        }
+        self.report_search(&search, cancelled)
+    }
+
+    /// The report of a search, with its counterexample shrunk and explained.
+    pub fn report_search(&self, search: &Dfs, cancelled: bool) -> Result<ExploreReport> {
+        let stats = search.stats();
+        let counts = search.steps_per_attempt().unwrap_or(&[]);
+        let log10 = naive_interleavings_log10(counts);
+        let uniform_log10 =
+            uniform_interleavings_log10(counts.len(), counts.iter().copied().max().unwrap_or(0));
+        let bounded_by = if cancelled {
+            Some("cancelled".to_string())
+        } else if search.budget_spent() && search.is_bounded() {
+            Some(format!("run budget of {} runs", stats.runs))
+        } else if stats.cut_by_bound > 0 {
+            Some(format!(
+                "preemption bound ({} branches not explored)",
+                stats.cut_by_bound
+            ))
+        } else {
+            None
+        };
+        let counterexample = search
+            .first_violation()
+            .map(|s| self.counterexample(s))
+            .transpose()?;
+        Ok(ExploreReport {
+            scenario: self.scenario.id().to_string(),
+            strategy: "exhaustive".to_string(),
+            complete: bounded_by.is_none(),
+            bounded_by,
+            stats,
+            naive_interleavings: format_log10(log10),
+            naive_interleavings_log10: log10,
+            naive_interleavings_uniform: format_log10(uniform_log10),
+            counterexample,
+        })
+    }
+
+    /// Shrinks a failing schedule to a shortest failing run (breadth-first
+    /// over states, within a budget) and explains it.
+    pub fn counterexample(&self, failing: &Schedule) -> Result<Counterexample> {
+        let (schedule, shortest) = match self.shortest_failing(SHRINK_BUDGET)? {
+            Some(shortest) => (shortest, true),
+            None => (failing.clone(), false),
+        };
+        let run = self.replay(&schedule, true)?;
+        if run.passed {
+            return Err(Error::Store(format!(
+                "the failing schedule {schedule} passed when replayed: the scenario is not deterministic"
+            )));
+        }
+        Ok(Counterexample {
+            schedule: run.schedule.clone(),
+            steps: run.steps,
+            shortest,
+            failed_checks: run.failed_checks(),
+            explanation: run.explanation(),
+            run,
+        })
+    }
+
+    /// The shortest failing schedule, by breadth-first search over distinct
+    /// states; `None` if none fails or the budget of runs is spent first.
+    pub fn shortest_failing(&self, budget: u64) -> Result<Option<Schedule>> {
+        let mut queue: VecDeque<Vec<usize>> = VecDeque::from([Vec::new()]);
+        let mut visited = HashSet::new();
+        let mut runs = 0;
+        while let Some(prefix) = queue.pop_front() {
+            runs += 1;
+            if runs > budget {
+                return Ok(None);
+            }
+            let mut run = self.start(false)?;
+            for &choice in &prefix {
+                run.step(choice)?;
+            }
+            if !visited.insert(run.state_key(false)) {
+                continue;
+            }
+            if run.is_stopped() {
+                if !self.finish(&run, false)?.passed {
+                    return Ok(Some(Schedule::new(prefix)));
+                }
+                continue;
+            }
+            for choice in run.runnable() {
+                let mut next = prefix.clone();
+                next.push(choice);
+                queue.push_back(next);
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// Runs the breadth-first shrinker may spend.
+pub const SHRINK_BUDGET: u64 = 20_000;

@@ -1,0 +1,691 @@
+//! Attempts as step machines, run by an explicit, deterministic scheduler.
+//!
+//! An [`Attempt`] is one client (a request, a relay, a consumer) with its own
+//! SQLite connection. Each call to [`Attempt::step`] runs exactly one SQL
+//! statement on that connection, or one explicit non-SQL action (a crash, a
+//! lost reply, a clock tick). A [`Run`] holds the attempts of one scenario
+//! over one store and lets a scheduler pick, at every step, which runnable
+//! attempt goes next. The run records the choices as a [`Schedule`] and, when
+//! asked, a full [`TraceStep`] per step.
+
+pub mod explore;
+pub mod schedule;
+pub mod scheduler;
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+
+use serde::Serialize;
+
+use crate::storage::{Conn, LockLevel, Rows, SqlValue, Store};
+use crate::{Error, Result};
+pub use schedule::Schedule;
+
+/// What one step did to its attempt.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Progress {
+    /// The attempt moved on to its next step.
+    Progressed,
+    /// SQLite answered BUSY: the attempt stays at this step and is not
+    /// runnable until some connection releases a lock.
+    Blocked,
+    /// The attempt is over, with this outcome.
+    Finished {
+        /// The outcome the client saw.
+        outcome: Outcome,
+    },
+    /// The attempt failed with an error it does not handle.
+    Failed {
+        /// The error.
+        error: String,
+    },
+}
+
+/// How an attempt ended, as its client saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Outcome {
+    /// A short word: `created`, `replay`, `conflict`, `delivered`, `crashed`…
+    pub kind: String,
+    /// What the client received, as JSON text, if anything.
+    pub result: Option<String>,
+}
+
+impl Outcome {
+    /// An outcome without a result.
+    pub fn new(kind: &str) -> Self {
+        Outcome {
+            kind: kind.to_string(),
+            result: None,
+        }
+    }
+
+    /// An outcome with a result.
+    pub fn with_result(kind: &str, result: impl Into<String>) -> Self {
+        Outcome {
+            kind: kind.to_string(),
+            result: Some(result.into()),
+        }
+    }
+}
+
+/// The result of a step's SQL statement.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum SqlResult {
+    /// The step ran no SQL.
+    None,
+    /// The statement succeeded.
+    Rows {
+        /// Column names.
+        columns: Vec<String>,
+        /// Result rows.
+        rows: Vec<Vec<SqlValue>>,
+        /// Rows changed.
+        changes: u64,
+    },
+    /// SQLite answered `SQLITE_BUSY`.
+    Busy,
+    /// Any other error.
+    Error {
+        /// SQLite's extended result code, if SQLite produced the error.
+        code: Option<i32>,
+        /// The message.
+        message: String,
+    },
+}
+
+impl SqlResult {
+    /// Converts a statement's result.
+    pub fn from_result(result: &Result<Rows>) -> Self {
+        match result {
+            Ok(rows) => SqlResult::Rows {
+                columns: rows.columns.clone(),
+                rows: rows.rows.clone(),
+                changes: rows.changes,
+            },
+            Err(e) if e.is_busy() => SqlResult::Busy,
+            Err(e) => SqlResult::Error {
+                code: e.sqlite_code(),
+                message: e.to_string(),
+            },
+        }
+    }
+}
+
+/// What an attempt reports about the step it just ran.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StepReport {
+    /// The step's name in the attempt's program ("read receipt").
+    pub name: String,
+    /// The SQL it ran, if any.
+    pub sql: Option<String>,
+    /// The SQL's parameters.
+    pub params: Vec<SqlValue>,
+    /// What the SQL returned.
+    pub result: SqlResult,
+    /// What the step did to the attempt.
+    pub progress: Progress,
+    /// One sentence saying what happened, for a person.
+    pub note: String,
+}
+
+/// What an attempt sees of the others when it explains its step.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    /// The other attempt's label.
+    pub label: String,
+    /// A word for where it is in its program (an attempt's own vocabulary).
+    pub phase: &'static str,
+    /// Whether it has finished.
+    pub finished: bool,
+    /// The strongest lock its connections hold.
+    pub lock: LockLevel,
+}
+
+/// What a step can use besides its own connection.
+pub struct StepCtx<'a> {
+    /// The store every attempt connects to.
+    pub store: &'a Store,
+    /// The other attempts, for explanations.
+    pub peers: &'a [Peer],
+}
+
+/// One client with its own connection, as a step machine.
+pub trait Attempt {
+    /// The attempt's label ("A", "relay").
+    fn label(&self) -> &str;
+
+    /// Runs the next step. Must not panic on SQLite errors: they are results.
+    fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport;
+
+    /// A word for where the attempt is in its program.
+    fn phase(&self) -> &'static str;
+
+    /// Hashes everything that determines the attempt's future: its position
+    /// and everything it has read. The runner adds its lock levels.
+    fn hash_state(&self, state: &mut dyn Hasher);
+
+    /// Attempts with equal `class` and equal state behave identically, so
+    /// the explorer need try only one of them (symmetry reduction).
+    fn class(&self) -> u64;
+
+    /// The connections the attempt holds, for lock levels and kills.
+    fn connections(&self) -> Vec<&Conn>;
+}
+
+/// Where an attempt is, as the runner sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Status {
+    /// Can take a step.
+    Runnable,
+    /// Waiting for a lock to be released.
+    Blocked,
+    /// Over.
+    Finished {
+        /// The outcome.
+        outcome: Outcome,
+    },
+    /// Failed with an unhandled error.
+    Failed {
+        /// The error.
+        error: String,
+    },
+}
+
+impl Status {
+    /// Whether the attempt is over (finished or failed).
+    pub fn is_over(&self) -> bool {
+        matches!(self, Status::Finished { .. } | Status::Failed { .. })
+    }
+}
+
+/// One connection's lock after a step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LockView {
+    /// The attempt owning the connection.
+    pub attempt: String,
+    /// Its lock level (`NONE`, `SHARED`, `RESERVED`, `PENDING`, `EXCLUSIVE`).
+    pub level: String,
+}
+
+/// A row changed by a step, as the stepping connection sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RowChange {
+    /// The database file.
+    pub db: String,
+    /// The table.
+    pub table: String,
+    /// `insert`, `update` or `delete`.
+    pub op: String,
+    /// The rowid.
+    pub rowid: i64,
+}
+
+/// One step of a recorded run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TraceStep {
+    /// Step number, from 0.
+    pub index: usize,
+    /// The attempt that stepped (its index).
+    pub attempt: usize,
+    /// The attempt's label.
+    pub label: String,
+    /// What the attempt reported.
+    #[serde(flatten)]
+    pub report: StepReport,
+    /// Every attempt's locks after the step.
+    pub locks: Vec<LockView>,
+    /// Rows the step changed.
+    pub changes: Vec<RowChange>,
+    /// Committed contents of every table after the step, by database and table.
+    pub tables: BTreeMap<String, BTreeMap<String, Table>>,
+}
+
+/// A table's committed rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Table {
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows in rowid order.
+    pub rows: Vec<Vec<SqlValue>>,
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Verdict {
+    /// Every attempt is over.
+    Completed,
+    /// Unfinished attempts remain and none can run.
+    Deadlock {
+        /// Who waits for whom, one sentence per blocked attempt.
+        waits: Vec<String>,
+    },
+}
+
+/// A scenario's check after a run: expected against actual.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Check {
+    /// What is checked.
+    pub name: String,
+    /// The expected value, as text.
+    pub expected: String,
+    /// The actual value, as text.
+    pub actual: String,
+    /// Whether they agree.
+    pub pass: bool,
+}
+
+impl Check {
+    /// A check comparing two displayable values.
+    pub fn equal(name: &str, expected: impl ToString, actual: impl ToString) -> Self {
+        let (expected, actual) = (expected.to_string(), actual.to_string());
+        Check {
+            name: name.to_string(),
+            pass: expected == actual,
+            expected,
+            actual,
+        }
+    }
+}
+
+/// A scenario the scheduler can run: a store set up once, a set of attempts,
+/// and the checks that must hold when they are over.
+pub trait Scenario {
+    /// A stable, URL-safe id.
+    fn id(&self) -> &str;
+    /// Creates the schema and any rows the attempts start from.
+    fn setup(&self, store: &Store) -> Result<()>;
+    /// Fresh attempts, in their order (attempt 0 is `A`).
+    fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>>;
+    /// The database files whose tables a trace shows.
+    fn databases(&self) -> Vec<&'static str>;
+    /// The checks after a run, given each attempt's status. `committed` is a
+    /// copy of the run's store, so reading it takes no lock the attempts hold.
+    fn checks(&self, committed: &Store, statuses: &[Status]) -> Result<Vec<Check>>;
+}
+
+/// The state a scheduler picks from: who can run, and who ran last.
+#[derive(Debug, Clone)]
+pub struct Choice<'a> {
+    /// Indices of the runnable attempts, ascending.
+    pub runnable: &'a [usize],
+    /// The number of steps taken so far.
+    pub step: usize,
+    /// The attempt that took the previous step.
+    pub last: Option<usize>,
+    /// Every attempt's status.
+    pub statuses: &'a [Status],
+}
+
+/// One run of a scenario: its attempts over a store, stepped one at a time.
+pub struct Run<'s> {
+    scenario: &'s dyn Scenario,
+    store: &'s Store,
+    attempts: Vec<Box<dyn Attempt>>,
+    statuses: Vec<Status>,
+    choices: Vec<usize>,
+    trace: Option<Vec<TraceStep>>,
+    /// A scratch store the committed tables are read from when recording.
+    observer: Option<Store>,
+}
+
+fn level_name(level: LockLevel) -> String {
+    format!("{level:?}").to_uppercase()
+}
+
+impl<'s> Run<'s> {
+    /// Starts a run on `store`, which must hold the scenario's set-up state
+    /// and no open connection. With `record`, every step is traced in full.
+    pub fn start(scenario: &'s dyn Scenario, store: &'s Store, record: bool) -> Result<Self> {
+        let attempts = scenario.attempts()?;
+        if attempts.is_empty() || attempts.len() > schedule::MAX_ATTEMPTS {
+            return Err(Error::invalid(
+                "attempts",
+                format!("a scenario has 1 to {} attempts", schedule::MAX_ATTEMPTS),
+            ));
+        }
+        store.set_track_changes(record);
+        let statuses = vec![Status::Runnable; attempts.len()];
+        Ok(Run {
+            scenario,
+            store,
+            attempts,
+            statuses,
+            choices: Vec::new(),
+            trace: record.then(Vec::new),
+            observer: if record {
+                Some(Store::new("observer")?)
+            } else {
+                None
+            },
+        })
+    }
+
+    /// Indices of the attempts that can take a step, ascending.
+    pub fn runnable(&self) -> Vec<usize> {
+        (0..self.attempts.len())
+            .filter(|&i| self.statuses[i] == Status::Runnable)
+            .collect()
+    }
+
+    /// Every attempt's status.
+    pub fn statuses(&self) -> &[Status] {
+        &self.statuses
+    }
+
+    /// The attempts' labels.
+    pub fn labels(&self) -> Vec<String> {
+        self.attempts
+            .iter()
+            .map(|a| a.label().to_string())
+            .collect()
+    }
+
+    /// The choices made so far.
+    pub fn schedule(&self) -> Schedule {
+        Schedule::new(self.choices.clone())
+    }
+
+    /// The number of steps taken.
+    pub fn steps(&self) -> usize {
+        self.choices.len()
+    }
+
+    /// The trace so far, if the run records one.
+    pub fn trace(&self) -> Option<&[TraceStep]> {
+        self.trace.as_deref()
+    }
+
+    /// Whether no attempt can take a step (all over, or deadlocked).
+    pub fn is_stopped(&self) -> bool {
+        !self.statuses.contains(&Status::Runnable)
+    }
+
+    /// The lock level of each attempt (the strongest of its connections).
+    pub fn lock_levels(&self) -> Vec<LockLevel> {
+        self.attempts
+            .iter()
+            .map(|a| {
+                a.connections()
+                    .iter()
+                    .map(|c| c.lock_level())
+                    .max()
+                    .unwrap_or(LockLevel::None)
+            })
+            .collect()
+    }
+
+    /// Hashes the whole state: the store's bytes and every attempt's state,
+    /// status and lock. With `symmetric`, interchangeable attempts (same
+    /// class, same state) are hashed as a multiset, so permutations of them
+    /// count as one state.
+    pub fn state_key(&self, symmetric: bool) -> u64 {
+        let mut hasher = std::hash::DefaultHasher::new();
+        self.store.hash_files(&mut hasher);
+        let levels = self.lock_levels();
+        let mut parts: Vec<u64> = self
+            .attempts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.attempt_key(i, a.as_ref(), levels[i]))
+            .collect();
+        if symmetric {
+            parts.sort_unstable();
+        }
+        parts.hash(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Hashes one attempt's class, state, status and lock.
+    pub fn attempt_key(&self, index: usize, attempt: &dyn Attempt, level: LockLevel) -> u64 {
+        let mut hasher = std::hash::DefaultHasher::new();
+        attempt.class().hash(&mut hasher);
+        attempt.hash_state(&mut hasher);
+        (level as u8).hash(&mut hasher);
+        match &self.statuses[index] {
+            Status::Runnable => 0u8.hash(&mut hasher),
+            Status::Blocked => 1u8.hash(&mut hasher),
+            Status::Finished { outcome } => {
+                2u8.hash(&mut hasher);
+                outcome.hash(&mut hasher);
+            }
+            Status::Failed { error } => {
+                3u8.hash(&mut hasher);
+                error.hash(&mut hasher);
+            }
+        }
+        hasher.finish()
+    }
+
+    /// The runnable attempts, keeping one of each group of interchangeable
+    /// ones (same class, state, status and lock).
+    pub fn distinct_runnable(&self) -> Vec<usize> {
+        let levels = self.lock_levels();
+        let mut seen = Vec::new();
+        let mut distinct = Vec::new();
+        for i in self.runnable() {
+            let key = self.attempt_key(i, self.attempts[i].as_ref(), levels[i]);
+            if !seen.contains(&key) {
+                seen.push(key);
+                distinct.push(i);
+            }
+        }
+        distinct
+    }
+
+    fn peers(&self, except: usize) -> Vec<Peer> {
+        let levels = self.lock_levels();
+        self.attempts
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != except)
+            .map(|(i, a)| Peer {
+                label: a.label().to_string(),
+                phase: a.phase(),
+                finished: self.statuses[i].is_over(),
+                lock: levels[i],
+            })
+            .collect()
+    }
+
+    fn runnable_labels(&self) -> String {
+        let labels: Vec<&str> = self
+            .runnable()
+            .into_iter()
+            .map(|i| self.attempts[i].label())
+            .collect();
+        if labels.is_empty() {
+            "none".to_string()
+        } else {
+            labels.join(", ")
+        }
+    }
+
+    /// Lets attempt `attempt` take its next step; returns its progress.
+    pub fn step(&mut self, attempt: usize) -> Result<Progress> {
+        if self.statuses.get(attempt) != Some(&Status::Runnable) {
+            let label = self
+                .attempts
+                .get(attempt)
+                .map_or_else(|| format!("#{attempt}"), |a| a.label().to_string());
+            return Err(Error::invalid(
+                "attempt",
+                format!(
+                    "{label} cannot take a step now (runnable: {})",
+                    self.runnable_labels()
+                ),
+            ));
+        }
+        let before = self.lock_levels();
+        let peers = self.peers(attempt);
+        let ctx = StepCtx {
+            store: self.store,
+            peers: &peers,
+        };
+        let report = self.attempts[attempt].step(&ctx);
+        self.choices.push(attempt);
+        self.statuses[attempt] = match &report.progress {
+            Progress::Progressed => Status::Runnable,
+            Progress::Blocked => Status::Blocked,
+            Progress::Finished { outcome } => Status::Finished {
+                outcome: outcome.clone(),
+            },
+            Progress::Failed { error } => Status::Failed {
+                error: error.clone(),
+            },
+        };
+        let after = self.lock_levels();
+        // A released lock (or an attempt that is over) may let the blocked ones through.
+        let released =
+            before.iter().zip(&after).any(|(b, a)| a < b) || self.statuses[attempt].is_over();
+        if released {
+            for (i, status) in self.statuses.iter_mut().enumerate() {
+                if *status == Status::Blocked && i != attempt {
+                    *status = Status::Runnable;
+                }
+            }
+        }
+        let progress = report.progress.clone();
+        if self.trace.is_some() {
+            let changes = self.attempts[attempt]
+                .connections()
+                .iter()
+                .flat_map(|c| {
+                    let db = c.db().to_string();
+                    c.take_changes().into_iter().map(move |ch| RowChange {
+                        db: db.clone(),
+                        table: ch.table,
+                        op: ch.op.to_string(),
+                        rowid: ch.rowid,
+                    })
+                })
+                .collect();
+            let step = TraceStep {
+                index: self.choices.len() - 1,
+                attempt,
+                label: self.attempts[attempt].label().to_string(),
+                report,
+                locks: self
+                    .attempts
+                    .iter()
+                    .zip(&after)
+                    .map(|(a, level)| LockView {
+                        attempt: a.label().to_string(),
+                        level: level_name(*level),
+                    })
+                    .collect(),
+                changes,
+                tables: self.committed_tables()?,
+            };
+            if let Some(trace) = &mut self.trace {
+                trace.push(step);
+            }
+        }
+        Ok(progress)
+    }
+
+    /// The committed contents of the scenario's databases: read from a copy
+    /// of the store's files, where SQLite rolls back any hot journal, so the
+    /// attempts' own connections and locks are not disturbed.
+    pub fn committed_tables(&self) -> Result<BTreeMap<String, BTreeMap<String, Table>>> {
+        let owned;
+        let observer = match &self.observer {
+            Some(store) => store,
+            None => {
+                owned = Store::new("observer")?;
+                &owned
+            }
+        };
+        observer.copy_files_from(self.store)?;
+        let mut out = BTreeMap::new();
+        for db in self.scenario.databases() {
+            let mut tables = BTreeMap::new();
+            if observer.files().iter().any(|(name, _)| name == db) {
+                let conn = observer.connect(db, "observer")?;
+                let names = conn.execute(
+                    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                    &[],
+                )?;
+                for row in names.rows {
+                    if let Some(SqlValue::Text(name)) = row.into_iter().next() {
+                        let rows = conn.execute(
+                            &format!(
+                                "SELECT * FROM \"{}\" ORDER BY rowid",
+                                name.replace('"', "\"\"")
+                            ),
+                            &[],
+                        )?;
+                        tables.insert(
+                            name,
+                            Table {
+                                columns: rows.columns,
+                                rows: rows.rows,
+                            },
+                        );
+                    }
+                }
+            }
+            out.insert(db.to_string(), tables);
+        }
+        Ok(out)
+    }
+
+    /// Why the run stopped, or `None` while some attempt can still run.
+    pub fn verdict(&self) -> Option<Verdict> {
+        if !self.is_stopped() {
+            return None;
+        }
+        if self.statuses.iter().all(Status::is_over) {
+            return Some(Verdict::Completed);
+        }
+        let levels = self.lock_levels();
+        let waits = self
+            .statuses
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s == Status::Blocked)
+            .map(|(i, _)| {
+                let holders: Vec<String> = levels
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, level)| j != i && *level > LockLevel::None)
+                    .map(|(j, level)| {
+                        format!(
+                            "{} (holds {})",
+                            self.attempts[j].label(),
+                            level_name(*level)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} (holds {}) waits for {}",
+                    self.attempts[i].label(),
+                    level_name(levels[i]),
+                    if holders.is_empty() {
+                        "a lock no attempt holds".to_string()
+                    } else {
+                        holders.join(" and ")
+                    }
+                )
+            })
+            .collect();
+        Some(Verdict::Deadlock { waits })
+    }
+
+    /// The scenario's checks on the committed state the run left.
+    pub fn checks(&self) -> Result<Vec<Check>> {
+        let copy = Store::new("checks")?;
+        copy.copy_files_from(self.store)?;
+        self.scenario.checks(&copy, &self.statuses)
+    }
+}

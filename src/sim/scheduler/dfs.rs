@@ -1,0 +1,227 @@
+//! Exhaustive depth-first search of the choice tree, as loom's `rt/path.rs`
+//! does for threads: every node is a state where a scheduler could choose,
+//! every edge one step of one runnable attempt.
+//!
+//! Runs cannot be cloned mid-way (an open SQLite transaction lives in its
+//! connection), so each branch is reached by restoring the store's snapshot
+//! and replaying the branch's prefix; a walk then continues forward without
+//! replay for as long as it can. The search is resumable: [`Dfs::advance`]
+//! explores a given number of runs and returns, so a page can show progress
+//! and cancel between slices.
+//!
+//! Reductions, each sound for deterministic attempts:
+//! - **state caching**: a state (hash of every file's bytes, and of every
+//!   attempt's position, everything it read, its status and locks) is
+//!   expanded once; a second path to it is cut;
+//! - **symmetry**: attempts of one class in the same state are
+//!   interchangeable, so only one of them is tried, and states are hashed
+//!   with attempts as a multiset;
+//! - **preemption bound** (optional): branches that switch away from a
+//!   still-runnable attempt more than N times are not explored, and the
+//!   search then reports that it was bounded.
+
+use std::collections::HashSet;
+
+use crate::sim::explore::Explorer;
+use crate::sim::{Progress, Schedule};
+use crate::Result;
+
+/// What the search may do.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Cut a path at a state already expanded.
+    pub state_caching: bool,
+    /// Try one of each group of interchangeable attempts.
+    pub symmetry: bool,
+    /// At most this many preemptions per run.
+    pub preemption_bound: Option<u32>,
+    /// Stop after this many runs.
+    pub max_runs: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            state_caching: true,
+            symmetry: true,
+            preemption_bound: None,
+            max_runs: None,
+        }
+    }
+}
+
+/// Counters of a search.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Stats {
+    /// Runs started (each restores the store and replays a prefix).
+    pub runs: u64,
+    /// Runs that reached the end (every attempt over, or a deadlock).
+    pub terminal_runs: u64,
+    /// Steps taken, replays included.
+    pub steps: u64,
+    /// Distinct states expanded.
+    pub distinct_states: u64,
+    /// Terminal runs whose checks failed.
+    pub violations: u64,
+    /// Branches not explored because of the preemption bound.
+    pub cut_by_bound: u64,
+}
+
+/// A resumable exhaustive search.
+pub struct Dfs {
+    options: Options,
+    stack: Vec<(Vec<usize>, u32)>,
+    visited: HashSet<u64>,
+    stats: Stats,
+    first_violation: Option<Schedule>,
+    steps_per_attempt: Option<Vec<usize>>,
+}
+
+impl Dfs {
+    /// A search from the scenario's initial state.
+    pub fn new(options: Options) -> Self {
+        Dfs {
+            options,
+            stack: vec![(Vec::new(), 0)],
+            visited: HashSet::new(),
+            stats: Stats::default(),
+            first_violation: None,
+            steps_per_attempt: None,
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The first failing run found, if any.
+    pub fn first_violation(&self) -> Option<&Schedule> {
+        self.first_violation.as_ref()
+    }
+
+    /// Steps each attempt took in the first complete run, blocked steps not
+    /// counted: the basis of the naive interleaving count.
+    pub fn steps_per_attempt(&self) -> Option<&[usize]> {
+        self.steps_per_attempt.as_deref()
+    }
+
+    /// Whether every branch has been explored (or cut by a bound).
+    pub fn is_done(&self) -> bool {
+        self.stack.is_empty() || self.budget_spent()
+    }
+
+    /// Whether the run budget stopped the search.
+    pub fn budget_spent(&self) -> bool {
+        self.options
+            .max_runs
+            .is_some_and(|max| self.stats.runs >= max)
+    }
+
+    /// Whether the search was bounded (by runs or preemptions), so that
+    /// "no violation" does not cover every schedule.
+    pub fn is_bounded(&self) -> bool {
+        (self.budget_spent() && !self.stack.is_empty()) || self.stats.cut_by_bound > 0
+    }
+
+    /// Explores up to `runs` more runs. Returns whether the search is done.
+    pub fn advance(&mut self, explorer: &Explorer<'_>, runs: u64) -> Result<bool> {
+        let mut left = runs;
+        while left > 0 && !self.is_done() {
+            let Some((prefix, preemptions)) = self.stack.pop() else {
+                break;
+            };
+            left -= 1;
+            self.walk(explorer, prefix, preemptions)?;
+        }
+        Ok(self.is_done())
+    }
+
+    fn walk(
+        &mut self,
+        explorer: &Explorer<'_>,
+        prefix: Vec<usize>,
+        mut preemptions: u32,
+    ) -> Result<()> {
+        self.stats.runs += 1;
+        let mut run = explorer.start(false)?;
+        let mut counted = vec![0usize; run.statuses().len()];
+        for &choice in &prefix {
+            let progress = run.step(choice)?;
+            self.stats.steps += 1;
+            if progress != Progress::Blocked {
+                counted[choice] += 1;
+            }
+        }
+        let mut path = prefix;
+        loop {
+            if path.len() > super::super::explore::MAX_RUN_STEPS {
+                return Err(crate::Error::Store(format!(
+                    "a run of scenario {:?} exceeded {} steps; an attempt may loop forever",
+                    explorer.scenario_id(),
+                    super::super::explore::MAX_RUN_STEPS
+                )));
+            }
+            if self.options.state_caching {
+                let key = run.state_key(self.options.symmetry);
+                if !self.visited.insert(key) {
+                    return Ok(());
+                }
+                self.stats.distinct_states = self.visited.len() as u64;
+            }
+            if run.is_stopped() {
+                self.stats.terminal_runs += 1;
+                if self.steps_per_attempt.is_none() {
+                    self.steps_per_attempt = Some(counted.clone());
+                }
+                let result = explorer.finish(&run, false)?;
+                if !result.passed {
+                    self.stats.violations += 1;
+                    if self.first_violation.is_none() {
+                        self.first_violation = Some(Schedule::new(path.clone()));
+                    }
+                }
+                return Ok(());
+            }
+            let mut choices = if self.options.symmetry {
+                run.distinct_runnable()
+            } else {
+                run.runnable()
+            };
+            // Continue the last attempt first: fewest preemptions first.
+            let last = path.last().copied();
+            if let Some(pos) = last.and_then(|l| choices.iter().position(|&c| c == l)) {
+                let continuing = choices.remove(pos);
+                choices.insert(0, continuing);
+            }
+            let last_runnable = last.is_some_and(|l| run.runnable().contains(&l));
+            let cost = |c: usize| u32::from(last_runnable && Some(c) != last);
+            let mut next = None;
+            for &c in &choices {
+                let p = preemptions + cost(c);
+                if self.options.preemption_bound.is_some_and(|bound| p > bound) {
+                    self.stats.cut_by_bound += 1;
+                    continue;
+                }
+                if next.is_none() {
+                    next = Some((c, p));
+                } else {
+                    let mut branch = path.clone();
+                    branch.push(c);
+                    self.stack.push((branch, p));
+                }
+            }
+            let Some((choice, p)) = next else {
+                return Ok(());
+            };
+            preemptions = p;
+            let progress = run.step(choice)?;
+            self.stats.steps += 1;
+            if progress != Progress::Blocked {
+                counted[choice] += 1;
+            }
+            path.push(choice);
+        }
+    }
+}

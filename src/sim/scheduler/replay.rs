@@ -1,0 +1,78 @@
+//! Replay of an encoded schedule, step by step; a schedule that no longer
+//! fits the scenario is a clear error.
+
+use super::Scheduler;
+use crate::sim::{Choice, Schedule};
+use crate::{Error, Result};
+
+/// Follows a recorded schedule exactly.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    schedule: Schedule,
+    position: usize,
+}
+
+impl Replay {
+    /// Replays `schedule` from its first step.
+    pub fn new(schedule: Schedule) -> Self {
+        Replay {
+            schedule,
+            position: 0,
+        }
+    }
+
+    /// Whether every step of the schedule was taken.
+    pub fn is_exhausted(&self) -> bool {
+        self.position >= self.schedule.len()
+    }
+}
+
+impl Scheduler for Replay {
+    fn describe(&self) -> String {
+        format!("replay of {}", self.schedule)
+    }
+
+    fn choose(&mut self, choice: &Choice<'_>) -> Result<usize> {
+        let letters = |indices: &[usize]| {
+            indices
+                .iter()
+                .map(|&i| Schedule::letter(i).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let Some(&pick) = self.schedule.steps().get(self.position) else {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "it ends after {} steps, but attempts {} can still run: it does not fit this scenario",
+                    self.schedule.len(),
+                    letters(choice.runnable)
+                ),
+            ));
+        };
+        if pick >= choice.statuses.len() {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "step {} names attempt {}, but this scenario has attempts A to {}",
+                    self.position + 1,
+                    Schedule::letter(pick),
+                    Schedule::letter(choice.statuses.len() - 1)
+                ),
+            ));
+        }
+        if !choice.runnable.contains(&pick) {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "step {} names attempt {}, which cannot run then (runnable: {}): it does not fit this scenario",
+                    self.position + 1,
+                    Schedule::letter(pick),
+                    letters(choice.runnable)
+                ),
+            ));
+        }
+        self.position += 1;
+        Ok(pick)
+    }
+}
