@@ -622,13 +622,32 @@ impl Attempt for Execute {
                 self.phase = Phase::Begin;
                 self.found = None;
                 self.retries += 1;
+                // Back off until the writer is done: retrying while it still
+                // holds its lock would only meet BUSY again.
+                let writers: Vec<&str> = ctx
+                    .peers
+                    .iter()
+                    .filter(|p| p.lock >= LockLevel::Reserved)
+                    .map(|p| p.label.as_str())
+                    .collect();
+                let (progress, wait) = if writers.is_empty() {
+                    (Progress::Progressed, String::new())
+                } else {
+                    (
+                        Progress::Blocked,
+                        format!(
+                            " and backs off until {} has finished writing",
+                            writers.join(" and ")
+                        ),
+                    )
+                };
                 self.report(
                     "roll back to retry",
                     Some(sql),
                     &[],
                     SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    format!("{me} rolled back, releasing its SHARED lock so the other writer can commit, and starts over"),
+                    progress,
+                    format!("{me} rolled back, releasing its SHARED lock so the other writer can commit{wait}; then it starts over"),
                 )
             }
             Phase::Done => {

@@ -1,0 +1,292 @@
+//! The scheduler and explorer, natively and in the browser from one body:
+//! the correct design passes every schedule, the broken ones are caught with
+//! a shortest counterexample that replays to the same failure, and every
+//! recorded schedule replays to the same trace.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::scenarios;
+use replayground::sim::explore::{ExploreReport, Explorer};
+use replayground::sim::scheduler::{dfs, Manual, Pct, Random, RoundRobin, Scheduler};
+use replayground::sim::{Schedule, Status, Verdict};
+
+fn exhaustive(id: &str, options: dfs::Options) -> ExploreReport {
+    let scenario = scenarios::build(id).unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    explorer.exhaustive(options, 1000, |_| true).unwrap()
+}
+
+#[test]
+fn the_correct_design_passes_every_schedule_of_eight_racing_requests() {
+    let report = exhaustive("idempotency-race", dfs::Options::default());
+    assert!(report.complete, "{:?}", report.bounded_by);
+    assert!(report.counterexample.is_none());
+    assert_eq!(report.stats.violations, 0);
+    assert!(report.stats.distinct_states > 100, "{:?}", report.stats);
+    assert_eq!(report.naive_interleavings_uniform, "1.9e31");
+}
+
+#[test]
+fn the_correct_design_and_the_retry_policy_pass_every_schedule_of_two() {
+    for id in ["idempotency-race-2", "idempotency-race-deferred-retry"] {
+        for options in [
+            dfs::Options::default(),
+            dfs::Options {
+                state_caching: false,
+                symmetry: false,
+                ..dfs::Options::default()
+            },
+        ] {
+            let report = exhaustive(id, options);
+            assert!(report.complete, "{id}");
+            assert!(
+                report.counterexample.is_none(),
+                "{id}: {:?}",
+                report.counterexample
+            );
+        }
+    }
+}
+
+#[test]
+fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
+    let scenario = scenarios::build("idempotency-race-check-then-write").unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let report = explorer
+        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .unwrap();
+    let counterexample = report.counterexample.expect("the broken design is caught");
+    assert!(counterexample.shortest);
+    assert_eq!(counterexample.steps, 14, "{}", counterexample.schedule);
+    let failed: Vec<&str> = counterexample
+        .failed_checks
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    assert!(failed.contains(&"(effects, receipts)"), "{failed:?}");
+    assert!(
+        counterexample
+            .failed_checks
+            .iter()
+            .any(|c| c.name == "(effects, receipts)" && c.actual == "(2, 1)"),
+        "two effects for one key"
+    );
+    assert_eq!(counterexample.explanation.len(), 14);
+    assert!(
+        counterexample
+            .explanation
+            .iter()
+            .any(|s| s.contains("found no receipt for key \"intent-a\" because A had")),
+        "{:#?}",
+        counterexample.explanation
+    );
+
+    // The schedule replays to the same failure, step by step.
+    let schedule = Schedule::decode(&counterexample.schedule).unwrap();
+    let replayed = explorer.replay(&schedule, true).unwrap();
+    assert!(!replayed.passed);
+    assert_eq!(replayed.failed_checks(), counterexample.failed_checks);
+    assert_eq!(replayed.trace, counterexample.run.trace);
+
+    // No shorter run fails: every shorter schedule prefix is not a failing run.
+    let no_reduction = exhaustive(
+        "idempotency-race-check-then-write",
+        dfs::Options {
+            state_caching: false,
+            symmetry: false,
+            ..dfs::Options::default()
+        },
+    );
+    assert!(no_reduction.stats.violations > 0);
+    assert!(
+        no_reduction.stats.runs > report.stats.runs,
+        "reductions cut runs"
+    );
+}
+
+#[test]
+fn a_deferred_begin_deadlocks_and_the_verdict_names_who_waits_for_whom() {
+    let report = exhaustive("idempotency-race-deferred", dfs::Options::default());
+    let counterexample = report.counterexample.expect("the deadlock is found");
+    match &counterexample.run.verdict {
+        Verdict::Deadlock { waits } => {
+            assert_eq!(
+                waits,
+                &vec![
+                    "A (holds PENDING) waits for B (holds SHARED)".to_string(),
+                    "B (holds SHARED) waits for A (holds PENDING)".to_string(),
+                ]
+            );
+        }
+        other => panic!("expected a deadlock, got {other:?}"),
+    }
+    assert_eq!(counterexample.steps, 8);
+}
+
+#[test]
+fn every_recorded_random_and_pct_run_replays_to_the_same_trace() {
+    for id in [
+        "idempotency-race",
+        "idempotency-race-check-then-write",
+        "idempotency-race-deferred-retry",
+    ] {
+        let scenario = scenarios::build(id).unwrap();
+        let explorer = Explorer::new(scenario.as_ref()).unwrap();
+        for seed in 0..25u64 {
+            let mut schedulers: Vec<Box<dyn Scheduler>> = vec![
+                Box::new(Random::new(seed)),
+                Box::new(Pct::new(seed, 3, 40).unwrap()),
+            ];
+            for scheduler in &mut schedulers {
+                let first = explorer.run(scheduler.as_mut(), true).unwrap();
+                let schedule = Schedule::decode(&first.schedule).unwrap();
+                let again = explorer.replay(&schedule, true).unwrap();
+                assert_eq!(first.trace, again.trace, "{id} {}", scheduler.describe());
+                assert_eq!(first.checks, again.checks);
+                assert_eq!(schedule.encode(), first.schedule);
+            }
+        }
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let scenario = scenarios::build("idempotency-race").unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let a = explorer.run(&mut Random::new(42), false).unwrap();
+    let b = explorer.run(&mut Random::new(42), false).unwrap();
+    let c = explorer.run(&mut Random::new(43), false).unwrap();
+    assert_eq!(a.schedule, b.schedule);
+    assert_ne!(a.schedule, c.schedule, "another seed, another interleaving");
+    let rr = explorer.run(&mut RoundRobin, false).unwrap();
+    assert!(rr.schedule.starts_with("ABCDEFGH"), "{}", rr.schedule);
+}
+
+#[test]
+fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
+    let scenario = scenarios::build("idempotency-race-2").unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let mut manual = Manual::new([0, 1, 0, 0, 0, 0, 1, 1, 1]);
+    let result = explorer.run(&mut manual, true).unwrap();
+    assert!(result.passed, "{:?}", result.checks);
+    let trace = result.trace.unwrap();
+    assert_eq!(trace[0].report.sql.as_deref(), Some("BEGIN IMMEDIATE"));
+    assert_eq!(trace[0].locks[0].level, "RESERVED");
+    assert!(matches!(
+        trace[1].report.progress,
+        replayground::sim::Progress::Blocked
+    ));
+    assert!(
+        trace[1].report.note.contains("SQLITE_BUSY"),
+        "{}",
+        trace[1].report.note
+    );
+    let insert = &trace[3];
+    assert_eq!(insert.report.name, "insert effect");
+    assert_eq!(insert.changes.len(), 1);
+    assert_eq!(insert.changes[0].table, "effects");
+    assert_eq!(insert.changes[0].op, "insert");
+    // Not committed yet: the committed tables are still empty.
+    assert!(insert.tables["orders.db"]["effects"].rows.is_empty());
+    let commit = &trace[5];
+    assert_eq!(commit.tables["orders.db"]["effects"].rows.len(), 1);
+    assert_eq!(commit.locks[0].level, "NONE");
+    assert!(matches!(
+        &result.statuses[1],
+        Status::Finished { outcome } if outcome.kind == "replay"
+    ));
+}
+
+#[test]
+fn schedules_that_do_not_fit_give_clear_errors() {
+    let scenario = scenarios::build("idempotency-race-2").unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let error = |text: &str| {
+        explorer
+            .replay(&Schedule::decode(text).unwrap(), false)
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(
+        error("Z").contains("step 1 names attempt Z, but this scenario has attempts A to B"),
+        "{}",
+        error("Z")
+    );
+    assert!(
+        error("AB").contains("ends after 2 steps"),
+        "{}",
+        error("AB")
+    );
+    assert!(
+        error("A9B9").contains("which cannot run then"),
+        "{}",
+        error("A9B9")
+    );
+    let good = explorer.run(&mut RoundRobin, false).unwrap().schedule;
+    assert!(error(&format!("{good}A")).contains("the run ended after"));
+    // And the explorer still works afterwards: nothing was left half-done.
+    assert!(explorer.run(&mut RoundRobin, false).unwrap().passed);
+}
+
+#[test]
+fn manual_picks_of_an_attempt_that_cannot_run_are_refused() {
+    let scenario = scenarios::build("idempotency-race-2").unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let mut run = explorer.start(false).unwrap();
+    run.step(0).unwrap();
+    run.step(1).unwrap(); // B is refused the lock and blocks
+    let error = run.step(1).unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "invalid attempt: B cannot take a step now (runnable: A)"
+    );
+    assert!(run.step(7).is_err());
+}
+
+#[test]
+fn bounded_searches_say_so() {
+    let bounded = exhaustive(
+        "idempotency-race-check-then-write",
+        dfs::Options {
+            preemption_bound: Some(0),
+            ..dfs::Options::default()
+        },
+    );
+    assert!(!bounded.complete);
+    assert!(bounded
+        .bounded_by
+        .as_deref()
+        .is_some_and(|b| b.starts_with("preemption bound")));
+    // The check-then-write race needs a preemption: with none allowed it is missed.
+    assert!(bounded.counterexample.is_none());
+
+    let budget = exhaustive(
+        "idempotency-race",
+        dfs::Options {
+            max_runs: Some(3),
+            ..dfs::Options::default()
+        },
+    );
+    assert!(!budget.complete);
+    assert_eq!(budget.stats.runs, 3);
+    assert_eq!(budget.bounded_by.as_deref(), Some("run budget of 3 runs"));
+
+    let scenario = scenarios::build("idempotency-race").unwrap();
+    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let cancelled = explorer
+        .exhaustive(dfs::Options::default(), 5, |_| false)
+        .unwrap();
+    assert_eq!(cancelled.bounded_by.as_deref(), Some("cancelled"));
+    assert_eq!(cancelled.stats.runs, 5);
+}
+
+#[test]
+fn an_unknown_scenario_is_a_clear_error() {
+    let error = scenarios::build("nope").err().unwrap().to_string();
+    assert!(
+        error.starts_with("invalid scenario: unknown scenario \"nope\"; known: idempotency-race")
+    );
+}
