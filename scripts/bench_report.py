@@ -61,6 +61,7 @@ def main():
     report = {
         "machine": machine(),
         "browser": wasm.get("browser"),
+        "exploration": {"native": native.get("exploration"), "wasm": wasm.get("exploration")},
         "sqliteVersion": {"native": native["sqliteVersion"], "wasm": wasm["sqliteVersion"]},
         "rows": rows,
     }
@@ -82,6 +83,15 @@ def main():
             f"| {r['name']} | {n['medianUs']:.2f} ({n['minUs']:.2f}..{n['maxUs']:.2f}) "
             f"| {w['medianUs']:.2f} ({w['minUs']:.2f}..{w['maxUs']:.2f}) | {ratio} "
             f"| {n['rounds']} × {n['iterations']} |"
+        )
+    for side in ("native", "wasm"):
+        e = report["exploration"][side] or {}
+        lines.append("")
+        lines.append(
+            f"Exhaustive exploration of {e.get('scenario')} ({side}): complete {e.get('complete')}, "
+            f"{e.get('runs')} runs, {e.get('distinctStates')} distinct states, {e.get('steps')} steps, "
+            f"{e.get('violations')} violations; naive interleavings {e.get('naiveInterleavings')} "
+            f"for the runs' step counts, {e.get('naiveInterleavingsUniform')} as (NK)!/(K!)^N"
         )
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -6,6 +6,9 @@
 
 use serde::Serialize;
 
+use crate::scenarios;
+use crate::sim::explore::Explorer;
+use crate::sim::scheduler::{dfs, Random};
 use crate::storage::{self, SqlValue, Store};
 use crate::{Error, Result};
 
@@ -38,6 +41,30 @@ pub struct EngineReport {
     pub sqlite_version: &'static str,
     /// The measurements.
     pub measurements: Vec<Measurement>,
+    /// What the exhaustive exploration of the 8-attempt race covered.
+    pub exploration: ExplorationFigures,
+}
+
+/// The counters of the 8-attempt exhaustive exploration.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ExplorationFigures {
+    /// The scenario explored.
+    pub scenario: String,
+    /// Whether every schedule was covered.
+    pub complete: bool,
+    /// Runs started.
+    pub runs: u64,
+    /// Distinct states expanded.
+    pub distinct_states: u64,
+    /// Steps taken, replays included.
+    pub steps: u64,
+    /// Interleavings plain enumeration would face, for these runs' step counts.
+    pub naive_interleavings: String,
+    /// (NK)!/(K!)^N.
+    pub naive_interleavings_uniform: String,
+    /// Violations found (0 for the correct design).
+    pub violations: u64,
 }
 
 /// How long to measure.
@@ -173,8 +200,56 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         || fresh.restore(&snapshot),
     )?);
 
+    // The 8-attempt race, explored completely, once per round.
+    let race = scenarios::build("idempotency-race")?;
+    let explorer = Explorer::new(race.as_ref())?;
+    let mut last = None;
+    measurements.push(measure(
+        "exhaustive exploration of the 8-attempt idempotency race (one whole search)",
+        Budget {
+            rounds: budget.rounds,
+            iterations: 1,
+        },
+        clock,
+        || {
+            last = Some(explorer.exhaustive(dfs::Options::default(), u64::MAX, |_| true)?);
+            Ok(())
+        },
+    )?);
+    let report = last.ok_or_else(|| Error::Store("the exploration did not run".into()))?;
+    let exploration = ExplorationFigures {
+        scenario: report.scenario.clone(),
+        complete: report.complete,
+        runs: report.stats.runs,
+        distinct_states: report.stats.distinct_states,
+        steps: report.stats.steps,
+        naive_interleavings: report.naive_interleavings.clone(),
+        naive_interleavings_uniform: report.naive_interleavings_uniform.clone(),
+        violations: report.stats.violations,
+    };
+
+    // Whole random schedules of the two-attempt race, one per operation.
+    let pair = scenarios::build("idempotency-race-2")?;
+    let explorer = Explorer::new(pair.as_ref())?;
+    let mut seed = 0u64;
+    measurements.push(measure(
+        "one random schedule of the 2-attempt idempotency race (run to the end, checked)",
+        budget,
+        clock,
+        || {
+            seed += 1;
+            let result = explorer.run(&mut Random::new(seed), false)?;
+            if result.passed {
+                Ok(())
+            } else {
+                Err(Error::Store(format!("schedule {} failed", result.schedule)))
+            }
+        },
+    )?);
+
     Ok(EngineReport {
         sqlite_version: storage::sqlite_version(),
         measurements,
+        exploration,
     })
 }

@@ -309,6 +309,12 @@ mod cli {
                             m.median_us, m.min_us, m.max_us, m.rounds, m.iterations, m.name
                         );
                     }
+                    let e = &report.exploration;
+                    println!(
+                        "exploration of {}: complete {}, {} runs, {} distinct states, {} steps, naive {} ({} uniform), {} violations",
+                        e.scenario, e.complete, e.runs, e.distinct_states, e.steps,
+                        e.naive_interleavings, e.naive_interleavings_uniform, e.violations
+                    );
                 }
             }
             Command::RoundTrip { note, json } => {
