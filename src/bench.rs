@@ -201,7 +201,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
     )?);
 
     // The 8-attempt race, explored completely, once per round.
-    let race = scenarios::build("idempotency-race")?;
+    let race = scenarios::build("idem-race")?;
     let explorer = Explorer::new(race.as_ref())?;
     let mut last = None;
     measurements.push(measure(
@@ -229,7 +229,13 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
     };
 
     // Whole random schedules of the two-attempt race, one per operation.
-    let pair = scenarios::build("idempotency-race-2")?;
+    let pair = scenarios::build_with(
+        "idem-race",
+        &scenarios::Params {
+            attempts: Some(2),
+            ..scenarios::Params::default()
+        },
+    )?;
     let explorer = Explorer::new(pair.as_ref())?;
     let mut seed = 0u64;
     measurements.push(measure(

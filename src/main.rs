@@ -42,6 +42,9 @@ mod cli {
         Explore {
             /// The scenario's id (see `replayground scenarios`).
             scenario: String,
+            /// The scenario's parameters as JSON, e.g. '{"profile":"stripe","clock":90000}'.
+            #[arg(long)]
+            params: Option<String>,
             /// How to choose runs.
             #[arg(long, value_enum, default_value_t = Strategy::Exhaustive)]
             strategy: Strategy,
@@ -64,12 +67,27 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Run the reference checks of a pattern (`idempotency`), each proved over
+        /// every schedule, or one scenario once (round-robin) with its trace.
+        Run {
+            /// `idempotency`, or a scenario id.
+            target: String,
+            /// The scenario's parameters as JSON (a single scenario only).
+            #[arg(long)]
+            params: Option<String>,
+            /// Print JSON instead of text.
+            #[arg(long)]
+            json: bool,
+        },
         /// Replay an encoded schedule step by step.
         Replay {
             /// The scenario's id.
             scenario: String,
             /// The schedule, as `explore` prints it (e.g. A3B2A).
             schedule: String,
+            /// The scenario's parameters as JSON.
+            #[arg(long)]
+            params: Option<String>,
             /// Print JSON instead of text.
             #[arg(long)]
             json: bool,
@@ -123,9 +141,108 @@ mod cli {
         }
     }
 
+    /// `replayground run`: a pattern's reference checks, or one scenario.
+    fn run_target(
+        target: &str,
+        params: Option<&str>,
+        json: bool,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        use replayground::scenarios;
+        use replayground::sim::scheduler::{dfs, RoundRobin};
+        let pattern_ids: Vec<&str> = scenarios::catalog()
+            .into_iter()
+            .filter(|e| e.reference && e.pattern == target)
+            .map(|e| e.id)
+            .collect();
+        if pattern_ids.is_empty() {
+            let scenario = build_scenario(target, params)?;
+            let explorer = Explorer::new(scenario.as_ref())?;
+            let result = explorer.run(&mut RoundRobin, true)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                print_run(&result);
+            }
+            return if result.passed {
+                Ok(())
+            } else {
+                Err("the run fails its checks".into())
+            };
+        }
+        if params.is_some() {
+            return Err(
+                "--params applies to a single scenario, not to a pattern's reference checks".into(),
+            );
+        }
+        println!("SQLite {}", storage::sqlite_version());
+        let mut all_passed = true;
+        let mut results = Vec::new();
+        for id in pattern_ids {
+            let entry = scenarios::catalog()
+                .into_iter()
+                .find(|e| e.id == id)
+                .expect("listed");
+            let scenario = scenarios::build(id)?;
+            let explorer = Explorer::new(scenario.as_ref())?;
+            let report = explorer.exhaustive(dfs::Options::default(), 10_000, |_| true)?;
+            let sample = explorer.run(&mut RoundRobin, false)?;
+            let passed = report.counterexample.is_none() && report.complete && sample.passed;
+            all_passed &= passed;
+            if !json {
+                let mark = if passed { "PASS" } else { "FAIL" };
+                println!(
+                    "[{mark}] {}: every one of its schedules checked ({} runs, {} distinct states)",
+                    entry.title, report.stats.runs, report.stats.distinct_states
+                );
+                for check in &sample.checks {
+                    let mark = if check.pass { "ok" } else { "FAIL" };
+                    println!(
+                        "       [{mark}] {}: expected {}, actual {}",
+                        check.name, check.expected, check.actual
+                    );
+                }
+                if let Some(c) = &report.counterexample {
+                    println!("       counterexample {}:", c.schedule);
+                    for line in &c.explanation {
+                        println!("         {line}");
+                    }
+                }
+            }
+            results.push(serde_json::json!({
+                "scenario": id, "title": entry.title, "passed": passed,
+                "exhaustive": report, "checks": sample.checks,
+            }));
+        }
+        if json {
+            println!("{}", serde_json::to_string_pretty(&results)?);
+        } else if all_passed {
+            println!("PASS: every reference check holds under every schedule");
+        }
+        if all_passed {
+            Ok(())
+        } else {
+            Err("a reference check failed".into())
+        }
+    }
+
+    /// A scenario by id, with parameters given as JSON.
+    fn build_scenario(
+        id: &str,
+        params: Option<&str>,
+    ) -> Result<Box<dyn replayground::sim::Scenario>, Box<dyn std::error::Error>> {
+        let params: replayground::scenarios::Params = match params {
+            Some(json) => {
+                serde_json::from_str(json).map_err(|e| format!("invalid --params: {e}"))?
+            }
+            None => Default::default(),
+        };
+        Ok(replayground::scenarios::build_with(id, &params)?)
+    }
+
     #[allow(clippy::too_many_arguments)]
     fn explore(
         scenario: &str,
+        params: Option<&str>,
         strategy: Strategy,
         seed: u64,
         runs: Option<u64>,
@@ -135,7 +252,7 @@ mod cli {
         json: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         use replayground::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
-        let scenario = replayground::scenarios::build(scenario)?;
+        let scenario = build_scenario(scenario, params)?;
         let explorer = Explorer::new(scenario.as_ref())?;
         let start = std::time::Instant::now();
         let report = match strategy {
@@ -253,6 +370,7 @@ mod cli {
             }
             Command::Explore {
                 scenario,
+                params,
                 strategy,
                 seed,
                 runs,
@@ -263,6 +381,7 @@ mod cli {
             } => {
                 return explore(
                     &scenario,
+                    params.as_deref(),
                     strategy,
                     seed,
                     runs,
@@ -272,12 +391,18 @@ mod cli {
                     json,
                 )
             }
+            Command::Run {
+                target,
+                params,
+                json,
+            } => return run_target(&target, params.as_deref(), json),
             Command::Replay {
                 scenario,
                 schedule,
+                params,
                 json,
             } => {
-                let scenario = replayground::scenarios::build(&scenario)?;
+                let scenario = build_scenario(&scenario, params.as_deref())?;
                 let explorer = Explorer::new(scenario.as_ref())?;
                 let schedule = Schedule::decode(&schedule)?;
                 let result = explorer.replay(&schedule, true)?;

@@ -8,20 +8,34 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
+use replayground::scenarios::{self, Params};
 use replayground::sim::explore::{ExploreReport, Explorer};
 use replayground::sim::scheduler::{dfs, Manual, Pct, Random, RoundRobin, Scheduler};
-use replayground::sim::{Schedule, Status, Verdict};
+use replayground::sim::{Scenario, Schedule, Status, Verdict};
+
+/// A scenario by id; "idem-race-2" is the race with two attempts.
+fn scenario(id: &str) -> replayground::Result<Box<dyn Scenario>> {
+    match id {
+        "idem-race-2" => scenarios::build_with(
+            "idem-race",
+            &Params {
+                attempts: Some(2),
+                ..Params::default()
+            },
+        ),
+        _ => scenarios::build(id),
+    }
+}
 
 fn exhaustive(id: &str, options: dfs::Options) -> ExploreReport {
-    let scenario = scenarios::build(id).unwrap();
+    let scenario = scenario(id).unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     explorer.exhaustive(options, 1000, |_| true).unwrap()
 }
 
 #[test]
 fn the_correct_design_passes_every_schedule_of_eight_racing_requests() {
-    let report = exhaustive("idempotency-race", dfs::Options::default());
+    let report = exhaustive("idem-race", dfs::Options::default());
     assert!(report.complete, "{:?}", report.bounded_by);
     assert!(report.counterexample.is_none());
     assert_eq!(report.stats.violations, 0);
@@ -31,7 +45,7 @@ fn the_correct_design_passes_every_schedule_of_eight_racing_requests() {
 
 #[test]
 fn the_correct_design_and_the_retry_policy_pass_every_schedule_of_two() {
-    for id in ["idempotency-race-2", "idempotency-race-deferred-retry"] {
+    for id in ["idem-race-2", "idem-deferred-retry"] {
         for options in [
             dfs::Options::default(),
             dfs::Options {
@@ -53,7 +67,7 @@ fn the_correct_design_and_the_retry_policy_pass_every_schedule_of_two() {
 
 #[test]
 fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
-    let scenario = scenarios::build("idempotency-race-check-then-write").unwrap();
+    let scenario = scenario("idem-check-then-write").unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     let report = explorer
         .exhaustive(dfs::Options::default(), 1000, |_| true)
@@ -93,7 +107,7 @@ fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
 
     // No shorter run fails: every shorter schedule prefix is not a failing run.
     let no_reduction = exhaustive(
-        "idempotency-race-check-then-write",
+        "idem-check-then-write",
         dfs::Options {
             state_caching: false,
             symmetry: false,
@@ -109,7 +123,7 @@ fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
 
 #[test]
 fn a_deferred_begin_deadlocks_and_the_verdict_names_who_waits_for_whom() {
-    let report = exhaustive("idempotency-race-deferred", dfs::Options::default());
+    let report = exhaustive("idem-deferred", dfs::Options::default());
     let counterexample = report.counterexample.expect("the deadlock is found");
     match &counterexample.run.verdict {
         Verdict::Deadlock { waits } => {
@@ -128,12 +142,8 @@ fn a_deferred_begin_deadlocks_and_the_verdict_names_who_waits_for_whom() {
 
 #[test]
 fn every_recorded_random_and_pct_run_replays_to_the_same_trace() {
-    for id in [
-        "idempotency-race",
-        "idempotency-race-check-then-write",
-        "idempotency-race-deferred-retry",
-    ] {
-        let scenario = scenarios::build(id).unwrap();
+    for id in ["idem-race", "idem-check-then-write", "idem-deferred-retry"] {
+        let scenario = scenario(id).unwrap();
         let explorer = Explorer::new(scenario.as_ref()).unwrap();
         for seed in 0..25u64 {
             let mut schedulers: Vec<Box<dyn Scheduler>> = vec![
@@ -154,7 +164,7 @@ fn every_recorded_random_and_pct_run_replays_to_the_same_trace() {
 
 #[test]
 fn the_same_seed_gives_the_same_run() {
-    let scenario = scenarios::build("idempotency-race").unwrap();
+    let scenario = scenario("idem-race").unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     let a = explorer.run(&mut Random::new(42), false).unwrap();
     let b = explorer.run(&mut Random::new(42), false).unwrap();
@@ -167,7 +177,7 @@ fn the_same_seed_gives_the_same_run() {
 
 #[test]
 fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
-    let scenario = scenarios::build("idempotency-race-2").unwrap();
+    let scenario = scenario("idem-race-2").unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     let mut manual = Manual::new([0, 1, 0, 0, 0, 0, 1, 1, 1]);
     let result = explorer.run(&mut manual, true).unwrap();
@@ -202,7 +212,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
 
 #[test]
 fn schedules_that_do_not_fit_give_clear_errors() {
-    let scenario = scenarios::build("idempotency-race-2").unwrap();
+    let scenario = scenario("idem-race-2").unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     let error = |text: &str| {
         explorer
@@ -233,7 +243,7 @@ fn schedules_that_do_not_fit_give_clear_errors() {
 
 #[test]
 fn manual_picks_of_an_attempt_that_cannot_run_are_refused() {
-    let scenario = scenarios::build("idempotency-race-2").unwrap();
+    let scenario = scenario("idem-race-2").unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     let mut run = explorer.start(false).unwrap();
     run.step(0).unwrap();
@@ -249,7 +259,7 @@ fn manual_picks_of_an_attempt_that_cannot_run_are_refused() {
 #[test]
 fn bounded_searches_say_so() {
     let bounded = exhaustive(
-        "idempotency-race-check-then-write",
+        "idem-check-then-write",
         dfs::Options {
             preemption_bound: Some(0),
             ..dfs::Options::default()
@@ -264,7 +274,7 @@ fn bounded_searches_say_so() {
     assert!(bounded.counterexample.is_none());
 
     let budget = exhaustive(
-        "idempotency-race",
+        "idem-race",
         dfs::Options {
             max_runs: Some(3),
             ..dfs::Options::default()
@@ -274,7 +284,7 @@ fn bounded_searches_say_so() {
     assert_eq!(budget.stats.runs, 3);
     assert_eq!(budget.bounded_by.as_deref(), Some("run budget of 3 runs"));
 
-    let scenario = scenarios::build("idempotency-race").unwrap();
+    let scenario = scenario("idem-race").unwrap();
     let explorer = Explorer::new(scenario.as_ref()).unwrap();
     let cancelled = explorer
         .exhaustive(dfs::Options::default(), 5, |_| false)
@@ -286,7 +296,5 @@ fn bounded_searches_say_so() {
 #[test]
 fn an_unknown_scenario_is_a_clear_error() {
     let error = scenarios::build("nope").err().unwrap().to_string();
-    assert!(
-        error.starts_with("invalid scenario: unknown scenario \"nope\"; known: idempotency-race")
-    );
+    assert!(error.starts_with("invalid scenario: unknown scenario \"nope\"; known: idem-race"));
 }

@@ -3,9 +3,12 @@
 //!
 //! [`Execute`] is one request as a step machine on its own connection, in the
 //! correct design (check and write in one `BEGIN IMMEDIATE` transaction) or in
-//! one of the designs that fail.
+//! one of the designs that fail, with an optional injected fault, under a
+//! response [`Profile`].
 
 use std::hash::{Hash, Hasher};
+
+use serde::Serialize;
 
 use crate::sim::{Attempt, Outcome, Peer, Progress, SqlResult, StepCtx, StepReport};
 use crate::storage::{Conn, LockLevel, Rows, SqlValue, Store};
@@ -45,14 +48,15 @@ CREATE TABLE receipts (
 );
 ";
 
-/// How long a receipt is kept, in seconds (the reference's 60).
-pub const RETENTION_SECONDS: i64 = 60;
+/// How long the reference keeps a receipt, in seconds.
+pub const REFERENCE_RETENTION: i64 = 60;
 
-/// The longest idempotency key accepted (Stripe's limit).
+/// The longest idempotency key, tenant or operation accepted (Stripe's key limit).
 pub const MAX_KEY_CHARS: usize = 255;
 
 /// Which design the request follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Design {
     /// Check and write in one `BEGIN IMMEDIATE` transaction.
     Correct,
@@ -65,13 +69,119 @@ pub enum Design {
     /// A deferred `BEGIN` with the retry policy SQLite requires: a BUSY on
     /// the upgrade rolls the whole transaction back and starts again.
     DeferredBeginRetry,
+    /// No fingerprint: any receipt for the key is replayed, whatever the
+    /// parameters of the new request.
+    NoFingerprint,
+    /// The effect commits in one transaction and the receipt in a second:
+    /// a crash between them leaves an effect without a receipt.
+    ReceiptLater,
 }
 
-impl Design {
-    fn begin(self) -> &'static str {
+/// A fault injected into a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fault {
+    /// None.
+    None,
+    /// The handler raises after inserting the effect, before the receipt.
+    FailAfterEffect,
+    /// The request commits, then its reply is lost on the way to the client.
+    LoseReply,
+    /// The process dies (a real kill of its connection) after the effect's
+    /// transaction committed, before the receipt's (with [`Design::ReceiptLater`]).
+    CrashBeforeReceipt,
+}
+
+/// How a service answers, after the published semantics it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Profile {
+    /// The reference program: 60-second retention, failures roll back.
+    Reference,
+    /// The IETF `Idempotency-Key` HTTP header draft: 400 without a key, 409
+    /// while the first request is in flight, 422 for a reused key with
+    /// another payload; the retention period is the server's choice (24 h here).
+    Ietf,
+    /// Stripe: the first response is stored and replayed, errors included;
+    /// keys are pruned after 24 hours; other parameters are an error (400).
+    Stripe,
+    /// AWS Lambda Powertools: an exception deletes the record so the retry
+    /// runs again; records expire after 1 hour by default.
+    Powertools,
+}
+
+impl Profile {
+    /// All profiles.
+    pub const ALL: [Profile; 4] = [
+        Profile::Reference,
+        Profile::Ietf,
+        Profile::Stripe,
+        Profile::Powertools,
+    ];
+
+    /// The profile's id.
+    pub fn id(self) -> &'static str {
         match self {
-            Design::Correct => "BEGIN IMMEDIATE",
-            Design::CheckThenWrite | Design::DeferredBegin | Design::DeferredBeginRetry => "BEGIN",
+            Profile::Reference => "reference",
+            Profile::Ietf => "ietf",
+            Profile::Stripe => "stripe",
+            Profile::Powertools => "powertools",
+        }
+    }
+
+    /// Parses a profile id.
+    pub fn parse(id: &str) -> Result<Self> {
+        Profile::ALL
+            .into_iter()
+            .find(|p| p.id() == id)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "profile",
+                    format!("unknown profile {id:?}; use reference, ietf, stripe or powertools"),
+                )
+            })
+    }
+
+    /// How long a receipt is kept, in seconds.
+    pub fn retention(self) -> i64 {
+        match self {
+            Profile::Reference => REFERENCE_RETENTION,
+            Profile::Ietf | Profile::Stripe => 24 * 3600,
+            Profile::Powertools => 3600,
+        }
+    }
+
+    /// Whether a failed request's error response is stored and replayed.
+    pub fn stores_errors(self) -> bool {
+        self == Profile::Stripe
+    }
+
+    /// Whether a request without a key is refused (rather than executed
+    /// without idempotency).
+    pub fn requires_key(self) -> bool {
+        self == Profile::Ietf
+    }
+
+    /// The HTTP status (or the library's answer) for an outcome kind.
+    pub fn response(self, kind: &str) -> &'static str {
+        match (self, kind) {
+            (_, "created") => "201 Created",
+            (_, "replay") => "the stored response, replayed",
+            (Profile::Ietf, "conflict") => "422 Unprocessable Content",
+            (Profile::Stripe, "conflict") => "400 idempotency_error",
+            (Profile::Powertools, "conflict") => "IdempotencyValidationError",
+            (_, "conflict") => "conflict",
+            (Profile::Ietf, "in-flight") => "409 Conflict",
+            (Profile::Stripe, "in-flight") => "409 idempotency_key_in_use",
+            (Profile::Powertools, "in-flight") => "IdempotencyAlreadyInProgressError",
+            (Profile::Ietf, "missing-key") => "400 Bad Request",
+            (_, "missing-key") => "executed without idempotency",
+            (Profile::Stripe, "error") => "402 card_declined (stored; retries replay it)",
+            (Profile::Powertools, "error") => {
+                "the exception; the record is deleted, a retry runs again"
+            }
+            (_, "error") => "500; nothing is stored, a retry runs again",
+            _ => "",
         }
     }
 }
@@ -83,7 +193,7 @@ pub struct Request {
     pub tenant: String,
     /// The operation (already routed).
     pub operation: String,
-    /// The idempotency key.
+    /// The idempotency key; empty for a request sent without one.
     pub key: String,
     /// The quantity ordered; the fingerprint covers it.
     pub quantity: i64,
@@ -91,33 +201,49 @@ pub struct Request {
     pub now: i64,
 }
 
+/// Checks one text field of a request.
+fn check_text(field: &'static str, value: &str, what: &str) -> Result<()> {
+    let chars = value.chars().count();
+    if chars == 0 || chars > MAX_KEY_CHARS {
+        return Err(Error::invalid(
+            field,
+            format!("use 1 to {MAX_KEY_CHARS} characters{what} (got {chars})"),
+        ));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(Error::invalid(field, "control characters are not allowed"));
+    }
+    Ok(())
+}
+
 impl Request {
+    /// The reference's request: north / web-order / `key`, quantity 2.
+    pub fn reference(key: &str, quantity: i64, now: i64) -> Self {
+        Request {
+            tenant: "north".to_string(),
+            operation: "web-order".to_string(),
+            key: key.to_string(),
+            quantity,
+            now,
+        }
+    }
+
     /// Checks a request as a caller supplied it.
     pub fn validate(self) -> Result<Self> {
-        for (field, value) in [("tenant", &self.tenant), ("operation", &self.operation)] {
-            let chars = value.chars().count();
-            if chars == 0 || chars > MAX_KEY_CHARS {
-                return Err(Error::invalid(
-                    field,
-                    format!("use 1 to {MAX_KEY_CHARS} characters (got {chars})"),
-                ));
-            }
-        }
-        let chars = self.key.chars().count();
-        if chars == 0 || chars > MAX_KEY_CHARS {
-            return Err(Error::invalid(
-                "key",
-                format!("use 1 to {MAX_KEY_CHARS} characters, as Stripe limits keys (got {chars})"),
-            ));
-        }
+        check_text("tenant", &self.tenant, "")?;
+        check_text("operation", &self.operation, "")?;
+        check_text("key", &self.key, ", as Stripe limits keys")?;
         if self.quantity <= 0 {
             return Err(Error::invalid(
                 "quantity",
                 format!("must be a positive whole number (got {})", self.quantity),
             ));
         }
-        if self.now < 0 {
-            return Err(Error::invalid("now", "the clock starts at 0"));
+        if !(0..=MAX_CLOCK).contains(&self.now) {
+            return Err(Error::invalid(
+                "now",
+                format!("use 0 to {MAX_CLOCK} seconds"),
+            ));
         }
         Ok(self)
     }
@@ -127,8 +253,8 @@ impl Request {
         format!("{{\"quantity\":{}}}", self.quantity)
     }
 
-    fn scope(&self) -> [SqlValue; 3] {
-        [
+    fn scope(&self) -> Vec<SqlValue> {
+        vec![
             self.tenant.as_str().into(),
             self.operation.as_str().into(),
             self.key.as_str().into(),
@@ -136,34 +262,48 @@ impl Request {
     }
 }
 
+/// The latest virtual time accepted, in seconds (ten years).
+pub const MAX_CLOCK: i64 = 10 * 365 * 24 * 3600;
+
 /// Where a request is in its program.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Phase {
+    RejectMissingKey,
     Begin,
     ReadReceipt,
-    /// The check transaction of [`Design::CheckThenWrite`] ends.
     EndCheck,
-    /// Begin the write transaction of [`Design::CheckThenWrite`].
     BeginWrite,
+    Savepoint,
     DeleteExpired,
     InsertEffect,
+    InjectFailure,
+    RollbackFailure,
+    RollbackToSavepoint,
     InsertReceipt {
-        effect_id: i64,
+        result: String,
+        kind: &'static str,
     },
     Commit {
-        effect_id: i64,
+        result: String,
+        kind: &'static str,
     },
-    /// End a transaction that wrote nothing, then answer.
-    Answer(Answer),
-    /// Roll back after a BUSY upgrade, then start again.
+    CommitEffect {
+        result: String,
+    },
+    Crash,
+    BeginReceipt {
+        result: String,
+    },
+    Answer {
+        kind: &'static str,
+        result: Option<String>,
+    },
+    LoseReply {
+        result: String,
+    },
     RollbackRetry,
+    Crashed,
     Done,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-enum Answer {
-    Replay(String),
-    Conflict,
 }
 
 /// One idempotent request on its own connection.
@@ -171,11 +311,20 @@ pub struct Execute {
     label: String,
     request: Request,
     design: Design,
+    fault: Fault,
+    profile: Profile,
+    after: Option<usize>,
     phase: Phase,
     /// What the request read: `None` before reading.
     found: Option<Option<(String, String, i64)>>,
     conn: Option<Conn>,
-    retries: u32,
+}
+
+/// The step to run: its name, and its SQL if it has any.
+struct Plan {
+    name: &'static str,
+    sql: Option<&'static str>,
+    params: Vec<SqlValue>,
 }
 
 impl Execute {
@@ -185,29 +334,97 @@ impl Execute {
             label: label.to_string(),
             request,
             design,
+            fault: Fault::None,
+            profile: Profile::Reference,
+            after: None,
             phase: Phase::Begin,
             found: None,
             conn: None,
-            retries: 0,
         }
     }
 
-    fn report(
-        &self,
-        name: &str,
-        sql: Option<&str>,
-        params: &[SqlValue],
-        result: SqlResult,
-        progress: Progress,
-        note: String,
-    ) -> StepReport {
-        StepReport {
-            name: name.to_string(),
-            sql: sql.map(str::to_string),
-            params: params.to_vec(),
-            result,
-            progress,
-            note,
+    /// Injects `fault`.
+    pub fn with_fault(mut self, fault: Fault) -> Self {
+        self.fault = fault;
+        self
+    }
+
+    /// Answers after `profile`'s semantics.
+    pub fn with_profile(mut self, profile: Profile) -> Self {
+        self.profile = profile;
+        if self.request.key.is_empty() && profile.requires_key() {
+            self.phase = Phase::RejectMissingKey;
+        }
+        self
+    }
+
+    /// Starts only once attempt `index` is over.
+    pub fn after(mut self, index: usize) -> Self {
+        self.after = Some(index);
+        self
+    }
+
+    fn keyless(&self) -> bool {
+        self.request.key.is_empty()
+    }
+
+    fn plan(&self) -> Plan {
+        let scope = self.request.scope();
+        let plan =
+            |name, sql: Option<&'static str>, params: Vec<SqlValue>| Plan { name, sql, params };
+        match &self.phase {
+            Phase::RejectMissingKey => plan("reject: no key", None, vec![]),
+            Phase::Begin => plan(
+                "begin",
+                Some(match self.design {
+                    Design::CheckThenWrite | Design::DeferredBegin | Design::DeferredBeginRetry => "BEGIN",
+                    _ => "BEGIN IMMEDIATE",
+                }),
+                vec![],
+            ),
+            Phase::ReadReceipt => plan(
+                "read receipt",
+                Some("SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3"),
+                scope,
+            ),
+            Phase::EndCheck => plan("end check", Some("COMMIT"), vec![]),
+            Phase::BeginWrite => plan("begin write", Some("BEGIN IMMEDIATE"), vec![]),
+            Phase::Savepoint => plan("savepoint before the handler", Some("SAVEPOINT handler"), vec![]),
+            Phase::DeleteExpired => plan(
+                "delete expired receipt",
+                Some("DELETE FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3"),
+                scope,
+            ),
+            Phase::InsertEffect => plan(
+                "insert effect",
+                Some("INSERT INTO effects (tenant, operation, quantity) VALUES (?1, ?2, ?3)"),
+                vec![scope[0].clone(), scope[1].clone(), self.request.quantity.into()],
+            ),
+            Phase::InjectFailure => plan("handler fails", None, vec![]),
+            Phase::RollbackFailure => plan("roll back the failure", Some("ROLLBACK"), vec![]),
+            Phase::RollbackToSavepoint => plan("undo the handler's writes", Some("ROLLBACK TO handler"), vec![]),
+            Phase::InsertReceipt { result, .. } => {
+                let mut params = scope;
+                params.push(self.request.fingerprint().as_str().into());
+                params.push(result.as_str().into());
+                params.push((self.request.now + self.profile.retention()).into());
+                plan(
+                    "insert receipt",
+                    Some(if self.design == Design::CheckThenWrite {
+                        "INSERT OR REPLACE INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                    } else {
+                        "INSERT INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
+                    }),
+                    params,
+                )
+            }
+            Phase::Commit { .. } | Phase::CommitEffect { .. } => plan("commit", Some("COMMIT"), vec![]),
+            Phase::Crash => plan("crash", None, vec![]),
+            Phase::BeginReceipt { .. } => plan("begin receipt", Some("BEGIN IMMEDIATE"), vec![]),
+            Phase::Answer { .. } => plan("answer", Some("COMMIT"), vec![]),
+            Phase::LoseReply { .. } => plan("reply lost", None, vec![]),
+            Phase::RollbackRetry => plan("roll back to retry", Some("ROLLBACK"), vec![]),
+            Phase::Crashed | Phase::Done => plan("done", None, vec![]),
         }
     }
 
@@ -221,14 +438,14 @@ impl Execute {
             .execute(sql, params)
     }
 
-    /// Ends the request: closes its connection and reports the outcome.
+    /// Ends the request: closes its connection (gracefully) and reports.
     fn finish(&mut self, outcome: Outcome) -> Progress {
         self.phase = Phase::Done;
         self.conn = None;
         Progress::Finished { outcome }
     }
 
-    fn holders(peers: &[Peer]) -> String {
+    fn locks_held(peers: &[Peer]) -> String {
         let holders: Vec<String> = peers
             .iter()
             .filter(|p| p.lock > LockLevel::None)
@@ -249,16 +466,16 @@ impl Execute {
 
     /// Why a read found no receipt although others are on their way.
     fn cause_of_absence(peers: &[Peer]) -> String {
-        let writing: Vec<&str> = peers
-            .iter()
-            .filter(|p| matches!(p.phase, "wrote effect" | "wrote receipt" | "committing"))
-            .map(|p| p.label.as_str())
-            .collect();
-        let checked: Vec<&str> = peers
-            .iter()
-            .filter(|p| matches!(p.phase, "checked, will write" | "writing"))
-            .map(|p| p.label.as_str())
-            .collect();
+        let named = |phases: &[&str]| -> Vec<&str> {
+            peers
+                .iter()
+                .filter(|p| phases.contains(&p.phase))
+                .map(|p| p.label.as_str())
+                .collect()
+        };
+        let writing = named(&["wrote effect", "wrote receipt"]);
+        let checked = named(&["checked", "checked, will write", "writing"]);
+        let crashed = named(&["crashed before its receipt"]);
         if !writing.is_empty() {
             format!(" because {} had not committed yet", writing.join(" and "))
         } else if !checked.is_empty() {
@@ -266,58 +483,314 @@ impl Execute {
                 " because {} had checked but not yet written its receipt",
                 checked.join(" and ")
             )
+        } else if !crashed.is_empty() {
+            format!(
+                " because {} committed its effect but died before writing the receipt",
+                crashed.join(" and ")
+            )
         } else {
             String::new()
         }
     }
 
-    fn busy_or_error(
-        &mut self,
-        name: &str,
-        sql: &str,
-        params: &[SqlValue],
-        result: &Result<Rows>,
-        peers: &[Peer],
-    ) -> Option<StepReport> {
-        let error = result.as_ref().err()?;
-        let sql_result = SqlResult::from_result(result);
-        if error.is_busy() {
-            let in_upgrade = matches!(self.phase, Phase::InsertEffect | Phase::DeleteExpired)
-                && self.design == Design::DeferredBeginRetry;
-            if in_upgrade {
-                self.phase = Phase::RollbackRetry;
-                return Some(self.report(
-                    name,
-                    Some(sql),
-                    params,
-                    sql_result,
+    /// Moves on after the step's SQL succeeded (or after a non-SQL step);
+    /// returns the progress and the sentence explaining the step.
+    fn advance(&mut self, rows: Option<&Rows>, ctx: &StepCtx<'_>) -> (Progress, String) {
+        let me = self.label.clone();
+        let key = self.request.key.clone();
+        let quantity = self.request.quantity;
+        let keyless = self.keyless();
+        match self.phase.clone() {
+            Phase::RejectMissingKey => {
+                let progress = self.finish(Outcome::with_result("missing-key", "{\"status\":400}"));
+                (progress, format!("{me} sent no Idempotency-Key: refused with 400 before touching the database"))
+            }
+            Phase::Begin => {
+                self.phase = if keyless {
+                    Phase::InsertEffect
+                } else {
+                    Phase::ReadReceipt
+                };
+                let note = match self.plan_sql_begin() {
+                    "BEGIN IMMEDIATE" => format!("{me} began a write transaction and holds RESERVED: other writers must wait"),
+                    _ => format!("{me} began a deferred transaction: it takes no lock until it reads"),
+                };
+                (Progress::Progressed, note)
+            }
+            Phase::ReadReceipt => {
+                let found =
+                    rows.and_then(|r| r.rows.first())
+                        .and_then(|row| match row.as_slice() {
+                            [SqlValue::Text(f), SqlValue::Text(r), SqlValue::Integer(e)] => {
+                                Some((f.clone(), r.clone(), *e))
+                            }
+                            _ => None,
+                        });
+                self.found = Some(found.clone());
+                let valid = found
+                    .as_ref()
+                    .filter(|(_, _, expires)| *expires > self.request.now);
+                let note;
+                self.phase = match (valid, &found) {
+                    (Some((fingerprint, stored, _)), _) => {
+                        if self.design != Design::NoFingerprint
+                            && *fingerprint != self.request.fingerprint()
+                        {
+                            note = format!("{me} found a receipt for key {key:?} made with other parameters ({fingerprint}): a conflict, not a replay");
+                            Phase::Answer {
+                                kind: "conflict",
+                                result: None,
+                            }
+                        } else if *fingerprint != self.request.fingerprint() {
+                            note = format!("{me} found a receipt for key {key:?} and, checking no fingerprint, replays {stored} although it asked for quantity {quantity}");
+                            Phase::Answer {
+                                kind: "replay",
+                                result: Some(stored.clone()),
+                            }
+                        } else {
+                            note = format!("{me} found the receipt for key {key:?} and will replay its stored result {stored}");
+                            Phase::Answer {
+                                kind: "replay",
+                                result: Some(stored.clone()),
+                            }
+                        }
+                    }
+                    (None, Some((_, _, expires))) => {
+                        note = format!(
+                            "{me} found a receipt for key {key:?} that expired at t={expires} (now t={}): the key may create anew",
+                            self.request.now
+                        );
+                        Phase::DeleteExpired
+                    }
+                    (None, None) => {
+                        note = format!(
+                            "{me} found no receipt for key {key:?}{}",
+                            Self::cause_of_absence(ctx.peers)
+                        );
+                        if self.design == Design::CheckThenWrite {
+                            Phase::EndCheck
+                        } else if self.profile.stores_errors() {
+                            Phase::Savepoint
+                        } else {
+                            Phase::InsertEffect
+                        }
+                    }
+                };
+                (Progress::Progressed, note)
+            }
+            Phase::EndCheck => {
+                self.phase = Phase::BeginWrite;
+                (Progress::Progressed, format!("{me} ended its check transaction: nothing stops another request from checking the same key now"))
+            }
+            Phase::BeginWrite => {
+                self.phase = Phase::InsertEffect;
+                (
+                    Progress::Progressed,
+                    format!("{me} began its write transaction, trusting a check that may be stale"),
+                )
+            }
+            Phase::Savepoint => {
+                self.phase = Phase::InsertEffect;
+                (Progress::Progressed, format!("{me} set a savepoint so that a failing handler can be undone while its error response is kept"))
+            }
+            Phase::DeleteExpired => {
+                self.phase = if self.profile.stores_errors() {
+                    Phase::Savepoint
+                } else {
+                    Phase::InsertEffect
+                };
+                (
+                    Progress::Progressed,
+                    format!("{me} deleted the expired receipt for key {key:?}"),
+                )
+            }
+            Phase::InsertEffect => {
+                let effect_id = rows.map(|r| r.last_insert_rowid).unwrap_or_default();
+                let result = result_json(effect_id, quantity);
+                self.phase = if self.fault == Fault::FailAfterEffect {
+                    Phase::InjectFailure
+                } else if keyless {
+                    Phase::Commit {
+                        result,
+                        kind: "created",
+                    }
+                } else if self.design == Design::ReceiptLater {
+                    Phase::CommitEffect { result }
+                } else {
+                    Phase::InsertReceipt {
+                        result,
+                        kind: "created",
+                    }
+                };
+                (
                     Progress::Progressed,
                     format!(
-                        "{} could not upgrade its read to a write ({}): waiting cannot help while it holds SHARED, so it will roll back and retry",
-                        self.label,
-                        Self::holders(peers)
+                        "{me} inserted effect {effect_id}, not yet visible to other connections"
                     ),
-                ));
+                )
             }
-            let note = format!(
-                "{} got SQLITE_BUSY at \"{name}\" ({}) and waits for a lock to be released",
-                self.label,
-                Self::holders(peers)
-            );
-            return Some(self.report(name, Some(sql), params, sql_result, Progress::Blocked, note));
+            Phase::InjectFailure => {
+                self.phase = if self.profile.stores_errors() {
+                    Phase::RollbackToSavepoint
+                } else {
+                    Phase::RollbackFailure
+                };
+                (Progress::Progressed, format!("{me}'s handler failed after inserting the effect, before the receipt (an injected failure)"))
+            }
+            Phase::RollbackFailure => {
+                let progress = self.finish(Outcome::with_result(
+                    "error",
+                    "{\"error\":\"injected failure\"}",
+                ));
+                let tail = if self.profile == Profile::Powertools {
+                    ": like Powertools deleting the record on an exception, nothing remains, so a retry runs again"
+                } else {
+                    ": the effect and the receipt vanish together, so a retry runs again"
+                };
+                (progress, format!("{me} rolled back{tail}"))
+            }
+            Phase::RollbackToSavepoint => {
+                self.phase = Phase::InsertReceipt {
+                    result: ERROR_RESULT.to_string(),
+                    kind: "error",
+                };
+                (Progress::Progressed, format!("{me} undid the handler's effect but keeps the transaction to store the error response"))
+            }
+            Phase::InsertReceipt { result, kind } => {
+                self.phase = Phase::Commit {
+                    result: result.clone(),
+                    kind,
+                };
+                let replaced = if self.design == Design::CheckThenWrite {
+                    " (OR REPLACE: a receipt another request wrote meanwhile is overwritten)"
+                } else {
+                    ""
+                };
+                (
+                    Progress::Progressed,
+                    format!("{me} inserted the receipt for key {key:?} holding {result}{replaced}"),
+                )
+            }
+            Phase::Commit { result, kind } => {
+                if self.fault == Fault::LoseReply {
+                    self.phase = Phase::LoseReply {
+                        result: result.clone(),
+                    };
+                    return (Progress::Progressed, format!("{me} committed: {result} is durable, and the reply leaves for the client"));
+                }
+                let note = match (kind, keyless) {
+                    (_, true) => format!("{me} committed an effect without a receipt (no key, no idempotency) and answers {result}"),
+                    ("error", _) => format!("{me} committed the error response as the key's receipt: retries will replay {result}"),
+                    _ if self.design == Design::ReceiptLater => format!("{me} committed the receipt in its own transaction and answers created {result}"),
+                    _ => format!("{me} committed the effect and its receipt together and answers created {result}"),
+                };
+                let progress = self.finish(Outcome::with_result(kind, result));
+                (progress, note)
+            }
+            Phase::CommitEffect { result } => {
+                self.phase = if self.fault == Fault::CrashBeforeReceipt {
+                    Phase::Crash
+                } else {
+                    Phase::BeginReceipt {
+                        result: result.clone(),
+                    }
+                };
+                (Progress::Progressed, format!("{me} committed the effect alone: until the receipt commits, a retry cannot know it happened"))
+            }
+            Phase::Crash => {
+                // A real kill: the connection's locks vanish and it writes nothing more.
+                if let Some(conn) = self.conn.as_mut() {
+                    let _ = conn.kill();
+                }
+                self.phase = Phase::Crashed;
+                self.conn = None;
+                let progress = Progress::Finished {
+                    outcome: Outcome::new("crashed"),
+                };
+                (progress, format!("{me}'s process died before writing the receipt: its effect is committed, its key unrecorded"))
+            }
+            Phase::BeginReceipt { result } => {
+                self.phase = Phase::InsertReceipt {
+                    result,
+                    kind: "created",
+                };
+                (
+                    Progress::Progressed,
+                    format!("{me} began a second transaction for the receipt"),
+                )
+            }
+            Phase::Answer { kind, result } => {
+                let note = match (kind, &result) {
+                    ("replay", Some(stored)) => {
+                        format!("{me} wrote nothing and answers replay {stored}")
+                    }
+                    _ => format!(
+                        "{me} wrote nothing and answers conflict ({})",
+                        self.profile.response("conflict")
+                    ),
+                };
+                if self.fault == Fault::LoseReply {
+                    if let Some(stored) = result {
+                        self.phase = Phase::LoseReply { result: stored };
+                        return (Progress::Progressed, note);
+                    }
+                }
+                let outcome = match result {
+                    Some(stored) => Outcome::with_result(kind, stored),
+                    None => Outcome::new(kind),
+                };
+                let progress = self.finish(outcome);
+                (progress, note)
+            }
+            Phase::LoseReply { result } => {
+                let progress = self.finish(Outcome::with_result("reply-lost", result.clone()));
+                (progress, format!("{me}'s reply {result} was lost on the way: the client never saw it and will retry"))
+            }
+            Phase::RollbackRetry => {
+                self.phase = Phase::Begin;
+                self.found = None;
+                // Back off until the writer is done: retrying while it still
+                // holds its lock would only meet BUSY again.
+                let writers: Vec<&str> = ctx
+                    .peers
+                    .iter()
+                    .filter(|p| p.lock >= LockLevel::Reserved)
+                    .map(|p| p.label.as_str())
+                    .collect();
+                if writers.is_empty() {
+                    (
+                        Progress::Progressed,
+                        format!("{me} rolled back, releasing its SHARED lock; then it starts over"),
+                    )
+                } else {
+                    (
+                        Progress::Blocked,
+                        format!(
+                            "{me} rolled back, releasing its SHARED lock so the other writer can commit, and backs off until {} has finished writing; then it starts over",
+                            writers.join(" and ")
+                        ),
+                    )
+                }
+            }
+            Phase::Crashed | Phase::Done => (
+                Progress::Failed {
+                    error: "the request is already over".to_string(),
+                },
+                format!("{me} is already over"),
+            ),
         }
-        let message = error.to_string();
-        let progress = self.finish(Outcome::with_result("error", message.clone()));
-        Some(self.report(
-            name,
-            Some(sql),
-            params,
-            sql_result,
-            progress,
-            format!("{} failed at \"{name}\": {message}", self.label),
-        ))
+    }
+
+    fn plan_sql_begin(&self) -> &'static str {
+        match self.design {
+            Design::CheckThenWrite | Design::DeferredBegin | Design::DeferredBeginRetry => "BEGIN",
+            _ => "BEGIN IMMEDIATE",
+        }
     }
 }
+
+/// The error response Stripe-style services store: a declined payment.
+pub const ERROR_RESULT: &str = "{\"status\":402,\"error\":\"card_declined\"}";
 
 impl Attempt for Execute {
     fn label(&self) -> &str {
@@ -326,17 +799,21 @@ impl Attempt for Execute {
 
     fn phase(&self) -> &'static str {
         match self.phase {
-            Phase::Begin => "ready",
+            Phase::RejectMissingKey | Phase::Begin => "ready",
             Phase::ReadReceipt => "in transaction",
             Phase::EndCheck => "checked",
             Phase::BeginWrite => "checked, will write",
-            Phase::DeleteExpired | Phase::InsertEffect => match self.design {
+            Phase::Savepoint | Phase::DeleteExpired | Phase::InsertEffect => match self.design {
                 Design::CheckThenWrite => "writing",
                 _ => "read, will write",
             },
-            Phase::InsertReceipt { .. } => "wrote effect",
+            Phase::InjectFailure | Phase::RollbackFailure | Phase::RollbackToSavepoint => "failing",
+            Phase::InsertReceipt { .. } | Phase::CommitEffect { .. } => "wrote effect",
             Phase::Commit { .. } => "wrote receipt",
-            Phase::Answer(_) => "answering",
+            Phase::Crash => "committed its effect",
+            Phase::Crashed => "crashed before its receipt",
+            Phase::BeginReceipt { .. } => "writing its receipt",
+            Phase::Answer { .. } | Phase::LoseReply { .. } => "answering",
             Phase::RollbackRetry => "rolling back",
             Phase::Done => "done",
         }
@@ -353,6 +830,9 @@ impl Attempt for Execute {
         let mut h = std::hash::DefaultHasher::new();
         self.request.hash(&mut h);
         self.design.hash(&mut h);
+        self.fault.hash(&mut h);
+        self.profile.hash(&mut h);
+        self.after.hash(&mut h);
         h.finish()
     }
 
@@ -360,308 +840,58 @@ impl Attempt for Execute {
         self.conn.iter().collect()
     }
 
+    fn waits_for(&self) -> Option<usize> {
+        self.after
+    }
+
     fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
-        let scope = self.request.scope();
-        let key = self.request.key.clone();
-        let me = self.label.clone();
-        match self.phase.clone() {
-            Phase::Begin => {
-                let sql = self.design.begin();
-                let result = self.sql(ctx, sql, &[]);
-                if let Some(report) = self.busy_or_error("begin", sql, &[], &result, ctx.peers) {
-                    return report;
-                }
-                self.phase = Phase::ReadReceipt;
-                let note = if sql == "BEGIN IMMEDIATE" {
-                    format!("{me} began a write transaction and holds RESERVED: other writers must wait")
-                } else {
-                    format!("{me} began a deferred transaction: it takes no lock until it reads")
-                };
-                self.report(
-                    "begin",
-                    Some(sql),
-                    &[],
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    note,
-                )
+        let plan = self.plan();
+        let report = |result, progress, note| StepReport {
+            name: plan.name.to_string(),
+            sql: plan.sql.map(str::to_string),
+            params: plan.params.clone(),
+            result,
+            progress,
+            note,
+        };
+        let Some(sql) = plan.sql else {
+            let (progress, note) = self.advance(None, ctx);
+            return report(SqlResult::None, progress, note);
+        };
+        let result = self.sql(ctx, sql, &plan.params);
+        let sql_result = SqlResult::from_result(&result);
+        match &result {
+            Ok(rows) => {
+                let (progress, note) = self.advance(Some(rows), ctx);
+                report(sql_result, progress, note)
             }
-            Phase::ReadReceipt => {
-                let sql = "SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3";
-                let result = self.sql(ctx, sql, &scope);
-                if let Some(report) =
-                    self.busy_or_error("read receipt", sql, &scope, &result, ctx.peers)
-                {
-                    return report;
+            Err(e) if e.is_busy() => {
+                let upgrading = matches!(
+                    self.phase,
+                    Phase::InsertEffect | Phase::DeleteExpired | Phase::Savepoint
+                ) && self.design == Design::DeferredBeginRetry;
+                if upgrading {
+                    self.phase = Phase::RollbackRetry;
+                    let note = format!(
+                        "{} could not upgrade its read to a write ({}): waiting cannot help while it holds SHARED, so it will roll back and retry",
+                        self.label,
+                        Self::locks_held(ctx.peers)
+                    );
+                    return report(sql_result, Progress::Progressed, note);
                 }
-                let rows = result.as_ref().map(|r| r.rows.clone()).unwrap_or_default();
-                let found = rows.first().and_then(|row| match row.as_slice() {
-                    [SqlValue::Text(f), SqlValue::Text(r), SqlValue::Integer(e)] => {
-                        Some((f.clone(), r.clone(), *e))
-                    }
-                    _ => None,
-                });
-                self.found = Some(found.clone());
-                let (next, note) = match &found {
-                    Some((fingerprint, stored, expires)) if *expires > self.request.now => {
-                        if *fingerprint != self.request.fingerprint() {
-                            (
-                                Phase::Answer(Answer::Conflict),
-                                format!(
-                                    "{me} found a receipt for key {key:?} made with other parameters ({fingerprint}): a conflict, not a replay"
-                                ),
-                            )
-                        } else {
-                            (
-                                Phase::Answer(Answer::Replay(stored.clone())),
-                                format!("{me} found the receipt for key {key:?} and will replay its stored result {stored}"),
-                            )
-                        }
-                    }
-                    Some((_, _, expires)) => (
-                        Phase::DeleteExpired,
-                        format!(
-                            "{me} found a receipt for key {key:?} that expired at t={expires} (now t={}): the key may create anew",
-                            self.request.now
-                        ),
-                    ),
-                    None => (
-                        if self.design == Design::CheckThenWrite {
-                            Phase::EndCheck
-                        } else {
-                            Phase::InsertEffect
-                        },
-                        format!(
-                            "{me} found no receipt for key {key:?}{}",
-                            Self::cause_of_absence(ctx.peers)
-                        ),
-                    ),
-                };
-                self.phase = next;
-                self.report(
-                    "read receipt",
-                    Some(sql),
-                    &scope,
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    note,
-                )
+                let note = format!(
+                    "{} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
+                    self.label,
+                    plan.name,
+                    Self::locks_held(ctx.peers)
+                );
+                report(sql_result, Progress::Blocked, note)
             }
-            Phase::EndCheck => {
-                let sql = "COMMIT";
-                let result = self.sql(ctx, sql, &[]);
-                if let Some(report) = self.busy_or_error("end check", sql, &[], &result, ctx.peers)
-                {
-                    return report;
-                }
-                self.phase = Phase::BeginWrite;
-                self.report(
-                    "end check",
-                    Some(sql),
-                    &[],
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    format!("{me} ended its check transaction: nothing stops another request from checking the same key now"),
-                )
-            }
-            Phase::BeginWrite => {
-                let sql = "BEGIN IMMEDIATE";
-                let result = self.sql(ctx, sql, &[]);
-                if let Some(report) =
-                    self.busy_or_error("begin write", sql, &[], &result, ctx.peers)
-                {
-                    return report;
-                }
-                self.phase = Phase::InsertEffect;
-                self.report(
-                    "begin write",
-                    Some(sql),
-                    &[],
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    format!("{me} began its write transaction, trusting a check that may be stale"),
-                )
-            }
-            Phase::DeleteExpired => {
-                let sql = "DELETE FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3";
-                let result = self.sql(ctx, sql, &scope);
-                if let Some(report) =
-                    self.busy_or_error("delete expired receipt", sql, &scope, &result, ctx.peers)
-                {
-                    return report;
-                }
-                self.phase = Phase::InsertEffect;
-                self.report(
-                    "delete expired receipt",
-                    Some(sql),
-                    &scope,
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    format!("{me} deleted the expired receipt for key {key:?}"),
-                )
-            }
-            Phase::InsertEffect => {
-                let sql = "INSERT INTO effects (tenant, operation, quantity) VALUES (?1, ?2, ?3)";
-                let params = [
-                    scope[0].clone(),
-                    scope[1].clone(),
-                    self.request.quantity.into(),
-                ];
-                let result = self.sql(ctx, sql, &params);
-                if let Some(report) =
-                    self.busy_or_error("insert effect", sql, &params, &result, ctx.peers)
-                {
-                    return report;
-                }
-                let effect_id = result
-                    .as_ref()
-                    .map(|r| r.last_insert_rowid)
-                    .unwrap_or_default();
-                self.phase = Phase::InsertReceipt { effect_id };
-                self.report(
-                    "insert effect",
-                    Some(sql),
-                    &params,
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    format!(
-                        "{me} inserted effect {effect_id}, not yet visible to other connections"
-                    ),
-                )
-            }
-            Phase::InsertReceipt { effect_id } => {
-                let sql = if self.design == Design::CheckThenWrite {
-                    "INSERT OR REPLACE INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-                } else {
-                    "INSERT INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)"
-                };
-                let params = [
-                    scope[0].clone(),
-                    scope[1].clone(),
-                    scope[2].clone(),
-                    self.request.fingerprint().as_str().into(),
-                    result_json(effect_id, self.request.quantity)
-                        .as_str()
-                        .into(),
-                    (self.request.now + RETENTION_SECONDS).into(),
-                ];
-                let result = self.sql(ctx, sql, &params);
-                if let Some(report) =
-                    self.busy_or_error("insert receipt", sql, &params, &result, ctx.peers)
-                {
-                    return report;
-                }
-                self.phase = Phase::Commit { effect_id };
-                let replaced = if self.design == Design::CheckThenWrite {
-                    " (OR REPLACE: any receipt another request wrote meanwhile is overwritten)"
-                } else {
-                    ""
-                };
-                self.report(
-                    "insert receipt",
-                    Some(sql),
-                    &params,
-                    SqlResult::from_result(&result),
-                    Progress::Progressed,
-                    format!("{me} inserted the receipt for key {key:?} pointing at effect {effect_id}{replaced}"),
-                )
-            }
-            Phase::Commit { effect_id } => {
-                let sql = "COMMIT";
-                let result = self.sql(ctx, sql, &[]);
-                if let Some(report) = self.busy_or_error("commit", sql, &[], &result, ctx.peers) {
-                    return report;
-                }
-                let answer = result_json(effect_id, self.request.quantity);
-                let progress = self.finish(Outcome::with_result("created", answer.clone()));
-                self.report(
-                    "commit",
-                    Some(sql),
-                    &[],
-                    SqlResult::from_result(&result),
-                    progress,
-                    format!("{me} committed effect {effect_id} and its receipt together and answers created {answer}"),
-                )
-            }
-            Phase::Answer(answer) => {
-                let sql = "COMMIT";
-                let result = self.sql(ctx, sql, &[]);
-                if let Some(report) = self.busy_or_error("answer", sql, &[], &result, ctx.peers) {
-                    return report;
-                }
-                let (outcome, note) = match answer {
-                    Answer::Replay(stored) => (
-                        Outcome::with_result("replay", stored.clone()),
-                        format!("{me} wrote nothing and answers replay {stored}"),
-                    ),
-                    Answer::Conflict => (
-                        Outcome::new("conflict"),
-                        format!(
-                            "{me} wrote nothing and answers conflict (HTTP 422 in the IETF draft)"
-                        ),
-                    ),
-                };
-                let progress = self.finish(outcome);
-                self.report(
-                    "answer",
-                    Some(sql),
-                    &[],
-                    SqlResult::from_result(&result),
-                    progress,
-                    note,
-                )
-            }
-            Phase::RollbackRetry => {
-                let sql = "ROLLBACK";
-                let result = self.sql(ctx, sql, &[]);
-                if let Some(report) =
-                    self.busy_or_error("roll back to retry", sql, &[], &result, ctx.peers)
-                {
-                    return report;
-                }
-                self.phase = Phase::Begin;
-                self.found = None;
-                self.retries += 1;
-                // Back off until the writer is done: retrying while it still
-                // holds its lock would only meet BUSY again.
-                let writers: Vec<&str> = ctx
-                    .peers
-                    .iter()
-                    .filter(|p| p.lock >= LockLevel::Reserved)
-                    .map(|p| p.label.as_str())
-                    .collect();
-                let (progress, wait) = if writers.is_empty() {
-                    (Progress::Progressed, String::new())
-                } else {
-                    (
-                        Progress::Blocked,
-                        format!(
-                            " and backs off until {} has finished writing",
-                            writers.join(" and ")
-                        ),
-                    )
-                };
-                self.report(
-                    "roll back to retry",
-                    Some(sql),
-                    &[],
-                    SqlResult::from_result(&result),
-                    progress,
-                    format!("{me} rolled back, releasing its SHARED lock so the other writer can commit{wait}; then it starts over"),
-                )
-            }
-            Phase::Done => {
-                let progress = Progress::Failed {
-                    error: "the request is already over".to_string(),
-                };
-                self.report(
-                    "done",
-                    None,
-                    &[],
-                    SqlResult::None,
-                    progress,
-                    format!("{me} is already over"),
-                )
+            Err(e) => {
+                let message = e.to_string();
+                let note = format!("{} failed at \"{}\": {message}", self.label, plan.name);
+                let progress = self.finish(Outcome::with_result("error", message));
+                report(sql_result, progress, note)
             }
         }
     }
@@ -690,4 +920,10 @@ pub fn counts(store: &Store) -> Result<(i64, i64)> {
         Some([SqlValue::Integer(e), SqlValue::Integer(r)]) => Ok((*e, *r)),
         other => Err(Error::Store(format!("unexpected counts {other:?}"))),
     }
+}
+
+/// "(effects, receipts)" as text, the way the reference prints counts.
+pub fn counts_text(store: &Store) -> Result<String> {
+    let (effects, receipts) = counts(store)?;
+    Ok(format!("({effects}, {receipts})"))
 }

@@ -1,8 +1,8 @@
 //! The catalog: each scenario is a setup, attempts, checks and an explanation.
 
-pub mod race;
+pub mod idempotency;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::sim::Scenario;
 use crate::{Error, Result};
@@ -13,26 +13,110 @@ use crate::{Error, Result};
 pub struct Entry {
     /// The id to run it by.
     pub id: &'static str,
+    /// The pattern it belongs to (`idempotency`, `outbox`, `inbox`).
+    pub pattern: &'static str,
     /// A title.
     pub title: &'static str,
-    /// What the pattern is and what the scenario proves, in a few sentences.
+    /// What the scenario shows and what it proves, in a few sentences.
     pub explanation: &'static str,
     /// Whether the design is expected to fail under some schedule.
     pub fails: bool,
+    /// The parameters it takes.
+    pub params: &'static [&'static str],
+    /// Whether it is one of the reference program's checks.
+    pub reference: bool,
+}
+
+/// A scenario's parameters, as a caller (page, link, command line) gives them.
+/// Every field is optional; a scenario rejects the ones it does not take.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Params {
+    /// How many racing attempts.
+    pub attempts: Option<u32>,
+    /// The tenant.
+    pub tenant: Option<String>,
+    /// The idempotency key.
+    pub key: Option<String>,
+    /// The quantity ordered.
+    pub quantity: Option<i64>,
+    /// The virtual clock, in seconds.
+    pub clock: Option<i64>,
+    /// The response profile (`reference`, `ietf`, `stripe`, `powertools`).
+    pub profile: Option<String>,
+    /// Where a process dies.
+    pub crash_point: Option<String>,
+}
+
+impl Params {
+    /// The names of the parameters that are set.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut given = Vec::new();
+        if self.attempts.is_some() {
+            given.push("attempts");
+        }
+        if self.tenant.is_some() {
+            given.push("tenant");
+        }
+        if self.key.is_some() {
+            given.push("key");
+        }
+        if self.quantity.is_some() {
+            given.push("quantity");
+        }
+        if self.clock.is_some() {
+            given.push("clock");
+        }
+        if self.profile.is_some() {
+            given.push("profile");
+        }
+        if self.crash_point.is_some() {
+            given.push("crashPoint");
+        }
+        given
+    }
+
+    /// Fails if a parameter is set that `entry` does not take.
+    pub fn check_for(&self, entry: &Entry) -> Result<()> {
+        for name in self.given() {
+            if !entry.params.contains(&name) {
+                let takes = if entry.params.is_empty() {
+                    "no parameters".to_string()
+                } else {
+                    entry.params.join(", ")
+                };
+                return Err(Error::invalid(
+                    "params",
+                    format!(
+                        "scenario {} has no parameter {name:?}; it takes {takes}",
+                        entry.id
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Every scenario the scheduler can run.
 pub fn catalog() -> Vec<Entry> {
-    race::entries()
+    idempotency::entries()
 }
 
-/// Builds a scenario by id.
+/// Builds a scenario by id with its default parameters.
 pub fn build(id: &str) -> Result<Box<dyn Scenario>> {
-    race::build(id).ok_or_else(|| {
+    build_with(id, &Params::default())
+}
+
+/// Builds a scenario by id with `params`.
+pub fn build_with(id: &str, params: &Params) -> Result<Box<dyn Scenario>> {
+    let entry = catalog().into_iter().find(|e| e.id == id).ok_or_else(|| {
         let ids: Vec<&str> = catalog().iter().map(|e| e.id).collect();
         Error::invalid(
             "scenario",
             format!("unknown scenario {id:?}; known: {}", ids.join(", ")),
         )
-    })
+    })?;
+    params.check_for(&entry)?;
+    idempotency::build(id, params)
 }

@@ -17,7 +17,7 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
-use crate::storage::{Conn, LockLevel, Rows, SqlValue, Store};
+use crate::storage::{Conn, LockLevel, Rows, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
 pub use schedule::Schedule;
 
@@ -174,6 +174,12 @@ pub trait Attempt {
 
     /// The connections the attempt holds, for lock levels and kills.
     fn connections(&self) -> Vec<&Conn>;
+
+    /// An attempt that must be over before this one starts (a client's
+    /// retry starts after its first request ended).
+    fn waits_for(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Where an attempt is, as the runner sees it.
@@ -184,6 +190,11 @@ pub enum Status {
     Runnable,
     /// Waiting for a lock to be released.
     Blocked,
+    /// Not started: waiting for another attempt to be over.
+    Waiting {
+        /// The attempt it waits for.
+        on: usize,
+    },
     /// Over.
     Finished {
         /// The outcome.
@@ -309,9 +320,52 @@ pub trait Scenario {
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>>;
     /// The database files whose tables a trace shows.
     fn databases(&self) -> Vec<&'static str>;
-    /// The checks after a run, given each attempt's status. `committed` is a
-    /// copy of the run's store, so reading it takes no lock the attempts hold.
-    fn checks(&self, committed: &Store, statuses: &[Status]) -> Result<Vec<Check>>;
+    /// The checks after a run.
+    fn checks(&self, ended: &Ended<'_>) -> Result<Vec<Check>>;
+}
+
+/// What a scenario's checks see of a run that stopped.
+pub struct Ended<'a> {
+    /// A copy of the run's store: reading it takes no lock the attempts hold.
+    pub committed: &'a Store,
+    /// Every attempt's status.
+    pub statuses: &'a [Status],
+    /// The store's files when each attempt was over.
+    pub at_end: &'a [Option<Snapshot>],
+}
+
+impl Ended<'_> {
+    /// The outcome of attempt `index`, if it finished.
+    pub fn outcome(&self, index: usize) -> Option<&Outcome> {
+        match self.statuses.get(index) {
+            Some(Status::Finished { outcome }) => Some(outcome),
+            _ => None,
+        }
+    }
+
+    /// The kind of attempt `index`'s outcome, or how it did not finish.
+    pub fn kind(&self, index: usize) -> String {
+        match self.statuses.get(index) {
+            Some(Status::Finished { outcome }) => outcome.kind.clone(),
+            Some(Status::Failed { error }) => format!("failed: {error}"),
+            Some(_) => "not finished".to_string(),
+            None => "no such attempt".to_string(),
+        }
+    }
+
+    /// The result of attempt `index`'s outcome.
+    pub fn result(&self, index: usize) -> Option<&str> {
+        self.outcome(index).and_then(|o| o.result.as_deref())
+    }
+
+    /// A store holding the committed state as it was when attempt `index`
+    /// was over (`None` if it never was).
+    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Store>> {
+        match self.at_end.get(index) {
+            Some(Some(snapshot)) => Ok(Some(Store::from_snapshot("at-end", snapshot)?)),
+            _ => Ok(None),
+        }
+    }
 }
 
 /// The state a scheduler picks from: who can run, and who ran last.
@@ -337,6 +391,8 @@ pub struct Run<'s> {
     trace: Option<Vec<TraceStep>>,
     /// A scratch store the committed tables are read from when recording.
     observer: Option<Store>,
+    /// The store's files when each attempt was over.
+    at_end: Vec<Option<Snapshot>>,
 }
 
 fn level_name(level: LockLevel) -> String {
@@ -355,7 +411,20 @@ impl<'s> Run<'s> {
             ));
         }
         store.set_track_changes(record);
-        let statuses = vec![Status::Runnable; attempts.len()];
+        let mut statuses = Vec::with_capacity(attempts.len());
+        for (i, attempt) in attempts.iter().enumerate() {
+            statuses.push(match attempt.waits_for() {
+                None => Status::Runnable,
+                Some(on) if on < attempts.len() && on != i => Status::Waiting { on },
+                Some(on) => {
+                    return Err(Error::invalid(
+                        "attempts",
+                        format!("attempt {i} cannot wait for attempt {on}"),
+                    ))
+                }
+            });
+        }
+        let at_end = vec![None; attempts.len()];
         Ok(Run {
             scenario,
             store,
@@ -368,6 +437,7 @@ impl<'s> Run<'s> {
             } else {
                 None
             },
+            at_end,
         })
     }
 
@@ -455,6 +525,10 @@ impl<'s> Run<'s> {
         match &self.statuses[index] {
             Status::Runnable => 0u8.hash(&mut hasher),
             Status::Blocked => 1u8.hash(&mut hasher),
+            Status::Waiting { on } => {
+                4u8.hash(&mut hasher);
+                on.hash(&mut hasher);
+            }
             Status::Finished { outcome } => {
                 2u8.hash(&mut hasher);
                 outcome.hash(&mut hasher);
@@ -551,6 +625,14 @@ impl<'s> Run<'s> {
         if released {
             for (i, status) in self.statuses.iter_mut().enumerate() {
                 if *status == Status::Blocked && i != attempt {
+                    *status = Status::Runnable;
+                }
+            }
+        }
+        if self.statuses[attempt].is_over() {
+            self.at_end[attempt] = Some(self.store.snapshot());
+            for status in self.statuses.iter_mut() {
+                if *status == (Status::Waiting { on: attempt }) {
                     *status = Status::Runnable;
                 }
             }
@@ -653,7 +735,7 @@ impl<'s> Run<'s> {
             .statuses
             .iter()
             .enumerate()
-            .filter(|(_, s)| **s == Status::Blocked)
+            .filter(|(_, s)| matches!(s, Status::Blocked | Status::Waiting { .. }))
             .map(|(i, _)| {
                 let holders: Vec<String> = levels
                     .iter()
@@ -686,6 +768,10 @@ impl<'s> Run<'s> {
     pub fn checks(&self) -> Result<Vec<Check>> {
         let copy = Store::new("checks")?;
         copy.copy_files_from(self.store)?;
-        self.scenario.checks(&copy, &self.statuses)
+        self.scenario.checks(&Ended {
+            committed: &copy,
+            statuses: &self.statuses,
+            at_end: &self.at_end,
+        })
     }
 }

@@ -205,6 +205,13 @@ impl Store {
         })
     }
 
+    /// A new store holding copies of a snapshot's files (of any store).
+    pub fn from_snapshot(label: &str, snapshot: &Snapshot) -> Result<Store> {
+        let store = Store::new(label)?;
+        store.inner.restore_files(&snapshot.files);
+        Ok(store)
+    }
+
     /// Another handle on the store named `name` (as [`Store::name`] gave it).
     pub fn open(name: &str) -> Result<Store> {
         StoreInner::find(name)
