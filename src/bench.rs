@@ -202,7 +202,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
 
     // The 8-attempt race, explored completely, once per round.
     let race = scenarios::build("idem-race")?;
-    let explorer = Explorer::new(race.as_ref())?;
+    let explorer = Explorer::new(race)?;
     let mut last = None;
     measurements.push(measure(
         "exhaustive exploration of the 8-attempt idempotency race (one whole search)",
@@ -236,7 +236,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             ..scenarios::Params::default()
         },
     )?;
-    let explorer = Explorer::new(pair.as_ref())?;
+    let explorer = Explorer::new(pair)?;
     let mut seed = 0u64;
     measurements.push(measure(
         "one random schedule of the 2-attempt idempotency race (run to the end, checked)",

@@ -156,7 +156,7 @@ mod cli {
             .collect();
         if pattern_ids.is_empty() {
             let scenario = build_scenario(target, params)?;
-            let explorer = Explorer::new(scenario.as_ref())?;
+            let explorer = Explorer::new(scenario)?;
             let result = explorer.run(&mut RoundRobin, true)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
@@ -183,7 +183,7 @@ mod cli {
                 .find(|e| e.id == id)
                 .expect("listed");
             let scenario = scenarios::build(id)?;
-            let explorer = Explorer::new(scenario.as_ref())?;
+            let explorer = Explorer::new(scenario)?;
             let report = explorer.exhaustive(dfs::Options::default(), 10_000, |_| true)?;
             let sample = explorer.run(&mut RoundRobin, false)?;
             let passed = report.counterexample.is_none() && report.complete && sample.passed;
@@ -253,7 +253,7 @@ mod cli {
     ) -> Result<(), Box<dyn std::error::Error>> {
         use replayground::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
         let scenario = build_scenario(scenario, params)?;
-        let explorer = Explorer::new(scenario.as_ref())?;
+        let explorer = Explorer::new(scenario)?;
         let start = std::time::Instant::now();
         let report = match strategy {
             Strategy::Exhaustive => {
@@ -403,7 +403,7 @@ mod cli {
                 json,
             } => {
                 let scenario = build_scenario(&scenario, params.as_deref())?;
-                let explorer = Explorer::new(scenario.as_ref())?;
+                let explorer = Explorer::new(scenario)?;
                 let schedule = Schedule::decode(&schedule)?;
                 let result = explorer.replay(&schedule, true)?;
                 if json {

@@ -29,7 +29,7 @@ fn scenario(id: &str) -> replayground::Result<Box<dyn Scenario>> {
 
 fn exhaustive(id: &str, options: dfs::Options) -> ExploreReport {
     let scenario = scenario(id).unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     explorer.exhaustive(options, 1000, |_| true).unwrap()
 }
 
@@ -68,7 +68,7 @@ fn the_correct_design_and_the_retry_policy_pass_every_schedule_of_two() {
 #[test]
 fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
     let scenario = scenario("idem-check-then-write").unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     let report = explorer
         .exhaustive(dfs::Options::default(), 1000, |_| true)
         .unwrap();
@@ -144,7 +144,7 @@ fn a_deferred_begin_deadlocks_and_the_verdict_names_who_waits_for_whom() {
 fn every_recorded_random_and_pct_run_replays_to_the_same_trace() {
     for id in ["idem-race", "idem-check-then-write", "idem-deferred-retry"] {
         let scenario = scenario(id).unwrap();
-        let explorer = Explorer::new(scenario.as_ref()).unwrap();
+        let explorer = Explorer::new(scenario).unwrap();
         for seed in 0..25u64 {
             let mut schedulers: Vec<Box<dyn Scheduler>> = vec![
                 Box::new(Random::new(seed)),
@@ -165,7 +165,7 @@ fn every_recorded_random_and_pct_run_replays_to_the_same_trace() {
 #[test]
 fn the_same_seed_gives_the_same_run() {
     let scenario = scenario("idem-race").unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     let a = explorer.run(&mut Random::new(42), false).unwrap();
     let b = explorer.run(&mut Random::new(42), false).unwrap();
     let c = explorer.run(&mut Random::new(43), false).unwrap();
@@ -178,7 +178,7 @@ fn the_same_seed_gives_the_same_run() {
 #[test]
 fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     let scenario = scenario("idem-race-2").unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     let mut manual = Manual::new([0, 1, 0, 0, 0, 0, 1, 1, 1]);
     let result = explorer.run(&mut manual, true).unwrap();
     assert!(result.passed, "{:?}", result.checks);
@@ -213,7 +213,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
 #[test]
 fn schedules_that_do_not_fit_give_clear_errors() {
     let scenario = scenario("idem-race-2").unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     let error = |text: &str| {
         explorer
             .replay(&Schedule::decode(text).unwrap(), false)
@@ -244,7 +244,7 @@ fn schedules_that_do_not_fit_give_clear_errors() {
 #[test]
 fn manual_picks_of_an_attempt_that_cannot_run_are_refused() {
     let scenario = scenario("idem-race-2").unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     let mut run = explorer.start(false).unwrap();
     run.step(0).unwrap();
     run.step(1).unwrap(); // B is refused the lock and blocks
@@ -285,7 +285,7 @@ fn bounded_searches_say_so() {
     assert_eq!(budget.bounded_by.as_deref(), Some("run budget of 3 runs"));
 
     let scenario = scenario("idem-race").unwrap();
-    let explorer = Explorer::new(scenario.as_ref()).unwrap();
+    let explorer = Explorer::new(scenario).unwrap();
     let cancelled = explorer
         .exhaustive(dfs::Options::default(), 5, |_| false)
         .unwrap();

@@ -59,3 +59,107 @@ fn round_trip_rejects_values_that_are_not_strings() {
         assert_eq!(message(error), "invalid note: expected a string");
     }
 }
+
+fn object(pairs: &[(&str, JsValue)]) -> JsValue {
+    let o = js_sys::Object::new();
+    for (k, v) in pairs {
+        Reflect::set(&o, &JsValue::from_str(k), v).unwrap();
+    }
+    o.into()
+}
+
+#[wasm_bindgen_test]
+fn js_values_json_cannot_hold_are_refused() {
+    use replayground::wasm::js_to_json;
+    let lone = js_sys::JsString::from_char_code1(0xD800);
+    let cases: Vec<(JsValue, &str)> = vec![
+        (
+            JsValue::from_f64(f64::NAN),
+            "numbers must be finite (got NaN)",
+        ),
+        (
+            JsValue::from_f64(f64::INFINITY),
+            "numbers must be finite (got inf)",
+        ),
+        (lone.into(), "lone surrogate"),
+        (js_sys::Function::new_no_args("return 1").into(), "function"),
+        (js_sys::BigInt::from(5u32).into(), "BigInt"),
+    ];
+    for (value, expected) in cases {
+        let error = js_to_json(&value, 0).unwrap_err().to_string();
+        assert!(error.contains(expected), "{error}");
+    }
+    let mut deep = JsValue::from_f64(1.0);
+    for _ in 0..20 {
+        deep = object(&[("x", deep)]);
+    }
+    assert!(js_to_json(&deep, 0)
+        .unwrap_err()
+        .to_string()
+        .contains("nested more than 8 levels"));
+    assert_eq!(
+        js_to_json(&JsValue::from_f64(2.0), 0).unwrap(),
+        serde_json::json!(2)
+    );
+}
+
+#[wasm_bindgen_test]
+fn the_catalog_and_a_scenario_run_cross_as_plain_objects() {
+    let catalog = js_sys::Array::from(&wasm::scenario_catalog().unwrap());
+    assert!(catalog.length() >= 11);
+    let first = catalog.get(0);
+    assert_eq!(
+        field(&first, "id").as_string().as_deref(),
+        Some("idem-race")
+    );
+    let result = wasm::run_scenario(JsValue::from_str("idem-race"), JsValue::UNDEFINED).unwrap();
+    assert_eq!(field(&result, "passed").as_bool(), Some(true));
+    let trace = js_sys::Array::from(&field(&result, "trace"));
+    assert!(trace.length() > 8);
+}
+
+#[wasm_bindgen_test]
+fn a_session_refuses_bad_requests_and_writes_nothing() {
+    let mut session = wasm::IdempotencySession::new().unwrap();
+    let good = || {
+        object(&[
+            ("tenant", "north".into()),
+            ("operation", "web-order".into()),
+            ("key", "k".into()),
+            ("quantity", JsValue::from_f64(2.0)),
+            ("now", JsValue::from_f64(0.0)),
+        ])
+    };
+    let created = session.execute(good()).unwrap();
+    assert_eq!(
+        field(&field(&created, "outcome"), "kind")
+            .as_string()
+            .as_deref(),
+        Some("created")
+    );
+    let before = session.database_bytes();
+    let with = |name: &str, value: JsValue| {
+        let o = good();
+        Reflect::set(&o, &JsValue::from_str(name), &value).unwrap();
+        o
+    };
+    let bad = vec![
+        with("quantity", JsValue::from_f64(0.0)),
+        with("quantity", JsValue::from_f64(-1.0)),
+        with("quantity", JsValue::from_f64(2.5)),
+        with("quantity", JsValue::from_f64(f64::NAN)),
+        with("quantity", JsValue::from_str("2")),
+        with("quantity", JsValue::from_f64(9_007_199_254_740_992.0)),
+        with("key", JsValue::from_str("")),
+        with("key", JsValue::from_str(&"k".repeat(256))),
+        with("tenant", JsValue::UNDEFINED),
+        with("tenant", JsValue::from_f64(1.0)),
+        JsValue::NULL,
+        JsValue::from_str("north"),
+    ];
+    for value in bad {
+        let error = session.execute(value).expect_err("must be refused");
+        assert!(message(error).starts_with("invalid "));
+    }
+    assert_eq!(session.database_bytes(), before, "nothing was written");
+}

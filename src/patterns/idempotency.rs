@@ -927,3 +927,53 @@ pub fn counts_text(store: &Store) -> Result<String> {
     let (effects, receipts) = counts(store)?;
     Ok(format!("({effects}, {receipts})"))
 }
+
+/// What one request did when run alone: its outcome, its steps, and the counts after.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Executed {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Each step it took.
+    pub steps: Vec<StepReport>,
+    /// Effects after it.
+    pub effects: i64,
+    /// Receipts after it.
+    pub receipts: i64,
+}
+
+/// Runs one request (correct design) alone on `store` to its end.
+pub fn execute_alone(store: &Store, label: &str, request: Request) -> Result<Executed> {
+    let request = request.validate()?;
+    let mut attempt = Execute::new(label, request, Design::Correct);
+    let mut steps = Vec::new();
+    let ctx = StepCtx { store, peers: &[] };
+    loop {
+        let report = attempt.step(&ctx);
+        let progress = report.progress.clone();
+        steps.push(report);
+        match progress {
+            Progress::Finished { outcome } => {
+                let (effects, receipts) = counts(store)?;
+                return Ok(Executed {
+                    outcome,
+                    steps,
+                    effects,
+                    receipts,
+                });
+            }
+            Progress::Failed { error } => return Err(Error::Store(error)),
+            Progress::Blocked => {
+                return Err(Error::Store(
+                    "the request was refused a lock although it runs alone".to_string(),
+                ))
+            }
+            Progress::Progressed if steps.len() > 32 => {
+                return Err(Error::Store(
+                    "the request did not finish in 32 steps".to_string(),
+                ))
+            }
+            Progress::Progressed => {}
+        }
+    }
+}

@@ -123,15 +123,15 @@ pub fn format_log10(log10: f64) -> String {
 }
 
 /// A scenario set up once in its own store, ready to run many times.
-pub struct Explorer<'s> {
-    scenario: &'s dyn Scenario,
+pub struct Explorer {
+    scenario: Box<dyn Scenario>,
     store: Store,
     initial: Snapshot,
 }
 
-impl<'s> Explorer<'s> {
+impl Explorer {
     /// Sets the scenario up and snapshots its initial state.
-    pub fn new(scenario: &'s dyn Scenario) -> Result<Self> {
+    pub fn new(scenario: Box<dyn Scenario>) -> Result<Self> {
         let store = Store::new("scenario")?;
         scenario.setup(&store)?;
         let initial = store.snapshot();
@@ -151,7 +151,7 @@ impl<'s> Explorer<'s> {
     /// have been dropped.
     pub fn start(&self, record: bool) -> Result<Run<'_>> {
         self.store.restore(&self.initial)?;
-        Run::start(self.scenario, &self.store, record)
+        Run::start(self.scenario.as_ref(), &self.store, record)
     }
 
     /// The result of a stopped run: its verdict and checks.

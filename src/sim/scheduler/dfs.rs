@@ -126,7 +126,7 @@ impl Dfs {
     }
 
     /// Explores up to `runs` more runs. Returns whether the search is done.
-    pub fn advance(&mut self, explorer: &Explorer<'_>, runs: u64) -> Result<bool> {
+    pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
         let mut left = runs;
         while left > 0 && !self.is_done() {
             let Some((prefix, preemptions)) = self.stack.pop() else {
@@ -140,7 +140,7 @@ impl Dfs {
 
     fn walk(
         &mut self,
-        explorer: &Explorer<'_>,
+        explorer: &Explorer,
         prefix: Vec<usize>,
         mut preemptions: u32,
     ) -> Result<()> {

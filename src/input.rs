@@ -1,0 +1,290 @@
+//! Parsing what callers send (JSON from the page, a link or the command
+//! line) into typed inputs, with a sentence a person can act on for anything
+//! wrong. Nothing here writes: inputs are checked before any SQL runs.
+
+use serde_json::{Map, Value};
+
+use crate::patterns::idempotency::Request;
+use crate::scenarios::Params;
+use crate::{Error, Result};
+
+/// The largest integer JavaScript represents exactly (2^53 - 1).
+pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
+
+/// The longest text field accepted anywhere, in characters.
+pub const MAX_TEXT_CHARS: usize = 4096;
+
+fn describe(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The value as an object, or an error naming `what`.
+pub fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a Map<String, Value>> {
+    value
+        .as_object()
+        .ok_or_else(|| Error::invalid(what, format!("expected an object, got {}", describe(value))))
+}
+
+/// Fails on keys of `map` other than `allowed`.
+pub fn only(map: &Map<String, Value>, allowed: &[&str], what: &'static str) -> Result<()> {
+    for key in map.keys() {
+        if !allowed.contains(&key.as_str()) {
+            let shown: String = key.chars().take(40).collect();
+            return Err(Error::invalid(
+                what,
+                format!("unknown field {shown:?}; expected {}", allowed.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An optional text field of 1 to `max` characters.
+pub fn text(map: &Map<String, Value>, field: &'static str, max: usize) -> Result<Option<String>> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => {
+            let chars = s.chars().count();
+            if chars == 0 || chars > max {
+                return Err(Error::invalid(
+                    field,
+                    format!("use 1 to {max} characters (got {chars})"),
+                ));
+            }
+            Ok(Some(s.clone()))
+        }
+        Some(other) => Err(Error::invalid(
+            field,
+            format!("expected a string, got {}", describe(other)),
+        )),
+    }
+}
+
+/// An optional whole number in `min..=max`.
+pub fn whole(
+    map: &Map<String, Value>,
+    field: &'static str,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>> {
+    let value = match map.get(field) {
+        None | Some(Value::Null) => return Ok(None),
+        Some(value) => value,
+    };
+    let Value::Number(n) = value else {
+        return Err(Error::invalid(
+            field,
+            format!("expected a whole number, got {}", describe(value)),
+        ));
+    };
+    let whole = match (n.as_i64(), n.as_f64()) {
+        (Some(i), _) => i,
+        (None, Some(f)) if f.fract() == 0.0 && f.abs() < 9.3e18 => f as i64,
+        (None, Some(f)) if f.fract() != 0.0 => {
+            return Err(Error::invalid(
+                field,
+                format!("expected a whole number, got {f}"),
+            ))
+        }
+        _ => {
+            return Err(Error::invalid(
+                field,
+                format!("{n} is out of range ({min} to {max})"),
+            ))
+        }
+    };
+    if whole < min || whole > max {
+        return Err(Error::invalid(
+            field,
+            format!("{whole} is out of range ({min} to {max})"),
+        ));
+    }
+    Ok(Some(whole))
+}
+
+/// A scenario's parameters from a JSON object (absent fields keep defaults).
+pub fn params(value: &Value) -> Result<Params> {
+    if value.is_null() {
+        return Ok(Params::default());
+    }
+    let map = object(value, "params")?;
+    only(
+        map,
+        &[
+            "attempts",
+            "tenant",
+            "key",
+            "quantity",
+            "clock",
+            "profile",
+            "crashPoint",
+        ],
+        "params",
+    )?;
+    Ok(Params {
+        attempts: whole(map, "attempts", 1, 8)?.map(|n| n as u32),
+        tenant: text(map, "tenant", crate::patterns::idempotency::MAX_KEY_CHARS)?,
+        key: text(map, "key", crate::patterns::idempotency::MAX_KEY_CHARS)?,
+        quantity: whole(map, "quantity", 1, MAX_SAFE_INTEGER)?,
+        clock: whole(map, "clock", 0, crate::patterns::idempotency::MAX_CLOCK)?,
+        profile: text(map, "profile", 32)?,
+        crash_point: text(map, "crashPoint", 32)?,
+    })
+}
+
+/// One idempotent request from a JSON object: `tenant`, `operation`, `key`,
+/// `quantity` and `now` are all required.
+pub fn request(value: &Value) -> Result<Request> {
+    let map = object(value, "request")?;
+    only(
+        map,
+        &["tenant", "operation", "key", "quantity", "now"],
+        "request",
+    )?;
+    let max = crate::patterns::idempotency::MAX_KEY_CHARS;
+    let required = |field: &'static str, v: Option<String>| {
+        v.ok_or_else(|| Error::invalid(field, "is required"))
+    };
+    let tenant = required("tenant", text(map, "tenant", max)?)?;
+    let operation = required("operation", text(map, "operation", max)?)?;
+    let key = match text(map, "key", max) {
+        Err(Error::InvalidInput { reason, .. }) if reason.starts_with("use 1 to") => {
+            return Err(Error::invalid(
+                "key",
+                format!("{reason}; Stripe limits keys to {max} characters"),
+            ))
+        }
+        other => required("key", other?)?,
+    };
+    let quantity = whole(map, "quantity", 1, MAX_SAFE_INTEGER)
+        .map_err(|_| {
+            Error::invalid(
+                "quantity",
+                format!(
+                    "must be a positive whole number up to 2^53 - 1 (got {})",
+                    map.get("quantity")
+                        .map_or("nothing".to_string(), Value::to_string)
+                ),
+            )
+        })?
+        .ok_or_else(|| Error::invalid("quantity", "is required"))?;
+    let now = whole(map, "now", 0, crate::patterns::idempotency::MAX_CLOCK)?
+        .ok_or_else(|| Error::invalid("now", "is required"))?;
+    Request {
+        tenant,
+        operation,
+        key,
+        quantity,
+        now,
+    }
+    .validate()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn reason(value: Value) -> String {
+        request(&value).unwrap_err().to_string()
+    }
+
+    fn good() -> Value {
+        json!({"tenant": "north", "operation": "web-order", "key": "k", "quantity": 2, "now": 0})
+    }
+
+    #[test]
+    fn a_good_request_parses() {
+        let r = request(&good()).unwrap();
+        assert_eq!((r.quantity, r.now), (2, 0));
+    }
+
+    #[test]
+    fn quantities_that_are_not_positive_whole_numbers_are_refused() {
+        for (q, shown) in [
+            (json!(0), "0"),
+            (json!(-1), "-1"),
+            (json!(2.5), "2.5"),
+            (json!("2"), "\"2\""),
+            (json!(9_007_199_254_740_992_i64), "9007199254740992"),
+            (json!(null), "null"),
+        ] {
+            let mut v = good();
+            v["quantity"] = q;
+            let text = reason(v);
+            if shown == "null" {
+                assert_eq!(text, "invalid quantity: is required");
+            } else {
+                assert_eq!(
+                    text,
+                    format!("invalid quantity: must be a positive whole number up to 2^53 - 1 (got {shown})")
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn keys_must_have_1_to_255_characters() {
+        for key in [String::new(), "k".repeat(256)] {
+            let mut v = good();
+            v["key"] = json!(key);
+            assert!(reason(v).contains("Stripe limits keys to 255 characters"));
+        }
+        let mut v = good();
+        v["key"] = json!("k".repeat(255));
+        assert!(request(&v).is_ok());
+    }
+
+    #[test]
+    fn missing_unknown_and_mistyped_fields_are_named() {
+        let mut v = good();
+        v.as_object_mut().unwrap().remove("tenant");
+        assert_eq!(reason(v), "invalid tenant: is required");
+        let mut v = good();
+        v["extra"] = json!(1);
+        assert!(reason(v).starts_with("invalid request: unknown field \"extra\""));
+        let mut v = good();
+        v["operation"] = json!(5);
+        assert_eq!(
+            reason(v),
+            "invalid operation: expected a string, got a number"
+        );
+        assert_eq!(
+            reason(json!([1])),
+            "invalid request: expected an object, got an array"
+        );
+    }
+
+    #[test]
+    fn params_are_checked_field_by_field() {
+        assert_eq!(params(&json!(null)).unwrap(), Params::default());
+        let p = params(&json!({"attempts": 3, "clock": 90})).unwrap();
+        assert_eq!((p.attempts, p.clock), (Some(3), Some(90)));
+        for (bad, expected) in [
+            (
+                json!({"attempts": 9}),
+                "invalid attempts: 9 is out of range (1 to 8)",
+            ),
+            (
+                json!({"attempts": 0}),
+                "invalid attempts: 0 is out of range (1 to 8)",
+            ),
+            (json!({"clock": -1}), "invalid clock: -1 is out of range"),
+            (json!({"nope": 1}), "invalid params: unknown field \"nope\""),
+            (
+                json!("x"),
+                "invalid params: expected an object, got a string",
+            ),
+        ] {
+            let text = params(&bad).unwrap_err().to_string();
+            assert!(text.starts_with(expected), "{text}");
+        }
+    }
+}

@@ -1,0 +1,335 @@
+//! Every check of `idempotency-scope.py`, with its counts, natively and in
+//! the browser from one body; the designs that fail, caught by the explorer;
+//! and the response profiles.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::patterns::idempotency::{self, Request, ERROR_RESULT};
+use replayground::scenarios::{self, Params};
+use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
+use replayground::sim::scheduler::{dfs, RoundRobin};
+use replayground::sim::Schedule;
+use replayground::storage::Store;
+
+fn explorer(id: &str, params: Params) -> Explorer {
+    Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
+}
+
+fn every_schedule(id: &str, params: Params) -> ExploreReport {
+    explorer(id, params)
+        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .unwrap()
+}
+
+fn one_run(id: &str, params: Params) -> RunResult {
+    explorer(id, params).run(&mut RoundRobin, true).unwrap()
+}
+
+fn actual(result: &RunResult, check: &str) -> String {
+    result
+        .checks
+        .iter()
+        .find(|c| c.name == check)
+        .unwrap_or_else(|| panic!("no check {check:?} in {:?}", result.checks))
+        .actual
+        .clone()
+}
+
+/// The reference's five checks hold under every schedule, with its counts.
+#[test]
+fn the_five_reference_checks_hold_under_every_schedule_with_the_reference_counts() {
+    let expected = [
+        ("idem-race", "(1, 1)"),
+        ("idem-scope", "(4, 4)"),
+        ("idem-failure", "(5, 5)"),
+        ("idem-lost-reply", "(6, 6)"),
+        ("idem-retention", "(7, 6)"),
+    ];
+    for (id, counts) in expected {
+        let report = every_schedule(id, Params::default());
+        assert!(report.complete, "{id}");
+        assert!(
+            report.counterexample.is_none(),
+            "{id}: {:?}",
+            report.counterexample
+        );
+        let run = one_run(id, Params::default());
+        assert!(run.passed, "{id}: {:?}", run.checks);
+        assert_eq!(actual(&run, "(effects, receipts)"), counts, "{id}");
+    }
+}
+
+#[test]
+fn eight_racing_requests_give_one_created_seven_replays_and_identical_results() {
+    let run = one_run("idem-race", Params::default());
+    assert_eq!(actual(&run, "created"), "1");
+    assert_eq!(actual(&run, "replay"), "7");
+    assert_eq!(actual(&run, "all 8 results identical"), "true");
+}
+
+#[test]
+fn changed_parameters_conflict_and_leave_the_counts_unchanged() {
+    let run = one_run("idem-scope", Params::default());
+    assert_eq!(
+        actual(&run, "A: intent-a again with quantity 3"),
+        "conflict"
+    );
+    assert_eq!(actual(&run, "(effects, receipts) after A"), "(1, 1)");
+}
+
+#[test]
+fn a_failure_rolls_back_both_and_the_retry_creates_one() {
+    let run = one_run("idem-failure", Params::default());
+    assert_eq!(
+        actual(&run, "(effects, receipts) after the rollback"),
+        "(4, 4)"
+    );
+    assert_eq!(actual(&run, "B: the retry"), "created");
+}
+
+#[test]
+fn a_lost_reply_is_replayed_on_a_fresh_connection() {
+    let run = one_run("idem-lost-reply", Params::default());
+    assert_eq!(actual(&run, "B: the retry on a fresh connection"), "replay");
+    let check = run
+        .checks
+        .iter()
+        .find(|c| c.name == "B replays A's committed result")
+        .unwrap();
+    assert!(
+        check.pass && check.actual.contains("\"effect_id\":6"),
+        "{check:?}"
+    );
+}
+
+#[test]
+fn the_retention_boundary_is_at_60_seconds() {
+    let at = |clock: i64| {
+        one_run(
+            "idem-retention",
+            Params {
+                clock: Some(clock),
+                ..Params::default()
+            },
+        )
+    };
+    let before = at(59);
+    assert!(before.passed, "{:?}", before.checks);
+    assert_eq!(actual(&before, "(effects, receipts)"), "(6, 6)");
+    let boundary = at(60);
+    assert!(boundary.passed);
+    assert_eq!(actual(&boundary, "B at t=60: created"), "created");
+    assert_eq!(actual(&boundary, "(effects, receipts)"), "(7, 6)");
+    assert_eq!(
+        actual(&boundary, "A replays the original result"),
+        idempotency::result_json(1, 2)
+    );
+}
+
+#[test]
+fn each_failing_design_is_caught_with_a_replayable_counterexample() {
+    for (id, failing_check) in [
+        ("idem-check-then-write", "(effects, receipts)"),
+        ("idem-deferred", "the run completes"),
+        ("idem-no-fingerprint", "A: intent-a again with quantity 3"),
+        ("idem-receipt-later", "(effects, receipts)"),
+    ] {
+        let explorer = explorer(id, Params::default());
+        let report = explorer
+            .exhaustive(dfs::Options::default(), 1000, |_| true)
+            .unwrap();
+        let c = report
+            .counterexample
+            .unwrap_or_else(|| panic!("{id} must be caught"));
+        assert!(
+            c.failed_checks.iter().any(|f| f.name == failing_check),
+            "{id}: {:?}",
+            c.failed_checks
+        );
+        assert_eq!(c.explanation.len(), c.steps, "{id}: one sentence per step");
+        let replayed = explorer
+            .replay(&Schedule::decode(&c.schedule).unwrap(), false)
+            .unwrap();
+        assert_eq!(replayed.failed_checks(), c.failed_checks, "{id}");
+    }
+}
+
+#[test]
+fn a_crash_between_effect_and_receipt_doubles_the_effect_and_without_it_the_design_holds() {
+    let crashed = one_run("idem-receipt-later", Params::default());
+    assert_eq!(actual(&crashed, "(effects, receipts)"), "(2, 1)");
+    let trace = crashed.trace.unwrap();
+    assert!(trace.iter().any(|s| s.report.name == "crash"));
+    let no_crash = every_schedule(
+        "idem-receipt-later",
+        Params {
+            crash_point: Some("none".into()),
+            ..Params::default()
+        },
+    );
+    assert!(no_crash.complete && no_crash.counterexample.is_none());
+}
+
+#[test]
+fn the_no_fingerprint_design_hands_a_changed_request_the_old_result() {
+    let run = one_run("idem-no-fingerprint", Params::default());
+    assert_eq!(actual(&run, "A: intent-a again with quantity 3"), "replay");
+    assert_eq!(actual(&run, "A's answer is for quantity 3"), "false");
+}
+
+#[test]
+fn the_deferred_begin_retry_policy_holds_under_every_schedule() {
+    let report = every_schedule("idem-deferred-retry", Params::default());
+    assert!(report.complete && report.counterexample.is_none());
+}
+
+#[test]
+fn each_profile_behaves_as_published_inside_and_beyond_its_retention() {
+    for profile in ["reference", "ietf", "stripe", "powertools"] {
+        for clock in [30, 4000, 100_000] {
+            let params = Params {
+                profile: Some(profile.into()),
+                clock: Some(clock),
+                ..Params::default()
+            };
+            let report = every_schedule("idem-profiles", params.clone());
+            assert!(
+                report.counterexample.is_none(),
+                "{profile} at {clock}: {:?}",
+                report.counterexample
+            );
+            let run = one_run("idem-profiles", params);
+            let b = actual(&run, &format!("B: retry at t={clock}"));
+            let d = actual(&run, "D: no key");
+            match (profile, clock) {
+                ("stripe", 30 | 4000) => {
+                    assert_eq!(b, "replay");
+                    assert_eq!(actual(&run, "B replays the stored error"), ERROR_RESULT);
+                }
+                _ => assert_eq!(b, "created", "{profile} at {clock}"),
+            }
+            assert_eq!(
+                d,
+                if profile == "ietf" {
+                    "missing-key"
+                } else {
+                    "created"
+                }
+            );
+        }
+    }
+}
+
+#[test]
+fn scenario_parameters_are_validated_before_anything_runs() {
+    let error = |id: &str, params: Params| {
+        scenarios::build_with(id, &params)
+            .err()
+            .expect("must fail")
+            .to_string()
+    };
+    assert_eq!(
+        error(
+            "idem-race",
+            Params {
+                attempts: Some(9),
+                ..Params::default()
+            }
+        ),
+        "invalid attempts: use 1 to 8 (got 9)"
+    );
+    assert_eq!(
+        error("idem-race", Params { clock: Some(5), ..Params::default() }),
+        "invalid params: scenario idem-race has no parameter \"clock\"; it takes attempts, tenant, key, quantity"
+    );
+    assert!(error(
+        "idem-race",
+        Params {
+            key: Some(String::new()),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid key: use 1 to 255 characters"));
+    assert!(error(
+        "idem-race",
+        Params {
+            key: Some("k".repeat(256)),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid key: use 1 to 255 characters"));
+    assert!(error(
+        "idem-race",
+        Params {
+            quantity: Some(0),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid quantity: must be a positive whole number"));
+    assert!(error(
+        "idem-profiles",
+        Params {
+            profile: Some("paypal".into()),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid profile: unknown profile \"paypal\""));
+    assert!(error(
+        "idem-receipt-later",
+        Params {
+            crash_point: Some("later".into()),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid crashPoint"));
+}
+
+#[test]
+fn user_chosen_tenant_and_key_run_the_race_and_are_stored_as_text() {
+    let tenant = "<img src=x onerror=alert(1)>";
+    let key = "'; DROP TABLE receipts; --";
+    let run = one_run(
+        "idem-race",
+        Params {
+            attempts: Some(3),
+            tenant: Some(tenant.into()),
+            key: Some(key.into()),
+            ..Params::default()
+        },
+    );
+    assert!(run.passed, "{:?}", run.checks);
+    let last = run.trace.unwrap().pop().unwrap();
+    let receipts = &last.tables["orders.db"]["receipts"];
+    assert_eq!(receipts.rows[0][0], tenant.into());
+    assert_eq!(receipts.rows[0][2], key.into());
+}
+
+#[test]
+fn a_single_request_runs_alone_and_bad_ones_write_nothing() {
+    let store = Store::new("single").unwrap();
+    idempotency::setup(&store).unwrap();
+    let request = Request::reference("k1", 2, 0);
+    let first = idempotency::execute_alone(&store, "one", request.clone()).unwrap();
+    assert_eq!(first.outcome.kind, "created");
+    assert_eq!((first.effects, first.receipts), (1, 1));
+    let again = idempotency::execute_alone(&store, "two", request).unwrap();
+    assert_eq!(again.outcome.kind, "replay");
+    let before = store.file_bytes(idempotency::DB).unwrap();
+    for bad in [
+        Request::reference("", 2, 0),
+        Request::reference(&"k".repeat(256), 2, 0),
+        Request::reference("k2", 0, 0),
+        Request::reference("k2", -1, 0),
+        Request::reference("k2", 2, -5),
+    ] {
+        assert!(idempotency::execute_alone(&store, "bad", bad).is_err());
+    }
+    assert_eq!(
+        store.file_bytes(idempotency::DB).unwrap(),
+        before,
+        "nothing written"
+    );
+}
