@@ -1,0 +1,112 @@
+// The wasm exports called from JavaScript in Debian's Chromium, as a page or
+// a documentation embed calls them: the reference scenarios pass, and bad
+// input gets an Error with a sentence and changes nothing.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launchBrowser, openPage, startServer } from './harness.mjs';
+
+let server;
+let browser;
+let page;
+let seen;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+  ({ page, seen } = await openPage(browser, server.url));
+  await page.goto(server.url);
+  await page.locator('#engine-status[data-state="ready"]').waitFor({ timeout: 30000 });
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+// The page's own wasm module (already instantiated by the page), inside page.evaluate.
+const MODULE = '/pkg/replayground.js';
+
+test('each reference idempotency scenario passes with the reference counts', async () => {
+  const results = await page.evaluate(async (url) => { const m = await import(url); await m.default(); return ['idem-race', 'idem-scope', 'idem-failure', 'idem-lost-reply', 'idem-retention']
+    .map((id) => {
+      const run = m.runScenario(id, { strategy: 'random', seed: 7 });
+      return [id, run.passed, run.checks.find((c) => c.name === '(effects, receipts)').actual];
+    }); }, MODULE);
+  assert.deepEqual(results, [
+    ['idem-race', true, '(1, 1)'],
+    ['idem-scope', true, '(4, 4)'],
+    ['idem-failure', true, '(5, 5)'],
+    ['idem-lost-reply', true, '(6, 6)'],
+    ['idem-retention', true, '(7, 6)'],
+  ]);
+});
+
+test('the explorer catches check-then-write from JavaScript', async () => {
+  const report = await page.evaluate(async (url) => { const m = await import(url); await m.default(); return m.exploreScenario('idem-check-then-write'); }, MODULE);
+  assert.equal(report.complete, true);
+  assert.equal(report.counterexample.schedule, 'A6B3AB4');
+  assert.ok(report.counterexample.explanation.some((s) => s.includes('because A had not committed yet')));
+});
+
+test('bad requests from JavaScript get an Error and leave the database byte for byte unchanged', async () => {
+  const outcome = await page.evaluate(async (url) => {
+    const m = await import(url);
+    await m.default();
+    const session = new m.IdempotencySession();
+    const good = { tenant: 'north', operation: 'web-order', key: 'k', quantity: 2, now: 0 };
+    session.execute(good);
+    const before = Array.from(session.databaseBytes());
+    const bad = [
+      { ...good, quantity: 0 }, { ...good, quantity: -1 }, { ...good, quantity: 2.5 },
+      { ...good, quantity: NaN }, { ...good, quantity: '2' }, { ...good, quantity: 2 ** 53 },
+      { ...good, quantity: Infinity }, { ...good, key: '' }, { ...good, key: 'k'.repeat(256) },
+      { ...good, key: 'x'.repeat(1 << 20) }, { ...good, key: '\uD800' },
+      { tenant: 'north', operation: 'web-order', key: 'k', now: 0 },
+      { ...good, tenant: 5 }, { ...good, extra: true }, null, undefined, 'north', 42, [good],
+    ];
+    const errors = bad.map((input) => {
+      try {
+        session.execute(input);
+        return 'accepted';
+      } catch (error) {
+        return error instanceof Error ? error.message : `not an Error: ${error}`;
+      }
+    });
+    const afterBytes = Array.from(session.databaseBytes());
+    return { errors, unchanged: JSON.stringify(before) === JSON.stringify(afterBytes), counts: session.counts() };
+  }, MODULE);
+  assert.equal(outcome.errors.length, 19);
+  for (const message of outcome.errors) {
+    assert.match(message, /^invalid [a-z]+: /, message);
+  }
+  assert.match(outcome.errors[0], /positive whole number/);
+  assert.match(outcome.errors[8], /Stripe limits keys to 255 characters/);
+  assert.match(outcome.errors[10], /lone surrogate/);
+  assert.equal(outcome.unchanged, true);
+  assert.deepEqual(outcome.counts, { effects: 1, receipts: 1 });
+  assert.deepEqual(seen.errors, [], 'no panic or console error');
+});
+
+test('bad scenario arguments from JavaScript get an Error', async () => {
+  const errors = await page.evaluate(async (url) => { const m = await import(url); await m.default(); return [
+    () => m.runScenario('nope'),
+    () => m.runScenario('idem-race', { params: { attempts: 9 } }),
+    () => m.runScenario('idem-race', { params: { clock: 5 } }),
+    () => m.runScenario('idem-race', { strategy: 'replay', schedule: 'A0' }),
+    () => m.runScenario('idem-race', { strategy: 'replay', schedule: 'Z' }),
+    () => m.runScenario('idem-race', { strategy: 'fastest' }),
+    () => m.runScenario(undefined),
+    () => new m.Stepper('idem-race').step(-1),
+  ].map((call) => {
+    try {
+      call();
+      return 'accepted';
+    } catch (error) {
+      return error.message;
+    }
+  }); }, MODULE);
+  assert.deepEqual(errors.map((e) => e.split(':')[0]), [
+    'invalid scenario', 'invalid attempts', 'invalid params', 'invalid schedule',
+    'invalid schedule', 'invalid strategy', 'invalid scenario', 'invalid attempt',
+  ]);
+});
