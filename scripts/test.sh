@@ -84,7 +84,7 @@ record "end-to-end (Chromium, playwright-core)" "$(node_counts "$LOGS/e2e.log")"
 # The benchmark must run and produce a well-formed report (a tiny budget:
 # this checks the command, it does not measure anything).
 run bench-quick bash -c 'scripts/bench.sh --quick && python3 scripts/bench_report.py --check target/bench/report.json'
-record "benchmark (scripts/bench.sh --quick)" "$(grep -c '^| [a-z]' target/bench/report.md 2>/dev/null || echo 0) operations reported"
+record "benchmark (scripts/bench.sh --quick)" "$(grep -c '^| [a-z].*| [0-9]' target/bench/report.md 2>/dev/null || echo 0) operations reported"
 
 printf '\n==================== replayground test summary (native SQLite %s)\n' "$NATIVE_SQLITE"
 printf '%s\n' "${SUMMARY[@]}"
