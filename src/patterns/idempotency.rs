@@ -945,9 +945,14 @@ pub struct Executed {
 /// Runs one request (correct design) alone on `store` to its end.
 pub fn execute_alone(store: &Store, label: &str, request: Request) -> Result<Executed> {
     let request = request.validate()?;
+    let clock = std::cell::Cell::new(request.now);
     let mut attempt = Execute::new(label, request, Design::Correct);
     let mut steps = Vec::new();
-    let ctx = StepCtx { store, peers: &[] };
+    let ctx = StepCtx {
+        store,
+        peers: &[],
+        clock: &clock,
+    };
     loop {
         let report = attempt.step(&ctx);
         let progress = report.progress.clone();

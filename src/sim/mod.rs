@@ -151,6 +151,15 @@ pub struct StepCtx<'a> {
     pub store: &'a Store,
     /// The other attempts, for explanations.
     pub peers: &'a [Peer],
+    /// The run's virtual clock, in seconds; a clock attempt advances it.
+    pub clock: &'a std::cell::Cell<i64>,
+}
+
+impl StepCtx<'_> {
+    /// The virtual time now, in seconds.
+    pub fn now(&self) -> i64 {
+        self.clock.get()
+    }
 }
 
 /// One client with its own connection, as a step machine.
@@ -179,6 +188,14 @@ pub trait Attempt {
     /// retry starts after its first request ended).
     fn waits_for(&self) -> Option<usize> {
         None
+    }
+
+    /// Whether the attempt may take its next step at virtual time `now`,
+    /// given everyone's status: a redelivery due later, a clock that may not
+    /// pass a deadline. A runnable attempt that is not ready is not offered
+    /// to the scheduler.
+    fn ready(&self, _now: i64, _statuses: &[Status]) -> bool {
+        true
     }
 }
 
@@ -393,6 +410,8 @@ pub struct Run<'s> {
     observer: Option<Store>,
     /// The store's files when each attempt was over.
     at_end: Vec<Option<Snapshot>>,
+    /// The virtual clock, in seconds.
+    clock: std::cell::Cell<i64>,
 }
 
 fn level_name(level: LockLevel) -> String {
@@ -438,13 +457,22 @@ impl<'s> Run<'s> {
                 None
             },
             at_end,
+            clock: std::cell::Cell::new(0),
         })
+    }
+
+    /// The virtual time, in seconds.
+    pub fn now(&self) -> i64 {
+        self.clock.get()
     }
 
     /// Indices of the attempts that can take a step, ascending.
     pub fn runnable(&self) -> Vec<usize> {
+        let now = self.clock.get();
         (0..self.attempts.len())
-            .filter(|&i| self.statuses[i] == Status::Runnable)
+            .filter(|&i| {
+                self.statuses[i] == Status::Runnable && self.attempts[i].ready(now, &self.statuses)
+            })
             .collect()
     }
 
@@ -478,7 +506,7 @@ impl<'s> Run<'s> {
 
     /// Whether no attempt can take a step (all over, or deadlocked).
     pub fn is_stopped(&self) -> bool {
-        !self.statuses.contains(&Status::Runnable)
+        self.runnable().is_empty()
     }
 
     /// The lock level of each attempt (the strongest of its connections).
@@ -502,6 +530,7 @@ impl<'s> Run<'s> {
     pub fn state_key(&self, symmetric: bool) -> u64 {
         let mut hasher = std::hash::DefaultHasher::new();
         self.store.hash_files(&mut hasher);
+        self.clock.get().hash(&mut hasher);
         let levels = self.lock_levels();
         let mut parts: Vec<u64> = self
             .attempts
@@ -587,7 +616,7 @@ impl<'s> Run<'s> {
 
     /// Lets attempt `attempt` take its next step; returns its progress.
     pub fn step(&mut self, attempt: usize) -> Result<Progress> {
-        if self.statuses.get(attempt) != Some(&Status::Runnable) {
+        if !self.runnable().contains(&attempt) {
             let label = self
                 .attempts
                 .get(attempt)
@@ -605,6 +634,7 @@ impl<'s> Run<'s> {
         let ctx = StepCtx {
             store: self.store,
             peers: &peers,
+            clock: &self.clock,
         };
         let report = self.attempts[attempt].step(&ctx);
         self.choices.push(attempt);
@@ -730,12 +760,16 @@ impl<'s> Run<'s> {
         if self.statuses.iter().all(Status::is_over) {
             return Some(Verdict::Completed);
         }
+        let now = self.clock.get();
         let levels = self.lock_levels();
         let waits = self
             .statuses
             .iter()
             .enumerate()
-            .filter(|(_, s)| matches!(s, Status::Blocked | Status::Waiting { .. }))
+            .filter(|&(i, s)| {
+                matches!(s, Status::Blocked | Status::Waiting { .. })
+                    || (*s == Status::Runnable && !self.attempts[i].ready(now, &self.statuses))
+            })
             .map(|(i, _)| {
                 let holders: Vec<String> = levels
                     .iter()
