@@ -136,6 +136,8 @@ pub fn params(value: &Value) -> Result<Params> {
         clock: whole(map, "clock", 0, crate::patterns::idempotency::MAX_CLOCK)?,
         profile: text(map, "profile", 32)?,
         crash_point: text(map, "crashPoint", 32)?,
+        window: whole(map, "window", 1, 86_400)?,
+        delay: whole(map, "delay", 1, 86_400)?,
     })
 }
 

@@ -67,15 +67,25 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
-        /// Run the reference checks of a pattern (`idempotency`), each proved over
+        /// Run the reference checks of `idempotency` or `outbox`, each proved over
         /// every schedule, or one scenario once (round-robin) with its trace.
         Run {
-            /// `idempotency`, or a scenario id.
+            /// `idempotency`, `outbox`, or a scenario id.
             target: String,
             /// The scenario's parameters as JSON (a single scenario only).
             #[arg(long)]
             params: Option<String>,
             /// Print JSON instead of text.
+            #[arg(long)]
+            json: bool,
+        },
+        /// Kill the outbox relay after every possible step, restart it, and
+        /// print what happened at each crash point.
+        Sweep {
+            /// Subscribers without an inbox (to see which crash points fail).
+            #[arg(long)]
+            no_inbox: bool,
+            /// Print JSON instead of a table.
             #[arg(long)]
             json: bool,
         },
@@ -151,7 +161,7 @@ mod cli {
         use replayground::sim::scheduler::{dfs, RoundRobin};
         let pattern_ids: Vec<&str> = scenarios::catalog()
             .into_iter()
-            .filter(|e| e.reference && e.pattern == target)
+            .filter(|e| e.reference && e.suite == target)
             .map(|e| e.id)
             .collect();
         if pattern_ids.is_empty() {
@@ -390,6 +400,31 @@ mod cli {
                     no_reduction,
                     json,
                 )
+            }
+            Command::Sweep { no_inbox, json } => {
+                use replayground::patterns::outbox::Consumer;
+                let design = if no_inbox {
+                    Consumer::NoInbox
+                } else {
+                    Consumer::Inbox
+                };
+                let rows = replayground::scenarios::outbox::crash_sweep(design)?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&rows)?);
+                } else {
+                    println!("| crash point | committed when the relay died | what the restart did | verdict |");
+                    println!("|---|---|---|---|");
+                    for row in &rows {
+                        println!(
+                            "| {} | {} | {} | {} |",
+                            row.crash_point, row.committed, row.restart, row.verdict
+                        );
+                    }
+                }
+                let failing = rows.iter().filter(|r| !r.passed).count();
+                if failing > 0 {
+                    return Err(format!("{failing} of {} crash points fail", rows.len()).into());
+                }
             }
             Command::Run {
                 target,

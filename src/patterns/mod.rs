@@ -1,3 +1,4 @@
 //! The patterns themselves: their SQL, their rules, and their steps.
 
 pub mod idempotency;
+pub mod outbox;

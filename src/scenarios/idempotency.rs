@@ -173,6 +173,7 @@ pub fn entries() -> Vec<Entry> {
         .map(|s| Entry {
             id: s.id,
             pattern: "idempotency",
+            suite: "idempotency",
             title: s.title,
             explanation: s.explanation,
             fails: s.fails,

@@ -1,6 +1,7 @@
 //! The catalog: each scenario is a setup, attempts, checks and an explanation.
 
 pub mod idempotency;
+pub mod outbox;
 
 use serde::{Deserialize, Serialize};
 
@@ -15,6 +16,8 @@ pub struct Entry {
     pub id: &'static str,
     /// The pattern it belongs to (`idempotency`, `outbox`, `inbox`).
     pub pattern: &'static str,
+    /// The reference program it comes from (`idempotency` or `outbox`).
+    pub suite: &'static str,
     /// A title.
     pub title: &'static str,
     /// What the scenario shows and what it proves, in a few sentences.
@@ -46,6 +49,10 @@ pub struct Params {
     pub profile: Option<String>,
     /// Where a process dies.
     pub crash_point: Option<String>,
+    /// How long inbox history is kept, in seconds.
+    pub window: Option<i64>,
+    /// The relay's maximum redelivery delay, in seconds.
+    pub delay: Option<i64>,
 }
 
 impl Params {
@@ -72,6 +79,12 @@ impl Params {
         }
         if self.crash_point.is_some() {
             given.push("crashPoint");
+        }
+        if self.window.is_some() {
+            given.push("window");
+        }
+        if self.delay.is_some() {
+            given.push("delay");
         }
         given
     }
@@ -100,7 +113,9 @@ impl Params {
 
 /// Every scenario the scheduler can run.
 pub fn catalog() -> Vec<Entry> {
-    idempotency::entries()
+    let mut all = idempotency::entries();
+    all.extend(outbox::entries());
+    all
 }
 
 /// Builds a scenario by id with its default parameters.
@@ -118,5 +133,8 @@ pub fn build_with(id: &str, params: &Params) -> Result<Box<dyn Scenario>> {
         )
     })?;
     params.check_for(&entry)?;
-    idempotency::build(id, params)
+    match outbox::build(id, params) {
+        Some(scenario) => scenario,
+        None => idempotency::build(id, params),
+    }
 }

@@ -135,6 +135,8 @@ pub struct StepReport {
 /// What an attempt sees of the others when it explains its step.
 #[derive(Debug, Clone)]
 pub struct Peer {
+    /// The other attempt's index.
+    pub index: usize,
     /// The other attempt's label.
     pub label: String,
     /// A word for where it is in its program (an attempt's own vocabulary).
@@ -461,6 +463,15 @@ impl<'s> Run<'s> {
         })
     }
 
+    /// A store holding the committed state as it was when attempt `index`
+    /// was over (`None` if it is not over).
+    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Store>> {
+        match self.at_end.get(index) {
+            Some(Some(snapshot)) => Ok(Some(Store::from_snapshot("at-end", snapshot)?)),
+            _ => Ok(None),
+        }
+    }
+
     /// The virtual time, in seconds.
     pub fn now(&self) -> i64 {
         self.clock.get()
@@ -593,6 +604,7 @@ impl<'s> Run<'s> {
             .enumerate()
             .filter(|&(i, _)| i != except)
             .map(|(i, a)| Peer {
+                index: i,
                 label: a.label().to_string(),
                 phase: a.phase(),
                 finished: self.statuses[i].is_over(),
