@@ -189,6 +189,84 @@ pub fn request(value: &Value) -> Result<Request> {
     .validate()
 }
 
+/// An order to create: `{ orderId, amount }`.
+pub fn order(value: &Value) -> Result<crate::patterns::outbox::Event> {
+    let map = object(value, "order")?;
+    only(map, &["orderId", "amount"], "order")?;
+    let order_id = clean_id("orderId", text(map, "orderId", 255)?)?;
+    let amount = positive_amount(map)?;
+    Ok(crate::patterns::outbox::Event {
+        event_id: format!("order-created:{order_id}"),
+        order_id,
+        amount,
+    })
+}
+
+/// A delivery: `{ subscriber, event: { eventId, payload: { order_id, amount } } }`.
+pub fn delivery(value: &Value) -> Result<(String, crate::patterns::outbox::Event)> {
+    let map = object(value, "delivery")?;
+    only(map, &["subscriber", "event"], "delivery")?;
+    let subscriber =
+        text(map, "subscriber", 64)?.ok_or_else(|| Error::invalid("subscriber", "is required"))?;
+    if !crate::patterns::outbox::SUBSCRIBERS.contains(&subscriber.as_str()) {
+        return Err(Error::invalid(
+            "subscriber",
+            format!(
+                "unknown subscriber {:?}; use {}",
+                subscriber.chars().take(40).collect::<String>(),
+                crate::patterns::outbox::SUBSCRIBERS.join(" or ")
+            ),
+        ));
+    }
+    let event = map
+        .get("event")
+        .ok_or_else(|| Error::invalid("event", "is required"))?;
+    let event_map = object(event, "event")?;
+    only(event_map, &["eventId", "payload"], "event")?;
+    let event_id = clean_id("eventId", text(event_map, "eventId", 255)?)?;
+    let payload = event_map
+        .get("payload")
+        .ok_or_else(|| Error::invalid("payload", "is required"))?;
+    let payload_map = object(payload, "payload")?;
+    only(payload_map, &["order_id", "amount"], "payload")?;
+    let order_id = clean_id("order_id", text(payload_map, "order_id", 255)?)?;
+    let amount = positive_amount(payload_map)?;
+    Ok((
+        subscriber,
+        crate::patterns::outbox::Event {
+            event_id,
+            order_id,
+            amount,
+        },
+    ))
+}
+
+fn clean_id(field: &'static str, id: Option<String>) -> Result<String> {
+    let id = id.ok_or_else(|| Error::invalid(field, "is required"))?;
+    if id.trim().is_empty() || id.chars().any(char::is_control) {
+        return Err(Error::invalid(
+            field,
+            "must not be blank or hold control characters",
+        ));
+    }
+    Ok(id)
+}
+
+fn positive_amount(map: &Map<String, Value>) -> Result<i64> {
+    whole(map, "amount", 1, MAX_SAFE_INTEGER)
+        .map_err(|_| {
+            Error::invalid(
+                "amount",
+                format!(
+                    "must be a positive whole number up to 2^53 - 1 (got {})",
+                    map.get("amount")
+                        .map_or("nothing".to_string(), Value::to_string)
+                ),
+            )
+        })?
+        .ok_or_else(|| Error::invalid("amount", "is required"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,6 +339,52 @@ mod tests {
         assert_eq!(
             reason(json!([1])),
             "invalid request: expected an object, got an array"
+        );
+    }
+
+    #[test]
+    fn outbox_inputs_name_what_is_wrong() {
+        let good = json!({"subscriber": "audit", "event": {"eventId": "e1", "payload": {"order_id": "o1", "amount": 100}}});
+        assert!(delivery(&good).is_ok());
+        for (bad, expected) in [
+            (
+                json!({"subscriber": "billing", "event": good["event"].clone()}),
+                "invalid subscriber: unknown subscriber \"billing\"; use audit or search",
+            ),
+            (
+                json!({"subscriber": "audit", "event": {"eventId": "", "payload": {"order_id": "o", "amount": 1}}}),
+                "invalid eventId: use 1 to 255 characters",
+            ),
+            (
+                json!({"subscriber": "audit", "event": {"eventId": "e", "payload": "amount=1"}}),
+                "invalid payload: expected an object, got a string",
+            ),
+            (
+                json!({"subscriber": "audit", "event": {"eventId": "e", "payload": [1]}}),
+                "invalid payload: expected an object, got an array",
+            ),
+            (
+                json!({"subscriber": "audit", "event": {"eventId": "e", "payload": {"order_id": "o", "amount": 0}}}),
+                "invalid amount: must be a positive whole number",
+            ),
+            (
+                json!({"subscriber": "audit", "event": {"eventId": "e", "payload": {"order_id": "o", "amount": 1.5}}}),
+                "invalid amount: must be a positive whole number",
+            ),
+            (
+                json!({"subscriber": "audit", "event": {"eventId": "  ", "payload": {"order_id": "o", "amount": 1}}}),
+                "invalid eventId: must not be blank",
+            ),
+        ] {
+            let text = delivery(&bad).unwrap_err().to_string();
+            assert!(text.starts_with(expected), "{text}");
+        }
+        assert!(order(&json!({"orderId": "o1", "amount": -5})).is_err());
+        assert_eq!(
+            order(&json!({"orderId": "o1", "amount": 5}))
+                .unwrap()
+                .event_id,
+            "order-created:o1"
         );
     }
 

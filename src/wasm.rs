@@ -11,6 +11,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
 use crate::patterns::idempotency::{self, Profile};
+use crate::patterns::outbox;
 use crate::scenarios::{self, Params};
 use crate::sim::explore::{ExploreReport, Explorer, RunResult};
 use crate::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
@@ -30,13 +31,13 @@ export interface RoundTrip {
 /** A scenario of the catalog. */
 export interface CatalogEntry {
   id: string; pattern: "idempotency" | "outbox" | "inbox"; title: string;
-  explanation: string; fails: boolean; params: string[]; reference: boolean;
+  suite: "idempotency" | "outbox"; explanation: string; fails: boolean; params: string[]; reference: boolean;
 }
 /** A scenario's parameters; each scenario takes some of them (see CatalogEntry.params). */
 export interface ScenarioParams {
   attempts?: number; tenant?: string; key?: string; quantity?: number;
   clock?: number; profile?: "reference" | "ietf" | "stripe" | "powertools";
-  crashPoint?: string;
+  crashPoint?: string; window?: number; delay?: number;
 }
 /** How `runScenario` chooses the interleaving. */
 export interface RunOptions {
@@ -695,6 +696,89 @@ impl IdempotencySession {
     pub fn database_bytes(&self) -> Vec<u8> {
         self.store.file_bytes(idempotency::DB).unwrap_or_default()
     }
+}
+
+/// A producer and a consumer database to create orders, relay and deliver
+/// events to, one operation at a time.
+#[wasm_bindgen]
+pub struct OutboxSession {
+    store: Store,
+}
+
+#[wasm_bindgen]
+impl OutboxSession {
+    /// Empty producer and consumer databases with the reference schemas.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Result<OutboxSession, JsError> {
+        let store = Store::new("outbox-session").map_err(js_error)?;
+        outbox::setup(&store).map_err(js_error)?;
+        Ok(OutboxSession { store })
+    }
+
+    /// Creates an order and its outbox event: `{ orderId, amount }`.
+    #[wasm_bindgen(js_name = createOrder)]
+    pub fn create_order(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "{ orderId: string; amount: number }")]
+        order: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let event = input::order(&js_to_json(&order, 0).map_err(js_error)?).map_err(js_error)?;
+        to_js(&outbox::create_order_alone(&self.store, event).map_err(js_error)?)
+    }
+
+    /// Delivers an event to a subscriber through its inbox:
+    /// `{ subscriber: "audit" | "search", event: { eventId, payload: { order_id, amount } } }`.
+    pub fn deliver(
+        &mut self,
+        #[wasm_bindgen(
+            unchecked_param_type = "{ subscriber: string; event: { eventId: string; payload: { order_id: string; amount: number } } }"
+        )]
+        delivery: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let (subscriber, event) =
+            input::delivery(&js_to_json(&delivery, 0).map_err(js_error)?).map_err(js_error)?;
+        to_js(&outbox::deliver_alone(&self.store, &subscriber, event).map_err(js_error)?)
+    }
+
+    /// Runs a relay until nothing is unsent.
+    pub fn relay(&mut self) -> Result<JsValue, JsError> {
+        to_js(&outbox::relay_alone(&self.store).map_err(js_error)?)
+    }
+
+    /// `{ orders, outbox, pending, inbox, effects: { audit, search } }` now.
+    pub fn counts(&self) -> Result<JsValue, JsError> {
+        to_js(&outbox::counts(&self.store).map_err(js_error)?)
+    }
+
+    /// The bytes of both database files, producer then consumer.
+    #[wasm_bindgen(js_name = databaseBytes)]
+    pub fn database_bytes(&self) -> Vec<u8> {
+        let mut bytes = self.store.file_bytes(outbox::PRODUCER).unwrap_or_default();
+        bytes.extend(self.store.file_bytes(outbox::CONSUMER).unwrap_or_default());
+        bytes
+    }
+}
+
+/// Kills the outbox relay after every possible step, restarts it, and
+/// returns the table: crash point, what was committed, what the restart did,
+/// verdict. `options`: `{ inbox: false }` sweeps subscribers without an inbox.
+#[wasm_bindgen(js_name = crashSweep)]
+pub fn crash_sweep(
+    #[wasm_bindgen(unchecked_param_type = "{ inbox?: boolean } | undefined")] options: JsValue,
+) -> Result<JsValue, JsError> {
+    let options = options_arg(&options)?;
+    input::only(&options, &["inbox"], "options").map_err(js_error)?;
+    let inbox = match options.get("inbox") {
+        None | Some(Value::Null) | Some(Value::Bool(true)) => true,
+        Some(Value::Bool(false)) => false,
+        Some(_) => return Err(js_error(Error::invalid("inbox", "expected true or false"))),
+    };
+    let design = if inbox {
+        outbox::Consumer::Inbox
+    } else {
+        outbox::Consumer::NoInbox
+    };
+    to_js(&scenarios::outbox::crash_sweep(design).map_err(js_error)?)
 }
 
 /// Measures the engine in this browser: `rounds` timed rounds of `iterations`

@@ -945,40 +945,14 @@ pub struct Executed {
 /// Runs one request (correct design) alone on `store` to its end.
 pub fn execute_alone(store: &Store, label: &str, request: Request) -> Result<Executed> {
     let request = request.validate()?;
-    let clock = std::cell::Cell::new(request.now);
+    let now = request.now;
     let mut attempt = Execute::new(label, request, Design::Correct);
-    let mut steps = Vec::new();
-    let ctx = StepCtx {
-        store,
-        peers: &[],
-        clock: &clock,
-    };
-    loop {
-        let report = attempt.step(&ctx);
-        let progress = report.progress.clone();
-        steps.push(report);
-        match progress {
-            Progress::Finished { outcome } => {
-                let (effects, receipts) = counts(store)?;
-                return Ok(Executed {
-                    outcome,
-                    steps,
-                    effects,
-                    receipts,
-                });
-            }
-            Progress::Failed { error } => return Err(Error::Store(error)),
-            Progress::Blocked => {
-                return Err(Error::Store(
-                    "the request was refused a lock although it runs alone".to_string(),
-                ))
-            }
-            Progress::Progressed if steps.len() > 32 => {
-                return Err(Error::Store(
-                    "the request did not finish in 32 steps".to_string(),
-                ))
-            }
-            Progress::Progressed => {}
-        }
-    }
+    let (outcome, steps) = crate::sim::run_alone(store, &mut attempt, now)?;
+    let (effects, receipts) = counts(store)?;
+    Ok(Executed {
+        outcome,
+        steps,
+        effects,
+        receipts,
+    })
 }

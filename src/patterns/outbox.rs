@@ -1300,3 +1300,85 @@ impl Attempt for Clock {
         }
     }
 }
+
+/// The committed counts of both databases.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Counts {
+    /// Orders.
+    pub orders: i64,
+    /// Outbox events.
+    pub outbox: i64,
+    /// Outbox events not yet marked sent.
+    pub pending: i64,
+    /// Inbox rows, all subscribers.
+    pub inbox: i64,
+    /// Effects per subscriber.
+    pub effects: BTreeMap<String, i64>,
+}
+
+/// The committed counts of `store`.
+pub fn counts(store: &Store) -> Result<Counts> {
+    let mut effects = BTreeMap::new();
+    for sub in SUBSCRIBERS {
+        effects.insert(
+            sub.to_string(),
+            scalar(
+                store,
+                CONSUMER,
+                "SELECT count(*) FROM effects WHERE consumer_id = ?1",
+                &[sub.into()],
+            )?,
+        );
+    }
+    Ok(Counts {
+        orders: scalar(store, PRODUCER, "SELECT count(*) FROM orders", &[])?,
+        outbox: scalar(store, PRODUCER, "SELECT count(*) FROM outbox", &[])?,
+        pending: scalar(
+            store,
+            PRODUCER,
+            "SELECT count(*) FROM outbox WHERE sent = 0",
+            &[],
+        )?,
+        inbox: scalar(store, CONSUMER, "SELECT count(*) FROM inbox", &[])?,
+        effects,
+    })
+}
+
+/// What one operation did when run alone.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Done {
+    /// How it ended.
+    pub outcome: Outcome,
+    /// Each step it took.
+    pub steps: Vec<StepReport>,
+    /// The counts after it.
+    pub counts: Counts,
+}
+
+fn done(store: &Store, (outcome, steps): (Outcome, Vec<StepReport>)) -> Result<Done> {
+    Ok(Done {
+        outcome,
+        steps,
+        counts: counts(store)?,
+    })
+}
+
+/// Creates an order and its event, alone.
+pub fn create_order_alone(store: &Store, event: Event) -> Result<Done> {
+    let mut attempt = CreateOrder::new("producer", event, false);
+    done(store, crate::sim::run_alone(store, &mut attempt, 0)?)
+}
+
+/// Delivers `event` to `subscriber` through its inbox, alone.
+pub fn deliver_alone(store: &Store, subscriber: &str, event: Event) -> Result<Done> {
+    let mut attempt = Consume::new("consumer", subscriber, event, false);
+    done(store, crate::sim::run_alone(store, &mut attempt, 0)?)
+}
+
+/// Runs a relay until nothing is unsent, alone.
+pub fn relay_alone(store: &Store) -> Result<Done> {
+    let mut attempt = Relay::new("relay", &SUBSCRIBERS, Consumer::Inbox);
+    done(store, crate::sim::run_alone(store, &mut attempt, 0)?)
+}

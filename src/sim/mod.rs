@@ -821,3 +821,41 @@ impl<'s> Run<'s> {
         })
     }
 }
+
+/// Runs one attempt alone on `store` to its end, at virtual time `now`:
+/// its outcome and every step's report.
+pub fn run_alone(
+    store: &Store,
+    attempt: &mut dyn Attempt,
+    now: i64,
+) -> Result<(Outcome, Vec<StepReport>)> {
+    let clock = std::cell::Cell::new(now);
+    let ctx = StepCtx {
+        store,
+        peers: &[],
+        clock: &clock,
+    };
+    let mut steps = Vec::new();
+    loop {
+        let report = attempt.step(&ctx);
+        let progress = report.progress.clone();
+        steps.push(report);
+        match progress {
+            Progress::Finished { outcome } => return Ok((outcome, steps)),
+            Progress::Failed { error } => return Err(Error::Store(error)),
+            Progress::Blocked => {
+                return Err(Error::Store(format!(
+                    "{} was refused a lock although it runs alone",
+                    attempt.label()
+                )))
+            }
+            Progress::Progressed if steps.len() > 256 => {
+                return Err(Error::Store(format!(
+                    "{} did not finish in 256 steps",
+                    attempt.label()
+                )))
+            }
+            Progress::Progressed => {}
+        }
+    }
+}

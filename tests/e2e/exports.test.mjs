@@ -110,3 +110,59 @@ test('bad scenario arguments from JavaScript get an Error', async () => {
     'invalid schedule', 'invalid strategy', 'invalid scenario', 'invalid attempt',
   ]);
 });
+
+test('each reference outbox scenario passes from JavaScript, and the sweep has no failing point', async () => {
+  const result = await page.evaluate(async (url) => {
+    const m = await import(url);
+    await m.default();
+    const ids = m.scenarios().filter((e) => e.suite === 'outbox' && e.reference).map((e) => e.id);
+    const runs = ids.map((id) => [id, m.runScenario(id, { strategy: 'pct', seed: 3 }).passed]);
+    const sweep = m.crashSweep();
+    const broken = m.crashSweep({ inbox: false });
+    return { runs, points: sweep.length, failing: sweep.filter((r) => !r.passed).length, brokenFailing: broken.filter((r) => !r.passed).length };
+  }, MODULE);
+  assert.equal(result.runs.length, 7);
+  assert.ok(result.runs.every(([, passed]) => passed), JSON.stringify(result.runs));
+  assert.ok(result.points >= 13);
+  assert.equal(result.failing, 0);
+  assert.equal(result.brokenFailing, 4);
+});
+
+test('bad outbox inputs from JavaScript get an Error and leave both databases unchanged', async () => {
+  const outcome = await page.evaluate(async (url) => {
+    const m = await import(url);
+    await m.default();
+    const session = new m.OutboxSession();
+    session.createOrder({ orderId: 'o1', amount: 100 });
+    const before = Array.from(session.databaseBytes());
+    const event = { eventId: 'order-created:o1', payload: { order_id: 'o1', amount: 100 } };
+    const calls = [
+      () => session.deliver({ subscriber: 'billing', event }),
+      () => session.deliver({ subscriber: 'audit', event: { ...event, eventId: '' } }),
+      () => session.deliver({ subscriber: 'audit', event: { ...event, payload: 'amount=100' } }),
+      () => session.deliver({ subscriber: 'audit', event: { ...event, payload: [100] } }),
+      () => session.deliver({ subscriber: 'audit', event: { ...event, payload: { order_id: 'o1', amount: 0 } } }),
+      () => session.deliver({ subscriber: 'audit', event: { ...event, payload: { order_id: 'o1', amount: 2.5 } } }),
+      () => session.deliver({ subscriber: 'audit', event: { ...event, payload: { order_id: 'o1', amount: '100' } } }),
+      () => session.deliver({ subscriber: 'audit' }),
+      () => session.createOrder({ orderId: '', amount: 1 }),
+      () => session.createOrder({ orderId: 'o2', amount: -1 }),
+      () => session.createOrder({ orderId: 'o2', amount: NaN }),
+      () => session.createOrder(null),
+    ];
+    const errors = calls.map((call) => {
+      try {
+        call();
+        return 'accepted';
+      } catch (error) {
+        return error.message;
+      }
+    });
+    return { errors, unchanged: JSON.stringify(before) === JSON.stringify(Array.from(session.databaseBytes())) };
+  }, MODULE);
+  assert.equal(outcome.errors.length, 12);
+  for (const message of outcome.errors) assert.match(message, /^invalid [a-zA-Z_]+: /, message);
+  assert.match(outcome.errors[0], /unknown subscriber "billing"; use audit or search/);
+  assert.match(outcome.errors[2], /payload: expected an object/);
+  assert.equal(outcome.unchanged, true);
+});

@@ -1,0 +1,289 @@
+//! Every check of `outbox-crash-replay.py`, with its counts, natively and in
+//! the browser from one body; two relays; the crash-point sweep; retention.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::patterns::outbox::{self, Consumer, Event};
+use replayground::scenarios::{self, outbox::crash_sweep, Params};
+use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
+use replayground::sim::scheduler::{dfs, RoundRobin};
+use replayground::sim::Schedule;
+use replayground::storage::Store;
+
+fn explorer(id: &str, params: Params) -> Explorer {
+    Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
+}
+
+fn every_schedule(id: &str, params: Params) -> ExploreReport {
+    explorer(id, params)
+        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .unwrap()
+}
+
+fn one_run(id: &str) -> RunResult {
+    explorer(id, Params::default())
+        .run(&mut RoundRobin, true)
+        .unwrap()
+}
+
+fn actual(result: &RunResult, check: &str) -> String {
+    result
+        .checks
+        .iter()
+        .find(|c| c.name == check)
+        .unwrap_or_else(|| panic!("no check {check:?} in {:?}", result.checks))
+        .actual
+        .clone()
+}
+
+#[test]
+fn the_seven_reference_checks_hold_with_the_reference_counts() {
+    let expected: [(&str, &[(&str, &str)]); 7] = [
+        (
+            "outbox-producer-rollback",
+            &[("orders", "0"), ("outbox", "0")],
+        ),
+        (
+            "outbox-relay-crash",
+            &[
+                ("pending", "1"),
+                ("audit effects", "1"),
+                ("relay exit code", "exit 71"),
+            ],
+        ),
+        (
+            "outbox-redelivery",
+            &[
+                ("redelivery to audit", "order-created:001 audit skipped"),
+                ("pending", "0"),
+                ("audit effects", "1"),
+            ],
+        ),
+        (
+            "inbox-subscriber-scope",
+            &[
+                ("audit effects", "1"),
+                ("search effects", "1"),
+                ("S2: search, repeat", "skipped"),
+            ],
+        ),
+        (
+            "inbox-payload-conflict",
+            &[
+                ("C: same id, amount 999", "rejected"),
+                ("audit total", "100"),
+            ],
+        ),
+        (
+            "inbox-consumer-rollback",
+            &[
+                ("inbox rows for the event after the failure", "0"),
+                ("effects for the event after the failure", "0"),
+                ("audit effects for the event", "1"),
+            ],
+        ),
+        (
+            "inbox-lost-history",
+            &[("audit effects", "2"), ("search effects", "1")],
+        ),
+    ];
+    for (id, checks) in expected {
+        let report = every_schedule(id, Params::default());
+        assert!(
+            report.complete && report.counterexample.is_none(),
+            "{id}: {:?}",
+            report.counterexample
+        );
+        let run = one_run(id);
+        assert!(run.passed, "{id}: {:?}", run.checks);
+        for (name, value) in checks {
+            assert_eq!(actual(&run, name), *value, "{id}: {name}");
+        }
+    }
+}
+
+#[test]
+fn the_relay_is_really_killed_after_the_consumer_commit() {
+    let run = one_run("outbox-relay-crash");
+    let trace = run.trace.unwrap();
+    let crash = trace
+        .iter()
+        .find(|s| s.report.name == "crash (exit 71)")
+        .expect("a crash step");
+    assert!(
+        crash.locks.iter().all(|l| l.level == "NONE"),
+        "its locks vanished: {:?}",
+        crash.locks
+    );
+    let before = &trace[crash.index - 1];
+    assert_eq!(before.report.name, "audit: commit");
+}
+
+#[test]
+fn two_relays_deliver_twice_and_the_inbox_absorbs_it_under_every_schedule() {
+    let report = every_schedule("outbox-two-relays", Params::default());
+    assert!(report.complete && report.counterexample.is_none());
+    let broken = explorer("outbox-two-relays-no-inbox", Params::default());
+    let report = broken
+        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .unwrap();
+    let c = report
+        .counterexample
+        .expect("without an inbox a duplicate delivery applies twice");
+    assert!(
+        c.failed_checks.iter().any(|f| f.actual == "2"),
+        "{:?}",
+        c.failed_checks
+    );
+    let replayed = broken
+        .replay(&Schedule::decode(&c.schedule).unwrap(), false)
+        .unwrap();
+    assert_eq!(replayed.failed_checks(), c.failed_checks);
+}
+
+#[test]
+fn the_crash_sweep_passes_at_every_point_with_an_inbox_and_names_the_failing_points_without() {
+    let rows = crash_sweep(Consumer::Inbox).unwrap();
+    assert!(rows.len() >= 13, "{} crash points", rows.len());
+    assert!(rows.iter().all(|r| r.passed), "{rows:#?}");
+    let audit_commit = rows
+        .iter()
+        .find(|r| r.crash_point == "after step 6 (audit: commit)")
+        .unwrap();
+    assert_eq!(
+        audit_commit.committed,
+        "outbox sent=0, audit inbox=1 effects=1, search inbox=0 effects=0"
+    );
+    assert!(audit_commit.restart.contains("audit skipped"));
+
+    let rows = crash_sweep(Consumer::NoInbox).unwrap();
+    let failing: Vec<&str> = rows
+        .iter()
+        .filter(|r| !r.passed)
+        .map(|r| r.crash_point.as_str())
+        .collect();
+    assert_eq!(
+        failing,
+        vec![
+            "after step 4 (audit: commit)",
+            "after step 5 (search: begin)",
+            "after step 6 (search: apply effect)",
+            "after step 7 (search: commit)",
+        ]
+    );
+}
+
+#[test]
+fn a_short_inbox_retention_loses_a_late_redelivery_and_a_long_one_does_not() {
+    let report = every_schedule("inbox-retention", Params::default());
+    let c = report
+        .counterexample
+        .expect("the explorer finds the redelivery after pruning");
+    assert!(
+        c.explanation
+            .iter()
+            .any(|s| s.contains("pruned 1 inbox row")),
+        "{:#?}",
+        c.explanation
+    );
+    assert!(c
+        .failed_checks
+        .iter()
+        .any(|f| f.name == "audit effects" && f.actual == "2"));
+    let remedy = every_schedule("inbox-retention-remedy", Params::default());
+    assert!(remedy.complete && remedy.counterexample.is_none());
+    // The boundary: history kept for exactly the delay plus a tick is enough.
+    let enough = every_schedule(
+        "inbox-retention",
+        Params {
+            window: Some(1200),
+            delay: Some(900),
+            ..Params::default()
+        },
+    );
+    assert!(
+        enough.counterexample.is_none(),
+        "{:?}",
+        enough.counterexample
+    );
+}
+
+#[test]
+fn outbox_parameters_are_validated() {
+    let error = |id: &str, params: Params| {
+        scenarios::build_with(id, &params)
+            .err()
+            .unwrap()
+            .to_string()
+    };
+    assert!(error(
+        "outbox-crash-sweep",
+        Params {
+            crash_point: Some("soon".into()),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid crashPoint: \"soon\" is not a crash point"));
+    assert!(error(
+        "inbox-retention",
+        Params {
+            window: Some(301),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid window: use a multiple of 300 seconds"));
+    assert!(error(
+        "outbox-redelivery",
+        Params {
+            window: Some(300),
+            ..Params::default()
+        }
+    )
+    .starts_with("invalid params: scenario outbox-redelivery has no parameter \"window\""));
+}
+
+#[test]
+fn single_operations_run_alone_and_refused_ones_write_nothing() {
+    let store = Store::new("outbox-alone").unwrap();
+    outbox::setup(&store).unwrap();
+    let event = Event::for_order("a", 100);
+    assert_eq!(
+        outbox::create_order_alone(&store, event.clone())
+            .unwrap()
+            .outcome
+            .kind,
+        "created"
+    );
+    let relayed = outbox::relay_alone(&store).unwrap();
+    assert_eq!(relayed.counts.pending, 0);
+    assert_eq!(relayed.counts.effects["audit"], 1);
+    let again = outbox::deliver_alone(&store, "audit", event.clone()).unwrap();
+    assert_eq!(again.outcome.kind, "skipped");
+    let conflict = outbox::deliver_alone(
+        &store,
+        "audit",
+        Event {
+            amount: 999,
+            ..event.clone()
+        },
+    )
+    .unwrap();
+    assert_eq!(conflict.outcome.kind, "rejected");
+    // A duplicate order id violates the primary key: an error, nothing written.
+    let before = (
+        store.file_bytes(outbox::PRODUCER),
+        store.file_bytes(outbox::CONSUMER),
+    );
+    let duplicate = outbox::create_order_alone(&store, event).unwrap();
+    assert_eq!(duplicate.outcome.kind, "error");
+    assert_eq!(
+        (
+            store.file_bytes(outbox::PRODUCER),
+            store.file_bytes(outbox::CONSUMER)
+        ),
+        before
+    );
+}
