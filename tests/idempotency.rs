@@ -333,3 +333,34 @@ fn a_single_request_runs_alone_and_bad_ones_write_nothing() {
         "nothing written"
     );
 }
+
+#[test]
+fn a_request_arriving_while_the_first_is_in_flight_gets_the_profiles_409() {
+    for (profile, note) in [
+        ("ietf", "409 Conflict"),
+        ("stripe", "409 idempotency_key_in_use"),
+        ("powertools", "IdempotencyAlreadyInProgressError"),
+    ] {
+        let params = Params {
+            profile: Some(profile.into()),
+            ..Params::default()
+        };
+        let report = every_schedule("idem-in-flight", params.clone());
+        assert!(
+            report.complete && report.counterexample.is_none(),
+            "{profile}"
+        );
+        let during = explorer("idem-in-flight", params)
+            .replay(&Schedule::decode("A5B3A4").unwrap(), true)
+            .unwrap();
+        assert!(during.passed);
+        assert_eq!(actual(&during, "created"), "1");
+        let b_answer = &during.trace.as_ref().unwrap()[7];
+        assert_eq!(b_answer.label, "B");
+        assert!(
+            b_answer.report.note.ends_with(note),
+            "{}",
+            b_answer.report.note
+        );
+    }
+}

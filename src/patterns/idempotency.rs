@@ -75,6 +75,11 @@ pub enum Design {
     /// The effect commits in one transaction and the receipt in a second:
     /// a crash between them leaves an effect without a receipt.
     ReceiptLater,
+    /// An in-progress record committed first, a slow handler outside any
+    /// transaction, then the effect and the completed receipt (how AWS
+    /// Powertools and most HTTP services work): a second request arriving
+    /// meanwhile sees the key in flight (409).
+    InProgressRecord,
 }
 
 /// A fault injected into a request.
@@ -171,7 +176,7 @@ impl Profile {
             (Profile::Stripe, "conflict") => "400 idempotency_error",
             (Profile::Powertools, "conflict") => "IdempotencyValidationError",
             (_, "conflict") => "conflict",
-            (Profile::Ietf, "in-flight") => "409 Conflict",
+            (Profile::Ietf | Profile::Reference, "in-flight") => "409 Conflict",
             (Profile::Stripe, "in-flight") => "409 idempotency_key_in_use",
             (Profile::Powertools, "in-flight") => "IdempotencyAlreadyInProgressError",
             (Profile::Ietf, "missing-key") => "400 Bad Request",
@@ -269,6 +274,13 @@ pub const MAX_CLOCK: i64 = 10 * 365 * 24 * 3600;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 enum Phase {
     RejectMissingKey,
+    InsertMarker,
+    CommitMarker,
+    Handler,
+    BeginEffect,
+    CompleteReceipt {
+        result: String,
+    },
     Begin,
     ReadReceipt,
     EndCheck,
@@ -401,6 +413,29 @@ impl Execute {
                 vec![scope[0].clone(), scope[1].clone(), self.request.quantity.into()],
             ),
             Phase::InjectFailure => plan("handler fails", None, vec![]),
+            Phase::InsertMarker => {
+                let mut params = scope.clone();
+                params.push(self.request.fingerprint().as_str().into());
+                params.push(IN_PROGRESS.into());
+                params.push((self.request.now + self.profile.retention()).into());
+                plan(
+                    "insert in-progress record",
+                    Some("INSERT INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)"),
+                    params,
+                )
+            }
+            Phase::CommitMarker => plan("commit the record", Some("COMMIT"), vec![]),
+            Phase::Handler => plan("handler runs (slow, outside any transaction)", None, vec![]),
+            Phase::BeginEffect => plan("begin effect", Some("BEGIN IMMEDIATE"), vec![]),
+            Phase::CompleteReceipt { result } => {
+                let mut params = scope.clone();
+                params.push(result.as_str().into());
+                plan(
+                    "complete the record",
+                    Some("UPDATE receipts SET result = ?4 WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3"),
+                    params,
+                )
+            }
             Phase::RollbackFailure => plan("roll back the failure", Some("ROLLBACK"), vec![]),
             Phase::RollbackToSavepoint => plan("undo the handler's writes", Some("ROLLBACK TO handler"), vec![]),
             Phase::InsertReceipt { result, .. } => {
@@ -532,6 +567,18 @@ impl Execute {
                     .filter(|(_, _, expires)| *expires > self.request.now);
                 let note;
                 self.phase = match (valid, &found) {
+                    (Some((fingerprint, stored, _)), _)
+                        if stored == IN_PROGRESS && *fingerprint == self.request.fingerprint() =>
+                    {
+                        note = format!(
+                            "{me} found key {key:?} in flight: the first request has not finished ({})",
+                            self.profile.response("in-flight")
+                        );
+                        Phase::Answer {
+                            kind: "in-flight",
+                            result: None,
+                        }
+                    }
                     (Some((fingerprint, stored, _)), _) => {
                         if self.design != Design::NoFingerprint
                             && *fingerprint != self.request.fingerprint()
@@ -569,6 +616,8 @@ impl Execute {
                         );
                         if self.design == Design::CheckThenWrite {
                             Phase::EndCheck
+                        } else if self.design == Design::InProgressRecord {
+                            Phase::InsertMarker
                         } else if self.profile.stores_errors() {
                             Phase::Savepoint
                         } else {
@@ -616,6 +665,8 @@ impl Execute {
                     }
                 } else if self.design == Design::ReceiptLater {
                     Phase::CommitEffect { result }
+                } else if self.design == Design::InProgressRecord {
+                    Phase::CompleteReceipt { result }
                 } else {
                     Phase::InsertReceipt {
                         result,
@@ -627,6 +678,38 @@ impl Execute {
                     format!(
                         "{me} inserted effect {effect_id}, not yet visible to other connections"
                     ),
+                )
+            }
+            Phase::InsertMarker => {
+                self.phase = Phase::CommitMarker;
+                (
+                    Progress::Progressed,
+                    format!("{me} recorded key {key:?} as in progress"),
+                )
+            }
+            Phase::CommitMarker => {
+                self.phase = Phase::Handler;
+                (Progress::Progressed, format!("{me} committed the in-progress record: other requests with key {key:?} now see it in flight"))
+            }
+            Phase::Handler => {
+                self.phase = Phase::BeginEffect;
+                (
+                    Progress::Progressed,
+                    format!("{me}'s handler does its slow work (a payment call) holding no lock"),
+                )
+            }
+            Phase::BeginEffect => {
+                self.phase = Phase::InsertEffect;
+                (Progress::Progressed, format!("{me} began the transaction that applies the effect and completes the record"))
+            }
+            Phase::CompleteReceipt { result } => {
+                self.phase = Phase::Commit {
+                    result: result.clone(),
+                    kind: "created",
+                };
+                (
+                    Progress::Progressed,
+                    format!("{me} completed the record for key {key:?} with {result}"),
                 )
             }
             Phase::InjectFailure => {
@@ -724,6 +807,10 @@ impl Execute {
                     ("replay", Some(stored)) => {
                         format!("{me} wrote nothing and answers replay {stored}")
                     }
+                    ("in-flight", _) => format!(
+                        "{me} wrote nothing and answers {}",
+                        self.profile.response("in-flight")
+                    ),
                     _ => format!(
                         "{me} wrote nothing and answers conflict ({})",
                         self.profile.response("conflict")
@@ -789,6 +876,9 @@ impl Execute {
     }
 }
 
+/// The result an in-progress record holds until its request completes.
+pub const IN_PROGRESS: &str = "{\"status\":\"in-progress\"}";
+
 /// The error response Stripe-style services store: a declined payment.
 pub const ERROR_RESULT: &str = "{\"status\":402,\"error\":\"card_declined\"}";
 
@@ -800,6 +890,9 @@ impl Attempt for Execute {
     fn phase(&self) -> &'static str {
         match self.phase {
             Phase::RejectMissingKey | Phase::Begin => "ready",
+            Phase::InsertMarker | Phase::CommitMarker => "recording in-progress",
+            Phase::Handler | Phase::BeginEffect => "in flight",
+            Phase::CompleteReceipt { .. } => "wrote effect",
             Phase::ReadReceipt => "in transaction",
             Phase::EndCheck => "checked",
             Phase::BeginWrite => "checked, will write",

@@ -28,6 +28,7 @@ enum Kind {
     NoFingerprint,
     ReceiptLater,
     Profiles,
+    InFlight,
 }
 
 struct Spec {
@@ -164,6 +165,19 @@ const SPECS: &[Spec] = &[
         params: &["profile", "clock"],
         reference: false,
     },
+    Spec {
+        id: "idem-in-flight",
+        kind: Kind::InFlight,
+        title: "Response semantics: a request still in flight (409)",
+        explanation: "Most services do not hold a database lock while their handler runs (a payment call can take \
+            seconds): they commit an in-progress record first, run the handler, then apply the effect and complete \
+            the record. A second request with the same key arriving meanwhile finds it in flight: 409 Conflict in \
+            the IETF draft, idempotency_key_in_use at Stripe, IdempotencyAlreadyInProgressError in AWS Powertools. \
+            Still exactly one effect, under every interleaving.",
+        fails: false,
+        params: &["profile"],
+        reference: false,
+    },
 ];
 
 /// The catalog entries of this module.
@@ -212,7 +226,7 @@ impl Resolved {
         });
         let profile = match &params.profile {
             Some(id) => Profile::parse(id)?,
-            None if kind == Kind::Profiles => Profile::Ietf,
+            None if matches!(kind, Kind::Profiles | Kind::InFlight) => Profile::Ietf,
             None => Profile::Reference,
         };
         let crash = match params.crash_point.as_deref() {
@@ -480,6 +494,18 @@ impl Scenario for IdemScenario {
                     ),
                 ]
             }
+            Kind::InFlight => (0..2)
+                .map(|i| {
+                    boxed(
+                        Execute::new(
+                            &letter(i),
+                            Request::reference("pay-2", 2, 0),
+                            Design::InProgressRecord,
+                        )
+                        .with_profile(p.profile),
+                    )
+                })
+                .collect(),
             Kind::Profiles => {
                 let profile = p.profile;
                 vec![
@@ -654,6 +680,18 @@ impl Scenario for IdemScenario {
                 Check::equal("(effects, receipts)", "(1, 1)", counts),
             ],
             Kind::Profiles => profile_checks(p.profile, p.clock, ended, counts)?,
+            Kind::InFlight => {
+                let kinds = [ended.kind(0), ended.kind(1)];
+                let created = kinds.iter().filter(|k| *k == "created").count();
+                let others_fine = kinds
+                    .iter()
+                    .all(|k| matches!(k.as_str(), "created" | "replay" | "in-flight"));
+                vec![
+                    Check::equal("created", 1, created),
+                    Check::equal("the other request: replay or in flight", true, others_fine),
+                    Check::equal("(effects, receipts)", "(1, 1)", counts),
+                ]
+            }
         })
     }
 }
