@@ -557,6 +557,11 @@ struct StepperView {
     verdict: Option<Verdict>,
     result: Option<RunResult>,
     trace: Vec<crate::sim::TraceStep>,
+    /// Committed tables before the first step.
+    initial_tables:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, crate::sim::Table>>,
+    /// Whether the scenario is expected to fail under some schedule.
+    expected_to_fail: bool,
 }
 
 #[wasm_bindgen]
@@ -636,6 +641,7 @@ impl Stepper {
     }
 
     fn view(&self) -> Result<StepperView, Error> {
+        let initial_tables = self.explorer.start(false)?.committed_tables()?;
         let run = self.replay()?;
         let result = if run.is_stopped() {
             Some(self.explorer.finish(&run, false)?)
@@ -651,6 +657,10 @@ impl Stepper {
             verdict: run.verdict(),
             result,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
+            initial_tables,
+            expected_to_fail: scenarios::catalog()
+                .iter()
+                .any(|e| e.id == self.explorer.scenario_id() && e.fails),
         })
     }
 }

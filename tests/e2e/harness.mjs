@@ -60,8 +60,8 @@ export async function openPage(browser, origin) {
   return { context, page, seen };
 }
 
-// Saves a screenshot under tests/e2e/artifacts/.
-export async function screenshot(page, name) {
+// Saves a screenshot under tests/e2e/artifacts/ (the whole page unless `fullPage` is false).
+export async function screenshot(page, name, fullPage = true) {
   mkdirSync(artifacts, { recursive: true });
-  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage });
 }

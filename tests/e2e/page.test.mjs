@@ -50,6 +50,7 @@ test('a note written through connection A is read through connection B, as text'
   const { context, page, seen } = await openPage(browser, server.url);
   await page.goto(server.url);
   await engineReady(page);
+  await page.click('summary');
   const note = '<img src=x onerror=alert(1)> \'; DROP TABLE notes; --';
   await page.fill('#note', note);
   await page.click('#round-trip-run');
@@ -71,6 +72,7 @@ test('an empty note gets a clear error from the wasm module and no result', asyn
   const { context, page } = await openPage(browser, server.url);
   await page.goto(server.url);
   await engineReady(page);
+  await page.click('summary');
   await page.fill('#note', '');
   await page.click('#round-trip-run');
   const error = page.locator('#round-trip-error');

@@ -1,60 +1,645 @@
-// The playground page: wires the DOM to the engine adapter.
-// User text is always rendered with textContent, never as HTML.
+// The playground page: catalog, timeline lanes, manual stepping, strategies,
+// the database beside the timeline, checks and permalinks. It talks to the
+// engine only through engine.js. All text, from users and links included, is
+// rendered with textContent, never as HTML.
 import * as engine from './engine.js';
 
+const $ = (id) => document.getElementById(id);
 const ui = {
-  status: document.getElementById('engine-status'),
-  crateVersion: document.getElementById('crate-version'),
-  roundTripForm: document.getElementById('round-trip-form'),
-  roundTripRun: document.getElementById('round-trip-run'),
-  note: document.getElementById('note'),
-  roundTripLog: document.getElementById('round-trip-log'),
-  roundTripError: document.getElementById('round-trip-error'),
+  status: $('engine-status'),
+  crateVersion: $('crate-version'),
+  linkError: $('link-error'),
+  catalog: $('catalog'),
+  title: $('scenario-title'),
+  explanation: $('scenario-explanation'),
+  extra: $('scenario-extra'),
+  params: $('params'),
+  strategy: $('strategy'),
+  seed: $('seed'),
+  runs: $('runs'),
+  depth: $('depth'),
+  run: $('run'),
+  cancel: $('cancel'),
+  undo: $('undo'),
+  reset: $('reset'),
+  permalink: $('permalink'),
+  progress: $('progress'),
+  runStatus: $('run-status'),
+  steps: $('explanation'),
+  lanes: $('lanes'),
+  verdict: $('verdict'),
+  checks: $('checks'),
+  selectedStep: $('selected-step'),
+  locks: $('locks'),
+  changes: $('changes'),
+  tables: $('tables'),
+  roundTripRun: $('round-trip-run'),
+  note: $('note'),
+  roundTripLog: $('round-trip-log'),
+  roundTripError: $('round-trip-error'),
 };
 
-// Replaces the children of `list` with one <li> per line of text.
-function renderLines(list, lines) {
-  list.replaceChildren(...lines.map((line) => {
-    const item = document.createElement('li');
-    item.textContent = line;
-    return item;
+// Parameters a link may carry, and how to read each from text.
+const PARAMS = {
+  attempts: Number, tenant: String, key: String, quantity: Number, clock: Number,
+  profile: String, crashPoint: String, window: Number, delay: Number,
+};
+const DEFAULT_SCENARIO = 'idem-race';
+
+const state = {
+  catalog: [],
+  entry: null,
+  params: {},
+  stepper: null,
+  view: null,
+  selected: -1,
+  search: null,
+  busy: false,
+};
+
+// Creates an element with text content and optional class.
+function el(tag, text = '', className = '') {
+  const node = document.createElement(tag);
+  if (text !== '') node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+// Shows `message` in the link-error notice (or hides it).
+function notice(message) {
+  ui.linkError.textContent = message;
+  ui.linkError.hidden = !message;
+}
+
+// Shows a status line under the controls.
+function status(message, kind = '') {
+  ui.runStatus.textContent = message;
+  ui.runStatus.dataset.kind = kind;
+}
+
+// ---------------------------------------------------------------- catalog
+
+// Draws the catalog, grouped by pattern.
+function renderCatalog() {
+  const groups = [['idempotency', 'Idempotency keys'], ['outbox', 'Transactional outbox'], ['inbox', 'Idempotent inbox']];
+  ui.catalog.replaceChildren(...groups.map(([pattern, name]) => {
+    const section = el('section', '', 'catalog-group');
+    section.append(el('h3', name));
+    const list = el('ul');
+    for (const entry of state.catalog.filter((e) => e.pattern === pattern)) {
+      const item = el('li');
+      const button = el('button', '', 'scenario');
+      button.type = 'button';
+      button.dataset.action = 'pick';
+      button.dataset.scenario = entry.id;
+      button.append(el('span', entry.title, 'scenario-title'));
+      button.append(el('span', entry.fails ? 'fails' : 'holds', entry.fails ? 'tag tag-fails' : 'tag tag-holds'));
+      if (entry.reference) button.append(el('span', 'reference', 'tag'));
+      button.setAttribute('aria-current', String(entry.id === state.entry?.id));
+      item.append(button);
+      list.append(item);
+    }
+    section.append(list);
+    return section;
   }));
 }
 
-// Shows `message` in an alert element, or hides it when message is empty.
-function showError(element, message) {
-  element.textContent = message;
-  element.hidden = !message;
+// ---------------------------------------------------------------- params
+
+const CLOCK_CHOICES = {
+  'idem-retention': [0, 30, 58, 59, 60, 61, 90, 120],
+  'idem-profiles': [30, 3599, 3600, 86399, 86400, 100000],
+};
+const WINDOW_CHOICES = [300, 600, 900, 1200, 1800, 3600, 7200];
+
+// One labelled control for parameter `name` of the current scenario.
+function paramControl(name) {
+  const label = el('label', name === 'crashPoint' ? 'crash point' : name);
+  const value = state.params[name];
+  let input;
+  const select = (options) => {
+    input = el('select');
+    for (const [val, text] of options) {
+      const option = el('option', text);
+      option.value = String(val);
+      input.append(option);
+    }
+  };
+  if (name === 'profile') {
+    select([['reference', 'reference (60 s)'], ['ietf', 'IETF draft'], ['stripe', 'Stripe'], ['powertools', 'AWS Powertools']]);
+  } else if (name === 'crashPoint') {
+    select([['none', 'none'], ...Array.from({ length: 14 }, (_, i) => [i, `after ${i} relay steps`])]);
+  } else if (name === 'clock' && CLOCK_CHOICES[state.entry.id]) {
+    const choices = CLOCK_CHOICES[state.entry.id];
+    input = el('input');
+    input.type = 'range';
+    input.min = '0';
+    input.max = String(choices.length - 1);
+    input.step = '1';
+    input.dataset.choices = JSON.stringify(choices);
+    const shown = el('output', '', 'clock-value');
+    const current = value ?? (state.entry.id === 'idem-retention' ? 60 : 30);
+    input.value = String(Math.max(0, choices.indexOf(current)));
+    shown.textContent = `t = ${choices[Number(input.value)]} s`;
+    input.addEventListener('input', () => { shown.textContent = `t = ${choices[Number(input.value)]} s`; });
+    label.append(input, shown);
+    input.name = name;
+    return label;
+  } else if (name === 'window' || name === 'delay') {
+    select(WINDOW_CHOICES.map((s) => [s, `${s / 60} min`]));
+  } else if (name === 'tenant' || name === 'key') {
+    input = el('input');
+    input.type = 'text';
+    input.maxLength = 255;
+    input.autocomplete = 'off';
+  } else {
+    input = el('input');
+    input.type = 'number';
+    input.min = '1';
+    if (name === 'attempts') input.max = '8';
+  }
+  input.name = name;
+  if (value !== undefined) input.value = String(value);
+  label.append(input);
+  return label;
+}
+
+// Draws the parameter controls of the current scenario.
+function renderParams() {
+  const names = state.entry.params;
+  ui.params.replaceChildren(...names.map(paramControl));
+  ui.params.hidden = names.length === 0;
+  if (names.length) {
+    const apply = el('button', 'Apply');
+    apply.type = 'submit';
+    ui.params.append(apply);
+  }
+}
+
+// Reads the parameter controls into an object (only values that are set).
+function readParams() {
+  const params = {};
+  for (const input of ui.params.querySelectorAll('[name]')) {
+    if (input.value === '') continue;
+    if (input.dataset.choices) {
+      params[input.name] = JSON.parse(input.dataset.choices)[Number(input.value)];
+    } else {
+      params[input.name] = PARAMS[input.name] === Number ? Number(input.value) : input.value;
+    }
+  }
+  return params;
+}
+
+// ---------------------------------------------------------------- permalink
+
+// The URL of the current scenario, parameters, schedule and selected step.
+function permalink() {
+  const query = new URLSearchParams();
+  query.set('s', state.entry.id);
+  for (const [name, value] of Object.entries(state.params)) query.set(name, String(value));
+  if (state.view?.schedule) query.set('schedule', state.view.schedule);
+  if (state.selected >= 0 && state.view && state.selected < state.view.trace.length - 1) query.set('step', String(state.selected + 1));
+  return `${location.pathname}?${query}`;
+}
+
+// Puts the current run in the address bar and the link.
+function updateLink() {
+  const url = permalink();
+  history.replaceState(null, '', url);
+  ui.permalink.href = url;
+}
+
+// Reads a link: { id, params, schedule, step } (unknown values are kept for the engine to judge).
+function readLink() {
+  const query = new URLSearchParams(location.search);
+  const params = {};
+  for (const [name, parse] of Object.entries(PARAMS)) {
+    if (!query.has(name)) continue;
+    const raw = query.get(name);
+    const value = parse(raw);
+    if (parse === Number && (raw.trim() === '' || !Number.isFinite(value))) {
+      throw new Error(`the parameter ${name} is not a number`);
+    }
+    params[name] = value;
+  }
+  const step = query.has('step') ? Number(query.get('step')) : null;
+  return { id: query.get('s'), params, schedule: query.get('schedule'), step };
+}
+
+// ---------------------------------------------------------------- scenario
+
+// Loads scenario `id` with `params`; replays `schedule` if given.
+async function loadScenario(id, params = {}, schedule = null) {
+  const entry = state.catalog.find((e) => e.id === id);
+  if (!entry) throw new Error(`there is no scenario ${JSON.stringify(id)}`);
+  const stepper = await engine.stepper(id, { params });
+  state.stepper?.close();
+  state.stepper = stepper;
+  state.entry = entry;
+  state.params = params;
+  state.view = stepper.state;
+  state.selected = -1;
+  ui.steps.hidden = true;
+  ui.title.textContent = entry.title;
+  ui.explanation.textContent = entry.explanation;
+  renderParams();
+  renderCatalog();
+  renderExtra();
+  status('');
+  if (schedule) {
+    state.view = await stepper.setSchedule(schedule);
+  }
+  state.selected = state.view.trace.length - 1;
+  render();
+}
+
+// Draws scenario-specific extras: the profiles table, the sweep button.
+async function renderExtra() {
+  ui.extra.replaceChildren();
+  if (state.entry.id === 'idem-profiles' || state.entry.id === 'idem-in-flight') {
+    const rows = await engine.profiles();
+    const table = el('table', '', 'results profiles');
+    table.append(row(['profile', 'retention', 'stores errors', 'in flight', 'other payload', 'no key', 'handler error'], 'th'));
+    for (const p of rows) {
+      table.append(row([p.id, `${p.retentionSeconds} s`, p.storesErrors ? 'yes' : 'no', p.inFlight, p.conflict, p.missingKey, p.error]));
+    }
+    ui.extra.append(table);
+  }
+  if (state.entry.id.startsWith('outbox-crash-sweep')) {
+    const button = el('button', 'Sweep every crash point');
+    button.type = 'button';
+    button.dataset.action = 'sweep';
+    ui.extra.append(button);
+  }
+}
+
+// A table row of text cells.
+function row(cells, tag = 'td') {
+  const tr = el('tr');
+  for (const text of cells) tr.append(el(tag, String(text)));
+  return tr;
+}
+
+// ---------------------------------------------------------------- rendering
+
+// Redraws everything that depends on the run.
+function render() {
+  renderLanes();
+  renderDatabase();
+  renderChecks();
+  const over = Boolean(state.view.result);
+  ui.undo.disabled = state.busy || state.view.trace.length === 0;
+  ui.reset.disabled = state.busy || state.view.trace.length === 0;
+  ui.run.disabled = state.busy || ui.strategy.value === 'manual';
+  ui.lanes.dataset.over = String(over);
+  updateLink();
+}
+
+// What a step's SQL returned, in a few words.
+function resultText(result) {
+  switch (result.kind) {
+    case 'rows': return result.rows.length ? `${result.rows.length} row${result.rows.length > 1 ? 's' : ''}` : (result.changes ? `${result.changes} changed` : 'ok');
+    case 'busy': return 'SQLITE_BUSY';
+    case 'error': return `error: ${result.message}`;
+    default: return '';
+  }
+}
+
+// The CSS classes of a step box.
+function stepClasses(step) {
+  const classes = ['step'];
+  const progress = step.progress.kind;
+  if (progress === 'blocked') classes.push('blocked');
+  if (progress === 'finished') {
+    classes.push('finished');
+    const kind = step.progress.outcome.kind;
+    if (kind === 'crashed') classes.push('crash');
+    if (kind === 'reply-lost') classes.push('lost');
+    if (['error', 'failed', 'rejected'].includes(kind)) classes.push('failed');
+  }
+  if (step.name.startsWith('crash')) classes.push('crash');
+  if (step.index === state.selected) classes.push('selected');
+  return classes.join(' ');
+}
+
+// What an attempt's status says, in words.
+function statusText(status) {
+  switch (status.kind) {
+    case 'runnable': return 'can step';
+    case 'blocked': return 'waiting for a lock';
+    case 'waiting': return `starts after ${state.view.labels[status.on]}`;
+    case 'finished': return status.outcome.kind;
+    case 'failed': return `failed: ${status.error}`;
+    default: return status.kind;
+  }
+}
+
+// The lock each attempt holds after the selected step.
+function locksAt(index) {
+  const step = state.view.trace[index];
+  return step ? step.locks : state.view.labels.map((label) => ({ attempt: label, level: 'NONE' }));
+}
+
+// Draws one lane per attempt, with its steps as boxes in time order.
+function renderLanes() {
+  const { labels, runnable, statuses, trace } = state.view;
+  const locks = locksAt(state.selected);
+  ui.lanes.style.setProperty('--lanes', String(labels.length));
+  const nodes = [];
+  labels.forEach((label, i) => {
+    const head = el('div', '', 'lane-head');
+    head.style.gridColumn = String(i + 1);
+    const button = el('button', `Step ${label}`, 'step-button');
+    button.type = 'button';
+    button.dataset.action = 'step';
+    button.dataset.attempt = String(i);
+    button.disabled = state.busy || !runnable.includes(i);
+    button.title = `Let ${label} take its next step (${String.fromCharCode(97 + i)})`;
+    head.append(el('span', label, 'lane-label'), button);
+    head.append(el('span', statusText(statuses[i]), `lane-status status-${statuses[i].kind}`));
+    head.append(el('span', locks[i]?.level ?? 'NONE', `lock lock-${(locks[i]?.level ?? 'NONE').toLowerCase()}`));
+    nodes.push(head);
+  });
+  for (const step of trace) {
+    const box = el('button', '', stepClasses(step));
+    box.type = 'button';
+    box.dataset.action = 'select';
+    box.dataset.step = String(step.index);
+    box.style.gridColumn = String(step.attempt + 1);
+    box.style.gridRow = String(step.index + 2);
+    box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
+    if (step.sql) box.append(el('code', step.sql, 'step-sql'));
+    const result = resultText(step.result);
+    if (result) box.append(el('span', result, 'step-result'));
+    if (step.progress.kind === 'finished') box.append(el('span', step.progress.outcome.kind, 'step-outcome'));
+    box.append(el('span', step.note, 'step-note'));
+    nodes.push(box);
+  }
+  ui.lanes.replaceChildren(...nodes);
+}
+
+// Rows of `tables` as JSON strings, per "db/table".
+function rowKeys(tables) {
+  const keys = new Map();
+  for (const [db, byTable] of Object.entries(tables ?? {})) {
+    for (const [table, content] of Object.entries(byTable)) {
+      keys.set(`${db}/${table}`, new Set(content.rows.map((r) => JSON.stringify(r))));
+    }
+  }
+  return keys;
+}
+
+// Draws the committed tables after the selected step, the changed rows
+// highlighted, and each connection's lock.
+function renderDatabase() {
+  const { trace, initialTables } = state.view;
+  const index = state.selected;
+  const step = trace[index];
+  const tables = step ? step.tables : initialTables;
+  const before = rowKeys(index > 0 ? trace[index - 1].tables : initialTables);
+  ui.selectedStep.textContent = step ? `after step ${index + 1} (${step.label}: ${step.name})` : 'before the first step';
+  ui.locks.replaceChildren(...locksAt(index).map((l) => {
+    const item = el('li');
+    item.append(el('span', l.attempt), el('span', l.level, `lock lock-${l.level.toLowerCase()}`));
+    return item;
+  }));
+  ui.changes.replaceChildren(...(step?.changes ?? []).map((c) => el('li', `${c.label ?? step.label} ${c.op} ${c.table} rowid ${c.rowid} (${c.db}, uncommitted until its transaction commits)`)));
+  const sections = [];
+  for (const [db, byTable] of Object.entries(tables ?? {})) {
+    const section = el('section', '', 'db');
+    section.append(el('h4', db));
+    for (const [name, content] of Object.entries(byTable)) {
+      const previous = before.get(`${db}/${name}`) ?? new Set();
+      const table = el('table', '', 'results data');
+      const caption = el('caption', `${name} (${content.rows.length})`);
+      table.append(caption, row(content.columns, 'th'));
+      for (const values of content.rows) {
+        const tr = row(values.map((v) => (v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : v)));
+        for (const td of tr.children) td.title = td.textContent;
+        if (!previous.has(JSON.stringify(values))) tr.className = 'changed';
+        table.append(tr);
+      }
+      const scroll = el('div', '', 'table-scroll');
+      scroll.append(table);
+      section.append(scroll);
+    }
+    sections.push(section);
+  }
+  ui.tables.replaceChildren(...sections);
+}
+
+// Draws the checks (expected against actual) once the run is over.
+function renderChecks() {
+  const { result, verdict, runnable, labels } = state.view;
+  if (!result) {
+    ui.verdict.textContent = `The run is not over: ${runnable.map((i) => labels[i]).join(', ') || 'nobody'} can step.`;
+    ui.verdict.dataset.kind = '';
+    ui.checks.replaceChildren();
+    return;
+  }
+  const failed = result.checks.filter((c) => !c.pass).length;
+  const deadlock = verdict?.kind === 'deadlock' ? ` Deadlock: ${verdict.waits.join('; ')}.` : '';
+  ui.verdict.textContent = failed
+    ? `${failed} check${failed > 1 ? 's' : ''} failed for schedule ${result.schedule}.${deadlock}`
+    : `Every check passed for schedule ${result.schedule}.`;
+  ui.verdict.dataset.kind = failed ? 'fail' : 'pass';
+  ui.checks.replaceChildren(row(['check', 'expected', 'actual', ''], 'th'), ...result.checks.map((c) => {
+    const tr = row([c.name, c.expected, c.actual, c.pass ? 'pass' : 'FAIL']);
+    tr.className = c.pass ? 'pass' : 'fail';
+    return tr;
+  }));
+}
+
+// ---------------------------------------------------------------- actions
+
+// Runs `work` with the controls disabled; shows its error as a status line.
+async function busy(work) {
+  state.busy = true;
+  render();
+  try {
+    await work();
+  } catch (error) {
+    status(error.message, 'fail');
+  } finally {
+    state.busy = false;
+    render();
+  }
 }
 
 const actions = {
-  // Runs the two-connection round trip with the note from the form.
+  // Opens a scenario from the catalog with its default parameters.
+  async pick(target) {
+    await busy(() => loadScenario(target.dataset.scenario, {}));
+  },
+  // Lets an attempt take its next step.
+  async step(target) {
+    const attempt = Number(target.dataset.attempt);
+    await busy(async () => {
+      state.view = await state.stepper.step(attempt);
+      state.selected = state.view.trace.length - 1;
+    });
+  },
+  // Takes back one step.
+  async undo() {
+    await busy(async () => {
+      state.view = await state.stepper.undo();
+      state.selected = state.view.trace.length - 1;
+    });
+  },
+  // Goes back to the first step.
+  async reset() {
+    await busy(async () => {
+      state.view = await state.stepper.setSchedule('');
+      state.selected = -1;
+      ui.steps.hidden = true;
+      status('');
+    });
+  },
+  // Shows the database after a step.
+  select(target) {
+    state.selected = Number(target.dataset.step);
+    render();
+  },
+  // Applies the parameter controls: the scenario starts over with them.
+  async params() {
+    await busy(() => loadScenario(state.entry.id, readParams()));
+  },
+  // Runs the chosen strategy.
+  async run() {
+    await busy(runStrategy);
+  },
+  // Cancels a running search.
+  cancel() {
+    state.search?.cancel();
+  },
+  // Runs the crash-point sweep and shows its table.
+  async sweep() {
+    await busy(async () => {
+      const rows = await engine.crashSweep({ inbox: !state.entry.id.endsWith('no-inbox') });
+      const table = el('table', '', 'results sweep');
+      table.append(row(['crash point', 'committed when the relay died', 'what the restart did', 'verdict'], 'th'));
+      for (const r of rows) {
+        const tr = row([r.crashPoint, r.committed, r.restart, r.verdict]);
+        tr.className = r.passed ? 'pass' : 'fail';
+        table.append(tr);
+      }
+      ui.extra.querySelector('table.sweep')?.remove();
+      ui.extra.append(table);
+    });
+  },
+  // The engine check: two connections, one database.
   async 'round-trip'() {
-    showError(ui.roundTripError, '');
+    ui.roundTripError.hidden = true;
     try {
       const trip = await engine.roundTrip(ui.note.value);
-      renderLines(ui.roundTripLog, [
-        `A inserts row ${trip.writtenId} in an open transaction (A holds ${trip.writerLock})`,
-        `B reads before A commits: ${JSON.stringify(trip.readDuringWrite)}`,
-        'A commits',
-        `B reads after A commits: ${JSON.stringify(trip.readAfterCommit)}`,
-      ]);
+      ui.roundTripLog.replaceChildren(
+        el('li', `A inserts row ${trip.writtenId} in an open transaction (A holds ${trip.writerLock})`),
+        el('li', `B reads before A commits: ${JSON.stringify(trip.readDuringWrite)}`),
+        el('li', 'A commits'),
+        el('li', `B reads after A commits: ${JSON.stringify(trip.readAfterCommit)}`),
+      );
     } catch (error) {
       ui.roundTripLog.replaceChildren();
-      showError(ui.roundTripError, error.message);
+      ui.roundTripError.textContent = error.message;
+      ui.roundTripError.hidden = false;
     }
   },
 };
 
-// Dispatches form submissions to `actions` through their data-action attribute.
+// Runs the strategy chosen in the controls and loads the resulting schedule.
+async function runStrategy() {
+  const strategy = ui.strategy.value;
+  const seed = Number(ui.seed.value) || 0;
+  const depth = Number(ui.depth.value) || 3;
+  const params = state.params;
+  ui.steps.hidden = true;
+  if (strategy === 'round-robin') {
+    const result = await engine.runScenario(state.entry.id, { params, strategy, seed, depth });
+    state.view = await state.stepper.setSchedule(result.schedule);
+    state.selected = state.view.trace.length - 1;
+    status(`One round-robin run: schedule ${result.schedule}.`, result.passed ? 'pass' : 'fail');
+    return;
+  }
+  const options = { params, strategy, seed, depth };
+  if (strategy !== 'exhaustive') options.runs = Math.min(100000, Math.max(1, Number(ui.runs.value) || 500));
+  ui.progress.hidden = false;
+  ui.progress.removeAttribute('value');
+  ui.cancel.disabled = false;
+  status('Exploring…');
+  const search = engine.explore(state.entry.id, options, (progress) => {
+    const { stats, plannedRuns } = progress;
+    if (plannedRuns) {
+      ui.progress.max = plannedRuns;
+      ui.progress.value = stats.runs;
+    }
+    status(`Exploring: ${stats.runs} runs, ${stats.distinctStates} distinct states, ${stats.violations} violations…`);
+  });
+  state.search = search;
+  try {
+    const report = await search.promise;
+    showReport(report);
+    if (report.counterexample) {
+      state.view = await state.stepper.setSchedule(report.counterexample.schedule);
+      state.selected = state.view.trace.length - 1;
+    }
+  } finally {
+    state.search = null;
+    ui.progress.hidden = true;
+    ui.cancel.disabled = true;
+  }
+}
+
+// Shows a search's report: coverage, and the counterexample explained.
+function showReport(report) {
+  const s = report.stats;
+  const coverage = report.complete
+    ? `every schedule covered: ${s.runs} runs, ${s.distinctStates} distinct states, instead of ${report.naiveInterleavings} interleavings`
+    : `${report.boundedBy}: ${s.runs} runs`;
+  const c = report.counterexample;
+  if (!c) {
+    status(`No violation (${coverage}).`, report.boundedBy === 'cancelled' ? '' : 'pass');
+    return;
+  }
+  status(`Counterexample (${c.shortest ? 'shortest' : 'first found'}, ${c.steps} steps, schedule ${c.schedule}); ${coverage}.`, 'fail');
+  ui.steps.replaceChildren(...c.explanation.map((line) => el('li', line.replace(/^\d+\. /, ''))));
+  ui.steps.hidden = false;
+}
+
+// Dispatches clicks on [data-action] elements and form submissions.
+document.addEventListener('click', (event) => {
+  const target = event.target.closest('[data-action]');
+  if (!target || target.tagName === 'FORM' || target.disabled) return;
+  const action = actions[target.dataset.action];
+  if (action) action(target);
+});
 document.addEventListener('submit', (event) => {
   const action = actions[event.target.dataset.action];
   if (!action) return;
   event.preventDefault();
-  action();
+  action(event.target);
+});
+ui.strategy.addEventListener('change', () => render());
+
+// Keyboard: a-z step that attempt, u undo, arrows move the selection.
+document.addEventListener('keydown', (event) => {
+  if (event.target.closest('input, select, textarea') || event.ctrlKey || event.metaKey || event.altKey || !state.view) return;
+  const key = event.key.toLowerCase();
+  if (key === 'u') {
+    if (!ui.undo.disabled) actions.undo();
+  } else if (key === 'arrowleft' || key === 'arrowright') {
+    const last = state.view.trace.length - 1;
+    state.selected = Math.max(-1, Math.min(last, state.selected + (key === 'arrowleft' ? -1 : 1)));
+    render();
+  } else if (/^[a-z]$/.test(key)) {
+    const attempt = key.charCodeAt(0) - 97;
+    if (state.view.runnable.includes(attempt) && !state.busy) actions.step({ dataset: { attempt: String(attempt) } });
+  } else {
+    return;
+  }
+  event.preventDefault();
 });
 
-// Loads the engine and reports the SQLite version it runs.
+// Loads the engine, the catalog, and the scenario the link names (or the default).
 async function start() {
   try {
     const v = await engine.versions();
@@ -64,10 +649,36 @@ async function start() {
     ui.status.title = v.sqliteSourceId;
     ui.crateVersion.textContent = v.replayground;
     ui.roundTripRun.disabled = false;
+    state.catalog = await engine.scenarios();
   } catch (error) {
     ui.status.textContent = `SQLite failed to load: ${error.message}`;
     ui.status.dataset.state = 'failed';
+    return;
   }
+  let link = null;
+  try {
+    link = readLink();
+  } catch (error) {
+    notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
+  }
+  try {
+    if (link?.id) {
+      await loadScenario(link.id, link.params, link.schedule);
+      if (link.step !== null) {
+        if (!Number.isInteger(link.step) || link.step < 0 || link.step > state.view.trace.length) {
+          throw new Error(`step ${link.step} is not in this run`);
+        }
+        state.selected = link.step - 1;
+        render();
+      }
+    } else {
+      await loadScenario(DEFAULT_SCENARIO, {});
+    }
+  } catch (error) {
+    notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
+    await loadScenario(DEFAULT_SCENARIO, {});
+  }
+  document.body.dataset.ready = 'true';
 }
 
 start();

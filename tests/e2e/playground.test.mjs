@@ -1,0 +1,165 @@
+// The playground page in Debian's Chromium: every scenario runs with its
+// checks on screen, an interleaving is stepped by hand, a permalink replays
+// the same trace, an exploration is cancelled, bad links fall back cleanly,
+// and text from links stays text. Screenshots go to tests/e2e/artifacts/.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { launchBrowser, openPage, screenshot, startServer } from './harness.mjs';
+
+let server;
+let browser;
+
+before(async () => {
+  server = await startServer();
+  browser = await launchBrowser();
+});
+
+after(async () => {
+  await browser?.close();
+  server?.stop();
+});
+
+// Opens the page at `query` and waits until the scenario is loaded.
+async function open(query, viewport = { width: 1500, height: 1000 }) {
+  const opened = await openPage(browser, server.url);
+  await opened.page.setViewportSize(viewport);
+  await opened.page.goto(`${server.url}${query}`);
+  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  return opened;
+}
+
+// The text of every step box, in order.
+async function traceText(page) {
+  return page.locator('#lanes .step').allTextContents();
+}
+
+// Runs the chosen strategy and waits for the status line to settle.
+async function run(page, strategy) {
+  await page.selectOption('#strategy', strategy);
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  return page.locator('#run-status').textContent();
+}
+
+test('every scenario runs, with its checks on screen', async () => {
+  const { context, page, seen } = await open('?s=idem-race');
+  const catalog = await page.locator('#catalog button.scenario').evaluateAll((buttons) => buttons.map((b) => ({
+    id: b.dataset.scenario, fails: b.querySelector('.tag-fails') !== null,
+  })));
+  assert.ok(catalog.length >= 25, `${catalog.length} scenarios`);
+  for (const { id, fails } of catalog) {
+    await page.click(`#catalog button[data-scenario="${id}"]`);
+    await page.locator(`#catalog button[data-scenario="${id}"][aria-current="true"]`).waitFor();
+    const text = await run(page, 'exhaustive');
+    if (fails) {
+      assert.match(text, /^Counterexample \(shortest/, `${id}: ${text}`);
+      assert.equal(await page.locator('#verdict').getAttribute('data-kind'), 'fail', id);
+      assert.ok(await page.locator('#checks tr.fail').count() > 0, `${id} shows its failing checks`);
+      assert.ok(await page.locator('#explanation li').count() > 0, `${id} explains each step`);
+    } else {
+      assert.match(text, /^No violation \(every schedule covered/, `${id}: ${text}`);
+      await run(page, 'round-robin');
+      assert.equal(await page.locator('#verdict').getAttribute('data-kind'), 'pass', id);
+      assert.equal(await page.locator('#checks tr.fail').count(), 0, id);
+      assert.ok(await page.locator('#checks tr.pass').count() >= 2, id);
+    }
+  }
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.foreignRequests, []);
+  await context.close();
+});
+
+test('an interleaving stepped by hand shows the lock queue and the tables', async () => {
+  const { context, page } = await open('?s=idem-race&attempts=2');
+  await page.keyboard.press('a'); // A: BEGIN IMMEDIATE
+  await page.locator('.step[data-step="0"]').waitFor();
+  assert.equal(await page.locator('.lane-head .lock').first().textContent(), 'RESERVED');
+  await page.keyboard.press('b'); // B: refused, waits
+  await page.locator('.step.blocked[data-step="1"]').waitFor();
+  assert.equal(await page.locator('.lane-head .lane-status').nth(1).textContent(), 'waiting for a lock');
+  assert.ok(await page.locator('.lane-head button[data-attempt="1"]').isDisabled(), 'a blocked attempt cannot be chosen');
+  for (const step of ['2', '3', '4']) {
+    await page.keyboard.press('a');
+    await page.locator(`.step[data-step="${step}"]`).waitFor();
+  }
+  assert.equal(await page.locator('table.data caption').first().textContent(), 'effects (0)', 'not committed yet');
+  await screenshot(page, 'playground-mid-interleaving');
+  await page.locator('#lanes').scrollIntoViewIfNeeded();
+  await screenshot(page, 'playground-mid-interleaving-view', false);
+  await page.keyboard.press('a'); // A: COMMIT
+  await page.locator('.step[data-step="5"]').waitFor();
+  assert.equal(await page.locator('table.data caption').first().textContent(), 'effects (1)');
+  assert.equal(await page.locator('table.data tr.changed').count(), 2, 'the commit makes the effect and the receipt visible');
+  await page.keyboard.press('u');
+  await page.locator('.step[data-step="5"]').waitFor({ state: 'detached' });
+  assert.equal(await page.locator('table.data caption').first().textContent(), 'effects (0)');
+  await context.close();
+});
+
+test('a permalink reproduces the same run step by step', async () => {
+  const first = await open('?s=idem-check-then-write');
+  await run(first.page, 'exhaustive');
+  const url = first.page.url();
+  assert.match(url, /schedule=A6B3AB4/);
+  const trace = await traceText(first.page);
+  await screenshot(first.page, 'playground-counterexample');
+  await first.context.close();
+  const second = await open(url.slice(server.url.length));
+  assert.deepEqual(await traceText(second.page), trace);
+  assert.match(await second.page.locator('#verdict').textContent(), /failed for schedule A6B3AB4/);
+  await second.context.close();
+});
+
+test('an exploration can be cancelled', async () => {
+  const { context, page } = await open('?s=idem-race');
+  await page.fill('#runs', '100000');
+  await page.selectOption('#strategy', 'random');
+  await page.click('#run');
+  await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
+  await page.click('#cancel');
+  await page.locator('#run:enabled').waitFor({ timeout: 30000 });
+  assert.match(await page.locator('#run-status').textContent(), /^No violation \(cancelled: \d+ runs\)/);
+  await context.close();
+});
+
+test('malformed or outdated links show a clear message and a clean default', async () => {
+  for (const [query, reason] of [
+    ['?s=no-such-scenario', 'there is no scenario "no-such-scenario"'],
+    ['?s=idem-race&schedule=Q9!', 'invalid schedule'],
+    ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit'],
+    ['?s=idem-race&attempts=many', 'the parameter attempts is not a number'],
+    ['?s=idem-race&attempts=12', 'invalid attempts'],
+    ['?s=idem-race&clock=5', 'has no parameter "clock"'],
+  ]) {
+    const { context, page, seen } = await open(query);
+    const message = await page.locator('#link-error').textContent();
+    assert.ok(message.startsWith('This link could not be opened: '), message);
+    assert.ok(message.includes(reason), `${query}: ${message}`);
+    assert.equal(await page.locator('#scenario-title').textContent(), '1. Eight requests, one key');
+    assert.deepEqual(seen.errors, []);
+    await context.close();
+  }
+});
+
+test('text from a link is shown as text, never run as HTML', async () => {
+  const tenant = '<img src=x onerror=alert(1)>';
+  const { context, page, seen } = await open(`?s=idem-race&attempts=2&tenant=${encodeURIComponent(tenant)}&key=${encodeURIComponent('"; DROP TABLE receipts; --')}`);
+  assert.equal(await page.locator('input[name="tenant"]').inputValue(), tenant);
+  await run(page, 'round-robin');
+  const cells = await page.locator('table.data td').allTextContents();
+  assert.ok(cells.includes(tenant), 'the tenant appears literally in the tables');
+  assert.equal(await page.locator('#tables img, #lanes img').count(), 0);
+  assert.deepEqual(seen.dialogs, []);
+  assert.deepEqual(seen.foreignRequests, []);
+  await context.close();
+});
+
+test('the page is readable at phone width with long keys', async () => {
+  const key = 'k'.repeat(255);
+  const { context, page } = await open(`?s=idem-race&attempts=2&key=${key}`, { width: 390, height: 844 });
+  await run(page, 'round-robin');
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+  await screenshot(page, 'playground-phone');
+  await context.close();
+});

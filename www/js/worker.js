@@ -1,0 +1,75 @@
+// The engine's Web Worker: owns the wasm module and every SQLite store, so a
+// long exploration never freezes the page. Messages: { id, op, args } in,
+// { id, ok, value } or { id, ok: false, error } out; explorations also post
+// { id, progress } between slices and stop when told { op: 'cancel', target }.
+import init, * as wasm from '../pkg/replayground.js';
+
+const ready = init();
+const steppers = new Map();
+const cancelled = new Set();
+let nextHandle = 1;
+
+// Runs an exploration in slices, yielding between them so cancel messages arrive.
+async function explore(id, [scenario, options]) {
+  const search = new wasm.Exploration(scenario, options);
+  try {
+    for (;;) {
+      if (cancelled.has(id)) {
+        search.cancel();
+        break;
+      }
+      const progress = search.advance(25);
+      postMessage({ id, progress });
+      if (progress.done) break;
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    return search.report();
+  } finally {
+    cancelled.delete(id);
+    search.free();
+  }
+}
+
+// The operations the page may ask for.
+const ops = {
+  versions: () => wasm.versions(),
+  roundTrip: ([note]) => wasm.roundTrip(note),
+  scenarios: () => wasm.scenarios(),
+  profiles: () => wasm.profiles(),
+  runScenario: ([scenario, options]) => wasm.runScenario(scenario, options),
+  crashSweep: ([options]) => wasm.crashSweep(options),
+  benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
+  newStepper: ([scenario, options]) => {
+    const stepper = new wasm.Stepper(scenario, options);
+    const handle = nextHandle++;
+    steppers.set(handle, stepper);
+    return { handle, state: stepper.state() };
+  },
+  stepper: ([handle, method, arg]) => {
+    const stepper = steppers.get(handle);
+    if (!stepper) throw new Error('this scenario was closed; reload it');
+    if (!['state', 'step', 'undo', 'setSchedule'].includes(method)) throw new Error(`no stepper method ${method}`);
+    return stepper[method](arg);
+  },
+  closeStepper: ([handle]) => {
+    steppers.get(handle)?.free();
+    steppers.delete(handle);
+    return true;
+  },
+};
+
+onmessage = async ({ data }) => {
+  const { id, op, args = [] } = data;
+  if (op === 'cancel') {
+    cancelled.add(data.target);
+    return;
+  }
+  try {
+    await ready;
+    const value = op === 'explore' ? await explore(id, args) : ops[op]?.(args);
+    if (value === undefined && !(op in ops) && op !== 'explore') throw new Error(`unknown operation ${op}`);
+    postMessage({ id, ok: true, value });
+  } catch (error) {
+    postMessage({ id, ok: false, error: error instanceof Error ? error.message : String(error) });
+  }
+};
