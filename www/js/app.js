@@ -81,10 +81,14 @@ function status(message, kind = '') {
 
 // Draws the catalog, grouped by pattern.
 function renderCatalog() {
-  const groups = [['idempotency', 'Idempotency keys'], ['outbox', 'Transactional outbox'], ['inbox', 'Idempotent inbox']];
-  ui.catalog.replaceChildren(...groups.map(([pattern, name]) => {
+  const groups = [
+    ['idempotency', 'Idempotency keys', 'A client sends a key with each request; the server stores a receipt per key, so retries and racing duplicates get the first result instead of a second effect.'],
+    ['outbox', 'Transactional outbox', 'The producer writes its change and the event announcing it in one transaction; a relay delivers events until they are marked sent, so none is lost, but some arrive twice.'],
+    ['inbox', 'Idempotent inbox', 'Each consumer records the ids of events it applied in the same transaction as their effects, so a redelivered event is skipped, as long as that history is kept.'],
+  ];
+  ui.catalog.replaceChildren(...groups.map(([pattern, name, blurb]) => {
     const section = el('section', '', 'catalog-group');
-    section.append(el('h3', name));
+    section.append(el('h3', name), el('p', blurb, 'pattern-blurb'));
     const list = el('ul');
     for (const entry of state.catalog.filter((e) => e.pattern === pattern)) {
       const item = el('li');
