@@ -17,7 +17,7 @@ import sys
 CSP = (
     "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; "
     "img-src 'self' data:; connect-src 'self'; worker-src 'self'; object-src 'none'; "
-    "base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+    "base-uri 'none'; form-action 'none'; frame-ancestors {ancestors}"
 )
 
 
@@ -33,7 +33,9 @@ class Handler(http.server.SimpleHTTPRequestHandler):
     }
 
     def end_headers(self):
-        self.send_header("Content-Security-Policy", CSP)
+        # embed.html exists to be framed by any documentation site; the rest only by this one.
+        ancestors = "*" if self.path.split("?", 1)[0].endswith("/embed.html") else "'self'"
+        self.send_header("Content-Security-Policy", CSP.format(ancestors=ancestors))
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
