@@ -21,5 +21,7 @@ echo "bench: native ($ROUNDS rounds x $ITERATIONS)" >&2
 target/release/replayground bench --json --rounds "$ROUNDS" --iterations "$ITERATIONS" >"$OUT/native.json"
 echo "bench: headless Chromium ($ROUNDS rounds x $ITERATIONS)" >&2
 (cd tests/e2e && node bench.mjs "$ROUNDS" "$ITERATIONS") >"$OUT/wasm.json"
+WASM=www/pkg/replayground_bg.wasm
+printf '{"raw": %s, "gzip": %s, "brotli": %s}\n' "$(stat -c %s "$WASM")" "$(gzip -9 -c "$WASM" | wc -c)" "$(brotli -q 11 -c "$WASM" | wc -c)" >"$OUT/size.json"
 python3 scripts/bench_report.py "$OUT/native.json" "$OUT/wasm.json" "$OUT"
 cat "$OUT/report.md"

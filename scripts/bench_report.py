@@ -58,7 +58,19 @@ def main():
             "wasm": w,
             "ratio": w["medianUs"] / n["medianUs"] if n["medianUs"] > 0 else None,
         })
+    size_path = os.path.join(out, "size.json")
+    size = json.load(open(size_path)) if os.path.exists(size_path) else None
+    navigation = wasm.get("navigation") or []
+
+    def spread(key):
+        values = sorted(s[key] for s in navigation if s.get(key) is not None)
+        if not values:
+            return None
+        return {"median": values[len(values) // 2], "min": values[0], "max": values[-1], "n": len(values)}
+
     report = {
+        "size": size,
+        "navigation": {"engineReadyMs": spread("engineReady"), "interactiveMs": spread("interactive")},
         "machine": machine(),
         "browser": wasm.get("browser"),
         "exploration": {"native": native.get("exploration"), "wasm": wasm.get("exploration")},
@@ -92,6 +104,21 @@ def main():
             f"{e.get('runs')} runs, {e.get('distinctStates')} distinct states, {e.get('steps')} steps, "
             f"{e.get('violations')} violations; naive interleavings {e.get('naiveInterleavings')} "
             f"for the runs' step counts, {e.get('naiveInterleavingsUniform')} as (NK)!/(K!)^N"
+        )
+    if size:
+        lines.append("")
+        lines.append(
+            f"wasm module: {size['raw']} bytes raw, {size['gzip']} gzip, {size['brotli']} brotli "
+            f"(target 300 KB brotli: {'met' if size['brotli'] <= 300 * 1024 else 'not met'})"
+        )
+    nav = report["navigation"]
+    if nav["interactiveMs"]:
+        e, i = nav["engineReadyMs"], nav["interactiveMs"]
+        lines.append("")
+        lines.append(
+            f"Headless Chromium, fresh context, {i['n']} loads of a permalink: engine ready (wasm loaded, "
+            f"SQLite answering) {e['median']:.0f} ms ({e['min']:.0f}..{e['max']:.0f}); first scenario result "
+            f"rendered and the page interactive {i['median']:.0f} ms ({i['min']:.0f}..{i['max']:.0f})"
         )
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

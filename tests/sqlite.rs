@@ -77,3 +77,38 @@ fn both_targets_run_sqlite_with_upstream_defaults() {
     assert_eq!(pragma("PRAGMA temp_store"), SqlValue::Integer(0));
     assert_eq!(pragma("PRAGMA journal_mode"), SqlValue::from("delete"));
 }
+
+#[test]
+fn both_targets_compile_sqlite_with_the_same_features() {
+    let store = Store::new("options").unwrap();
+    let conn = store.connect("main.db", "probe").unwrap();
+    let rows = conn.execute("PRAGMA compile_options", &[]).unwrap().rows;
+    let mut features: Vec<String> = rows
+        .into_iter()
+        .filter_map(|r| match r.into_iter().next() {
+            Some(SqlValue::Text(t)) if t.starts_with("OMIT_") || t.starts_with("ENABLE_") => {
+                Some(t)
+            }
+            _ => None,
+        })
+        .collect();
+    features.sort();
+    assert_eq!(
+        features,
+        [
+            "ENABLE_API_ARMOR",
+            "OMIT_AUTOVACUUM",
+            "OMIT_COMPLETE",
+            "OMIT_DECLTYPE",
+            "OMIT_DEPRECATED",
+            "OMIT_GET_TABLE",
+            "OMIT_INCRBLOB",
+            "OMIT_JSON",
+            "OMIT_LOAD_EXTENSION",
+            "OMIT_PROGRESS_CALLBACK",
+            "OMIT_SHARED_CACHE",
+            "OMIT_TCL_VARIABLE",
+            "OMIT_UTF16",
+        ]
+    );
+}

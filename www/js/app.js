@@ -654,6 +654,7 @@ async function start() {
     ui.crateVersion.textContent = v.replayground;
     ui.roundTripRun.disabled = false;
     state.catalog = await engine.scenarios();
+    performance.mark('replayground-engine-ready');
   } catch (error) {
     ui.status.textContent = `SQLite failed to load: ${error.message}`;
     ui.status.dataset.state = 'failed';
@@ -682,6 +683,7 @@ async function start() {
     notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
     await loadScenario(DEFAULT_SCENARIO, {});
   }
+  performance.mark('replayground-interactive');
   document.body.dataset.ready = 'true';
 }
 
