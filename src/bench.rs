@@ -153,6 +153,42 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         )?);
     }
     {
+        // The reference's `execute`: check the receipt, insert the effect and
+        // the receipt, in one BEGIN IMMEDIATE transaction, on an open connection.
+        let conn = store.connect("orders.db", "execute")?;
+        conn.sqlite()?
+            .execute_batch(crate::patterns::idempotency::SCHEMA)?;
+        let mut key = 0u64;
+        measurements.push(measure(
+            "the reference's execute transaction (BEGIN IMMEDIATE; SELECT receipt; INSERT effect; INSERT receipt; COMMIT), replayground VFS",
+            budget,
+            clock,
+            || {
+                key += 1;
+                let scope = [
+                    SqlValue::from("north"),
+                    SqlValue::from("web-order"),
+                    SqlValue::Text(format!("k{key}")),
+                ];
+                let db = conn.sqlite()?;
+                storage::run_sql(db, "BEGIN IMMEDIATE", &[])?;
+                storage::run_sql(
+                    db,
+                    "SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3",
+                    &scope,
+                )?;
+                let effect = storage::run_sql(db, INSERT, &params)?;
+                let mut receipt = scope.to_vec();
+                receipt.push("{\"quantity\":2}".into());
+                receipt.push(SqlValue::Text(format!("{{\"effect_id\":{},\"quantity\":2}}", effect.last_insert_rowid)));
+                receipt.push(60.into());
+                storage::run_sql(db, "INSERT INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &receipt)?;
+                storage::run_sql(db, "COMMIT", &[])?;
+                Ok(())
+            },
+        )?);
+    }
+    {
         let memory = rusqlite::Connection::open_in_memory()?;
         memory.execute_batch(SCHEMA)?;
         measurements.push(measure(
