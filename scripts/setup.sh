@@ -13,7 +13,7 @@
 #      timeout; else Debian's rustc-web whose std is built once from
 #      rust-web-src into the cache (see ../shared/TOOLCHAIN.md).
 #   3. wasm-bindgen-cli at exactly the wasm-bindgen version in Cargo.lock,
-#      wasm-pack, and binaryen's wasm-opt (from npm, pinned in scripts/node:
+#      wasm-pack, cargo-fuzz, and binaryen's wasm-opt (from npm, pinned in scripts/node:
 #      Debian bookworm's binaryen 108 breaks wasm-bindgen's externref table),
 #      all installed into the cache.
 #   4. Node packages for the end-to-end tests (tests/e2e, from its lock file).
@@ -167,6 +167,12 @@ fi
 if ! "$TOOLS/bin/wasm-pack" --version >/dev/null 2>&1; then
     work "installing wasm-pack (about 4 minutes)"
     cargo install -q --root "$TOOLS" wasm-pack >&2
+fi
+
+FUZZ_VERSION=0.13.2
+if [ "$("$TOOLS/bin/cargo-fuzz" --version 2>/dev/null)" != "cargo-fuzz $FUZZ_VERSION" ]; then
+    work "installing cargo-fuzz $FUZZ_VERSION (about 2 minutes)"
+    cargo install -q --root "$TOOLS" --force cargo-fuzz --version "=$FUZZ_VERSION" >&2
 fi
 
 # wasm-opt: a shim on PATH (before any system wasm-opt) that runs binaryen's

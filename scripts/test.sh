@@ -81,6 +81,13 @@ export REPLAYGROUND_EXPECT_SQLITE="$NATIVE_SQLITE"
 run e2e bash -c 'cd tests/e2e && node --test'
 record "end-to-end (Chromium, playwright-core)" "$(node_counts "$LOGS/e2e.log")"
 
+run fuzz scripts/fuzz.sh 10
+record "cargo fuzz (10 s per target)" "$(grep -o '[0-9]* executions in all' "$LOGS/fuzz.log" || echo 'no summary')"
+
+# The invariants over many schedules, on a small budget (replayground soak runs a million).
+run soak cargo run -q --release --locked --bin replayground -- soak --runs 20000
+record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* s' "$LOGS/soak.log" || echo 'no summary')"
+
 # The benchmark must run and produce a well-formed report (a tiny budget:
 # this checks the command, it does not measure anything).
 run bench-quick bash -c 'scripts/bench.sh --quick && python3 scripts/bench_report.py --check target/bench/report.json'

@@ -79,6 +79,19 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Run every correct design under many random and PCT schedules (none may
+        /// fail) and every broken one until it is caught (within 1000 runs).
+        Soak {
+            /// Schedules in all, split over the correct scenarios.
+            #[arg(long, default_value_t = 1_000_000)]
+            runs: u64,
+            /// First seed.
+            #[arg(long, default_value_t = 1)]
+            seed: u64,
+            /// Print JSON instead of a table.
+            #[arg(long)]
+            json: bool,
+        },
         /// Kill the outbox relay after every possible step, restart it, and
         /// print what happened at each crash point.
         Sweep {
@@ -232,6 +245,85 @@ mod cli {
             Ok(())
         } else {
             Err("a reference check failed".into())
+        }
+    }
+
+    /// `replayground soak`: many schedules of every scenario, on every core.
+    fn soak(runs: u64, seed: u64, json: bool) -> Result<(), Box<dyn std::error::Error>> {
+        use replayground::sim::soak::{soak_scenario, SoakRow, CATCH_BUDGET};
+        let catalog = replayground::scenarios::catalog();
+        let correct = catalog.iter().filter(|e| !e.fails).count().max(1) as u64;
+        let per_scenario = runs.div_ceil(correct);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let ids: Vec<&'static str> = catalog.iter().map(|e| e.id).collect();
+        let start = std::time::Instant::now();
+        // Stores are per thread: each worker builds its own scenarios.
+        let mut rows: Vec<SoakRow> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..threads)
+                .map(|t| {
+                    let ids = &ids;
+                    scope.spawn(move || {
+                        ids.iter()
+                            .enumerate()
+                            .filter(|(i, _)| i % threads == t)
+                            .map(|(_, id)| {
+                                soak_scenario(id, per_scenario, seed).map_err(|e| e.to_string())
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|_| vec![Err("a soak thread panicked".to_string())])
+                })
+                .collect::<Result<Vec<_>, String>>()
+        })?;
+        rows.sort_by_key(|r| ids.iter().position(|id| *id == r.scenario));
+        let elapsed = start.elapsed().as_secs_f64();
+        let total: u64 = rows.iter().map(|r| r.runs).sum();
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "runs": total, "seconds": elapsed, "catchBudget": CATCH_BUDGET, "rows": rows,
+                }))?
+            );
+        } else {
+            println!("| scenario | design | runs | violations | verdict |");
+            println!("|---|---|---|---|---|");
+            for r in &rows {
+                let design = if r.expected_to_fail {
+                    "broken"
+                } else {
+                    "correct"
+                };
+                let verdict = match (r.expected_to_fail, r.ok) {
+                    (false, true) => "no violation".to_string(),
+                    (false, false) => format!(
+                        "VIOLATED by {}",
+                        r.first_failing_schedule.as_deref().unwrap_or("?")
+                    ),
+                    (true, true) => format!(
+                        "caught at run {} ({})",
+                        r.caught_at.unwrap_or(0),
+                        r.first_failing_schedule.as_deref().unwrap_or("")
+                    ),
+                    (true, false) => format!("NOT caught within {CATCH_BUDGET} runs"),
+                };
+                println!(
+                    "| {} | {design} | {} | {} | {verdict} |",
+                    r.scenario, r.runs, r.violations
+                );
+            }
+            println!("{total} schedules in {elapsed:.1} s on {threads} threads");
+        }
+        if rows.iter().all(|r| r.ok) {
+            Ok(())
+        } else {
+            Err("the soak found a problem".into())
         }
     }
 
@@ -401,6 +493,7 @@ mod cli {
                     json,
                 )
             }
+            Command::Soak { runs, seed, json } => return soak(runs, seed, json),
             Command::Sweep { no_inbox, json } => {
                 use replayground::patterns::outbox::Consumer;
                 let design = if no_inbox {

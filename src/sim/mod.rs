@@ -11,6 +11,7 @@
 pub mod explore;
 pub mod schedule;
 pub mod scheduler;
+pub mod soak;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};

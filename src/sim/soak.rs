@@ -1,0 +1,92 @@
+//! Invariants under many schedules: every scenario whose design is correct
+//! runs under seeded random and PCT schedules (alternating) and must never
+//! fail a check; every broken design must be caught within a stated budget.
+
+use serde::Serialize;
+
+use super::explore::Explorer;
+use super::scheduler::{Pct, Random, Scheduler};
+use crate::scenarios;
+use crate::Result;
+
+/// Runs a broken design gets before it must have failed.
+pub const CATCH_BUDGET: u64 = 1000;
+
+/// What one scenario did under the soak.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SoakRow {
+    /// The scenario.
+    pub scenario: String,
+    /// Whether its design is expected to fail.
+    pub expected_to_fail: bool,
+    /// Runs made.
+    pub runs: u64,
+    /// Runs whose checks failed.
+    pub violations: u64,
+    /// For a broken design, the run (1-based) that first failed.
+    pub caught_at: Option<u64>,
+    /// The first failing schedule, if any.
+    pub first_failing_schedule: Option<String>,
+    /// Whether the scenario behaved as expected.
+    pub ok: bool,
+}
+
+/// Runs `runs` schedules of scenario `id` (alternating random and PCT from
+/// `seed`); a broken design stops at its first failure or at [`CATCH_BUDGET`].
+pub fn soak_scenario(id: &str, runs: u64, seed: u64) -> Result<SoakRow> {
+    let entry = scenarios::catalog()
+        .into_iter()
+        .find(|e| e.id == id)
+        .ok_or_else(|| crate::Error::invalid("scenario", format!("unknown scenario {id:?}")))?;
+    let explorer = Explorer::new(scenarios::build(id)?)?;
+    let budget = if entry.fails {
+        CATCH_BUDGET.min(runs.max(1))
+    } else {
+        runs
+    };
+    let mut row = SoakRow {
+        scenario: id.to_string(),
+        expected_to_fail: entry.fails,
+        runs: 0,
+        violations: 0,
+        caught_at: None,
+        first_failing_schedule: None,
+        ok: false,
+    };
+    for i in 0..budget {
+        let run_seed = seed.wrapping_add(i / 2);
+        let mut scheduler: Box<dyn Scheduler> = if i % 2 == 0 {
+            Box::new(Random::new(run_seed))
+        } else {
+            Box::new(Pct::new(run_seed, 3, 64)?)
+        };
+        let result = explorer.run(scheduler.as_mut(), false)?;
+        row.runs += 1;
+        if !result.passed {
+            row.violations += 1;
+            if row.first_failing_schedule.is_none() {
+                row.first_failing_schedule = Some(result.schedule.clone());
+                row.caught_at = Some(row.runs);
+            }
+            if entry.fails {
+                break;
+            }
+        }
+    }
+    row.ok = if entry.fails {
+        row.caught_at.is_some()
+    } else {
+        row.violations == 0
+    };
+    Ok(row)
+}
+
+/// Soaks every scenario of the catalog: `runs_per_scenario` for each
+/// correct design, up to [`CATCH_BUDGET`] for each broken one.
+pub fn soak_all(runs_per_scenario: u64, seed: u64) -> Result<Vec<SoakRow>> {
+    scenarios::catalog()
+        .iter()
+        .map(|entry| soak_scenario(entry.id, runs_per_scenario, seed))
+        .collect()
+}

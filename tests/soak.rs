@@ -1,0 +1,24 @@
+//! Every correct design under random and PCT schedules, every broken design
+//! caught within the stated budget, natively and in the browser. A small
+//! budget here; `replayground soak` runs a million schedules.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::sim::soak::{soak_all, CATCH_BUDGET};
+
+#[test]
+fn correct_designs_never_fail_and_broken_ones_are_caught_within_the_budget() {
+    let rows = soak_all(40, 7).unwrap();
+    assert!(rows.len() >= 25);
+    for row in &rows {
+        assert!(row.ok, "{row:?}");
+        if row.expected_to_fail {
+            assert!(row.caught_at.is_some_and(|n| n <= CATCH_BUDGET), "{row:?}");
+        } else {
+            assert_eq!((row.runs, row.violations), (40, 0), "{row:?}");
+        }
+    }
+}
