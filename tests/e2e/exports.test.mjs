@@ -166,3 +166,71 @@ test('bad outbox inputs from JavaScript get an Error and leave both databases un
   assert.match(outcome.errors[2], /payload: expected an object/);
   assert.equal(outcome.unchanged, true);
 });
+
+test('every export answers hostile input with an Error or a valid result, never a panic', async () => {
+  const consoleBefore = seen.errors.length;
+  const outcome = await page.evaluate(async (url) => {
+    const m = await import(url);
+    await m.default();
+    let nested = { x: 1 };
+    for (let i = 0; i < 50; i += 1) nested = { x: nested };
+    const hostile = [
+      undefined, null, NaN, Infinity, -Infinity, -1, 2.5, 2 ** 53, 2 ** 60, '', 'x'.repeat(1 << 20),
+      '\uD800', '\uDC00x', "'; DROP TABLE receipts; --", 'SELECT * FROM sqlite_schema', { }, [], nested,
+      () => 1, 10n, true, { params: nested }, { strategy: 'replay', schedule: 'A'.repeat(300000) },
+    ];
+    const idem = new m.IdempotencySession();
+    idem.execute({ tenant: 'north', operation: 'web-order', key: 'k', quantity: 2, now: 0 });
+    const outbox = new m.OutboxSession();
+    outbox.createOrder({ orderId: 'o1', amount: 100 });
+    const idemBefore = JSON.stringify(Array.from(idem.databaseBytes()));
+    const outboxBefore = JSON.stringify(Array.from(outbox.databaseBytes()));
+    const calls = {
+      roundTrip: (v) => m.roundTrip(v),
+      'runScenario(id)': (v) => m.runScenario(v),
+      'runScenario(options)': (v) => m.runScenario('idem-race', v),
+      'runScenario(params)': (v) => m.runScenario('idem-race', { params: v }),
+      'runScenario(schedule)': (v) => m.runScenario('idem-race', { strategy: 'replay', schedule: v }),
+      'exploreScenario(id)': (v) => m.exploreScenario(v),
+      'exploreScenario(runs)': (v) => m.exploreScenario('idem-race', { strategy: 'random', runs: v }),
+      'Exploration(id)': (v) => new m.Exploration(v),
+      'Exploration.advance': (v) => new m.Exploration('idem-race', {}).advance(v),
+      'Stepper(id)': (v) => new m.Stepper(v),
+      'Stepper(options)': (v) => new m.Stepper('idem-race', v),
+      'Stepper.step': (v) => new m.Stepper('idem-race').step(v),
+      'Stepper.setSchedule': (v) => new m.Stepper('idem-race').setSchedule(v),
+      crashSweep: (v) => m.crashSweep(v),
+      'benchEngine(rounds)': (v) => (v === undefined || v === null ? 'skipped' : m.benchEngine(v, 1)),
+      'IdempotencySession.execute': (v) => idem.execute(v),
+      'OutboxSession.createOrder': (v) => outbox.createOrder(v),
+      'OutboxSession.deliver': (v) => outbox.deliver(v),
+    };
+    const results = [];
+    for (const [name, call] of Object.entries(calls)) {
+      for (const [i, value] of hostile.entries()) {
+        try {
+          call(value);
+          results.push([name, i, 'accepted']);
+        } catch (error) {
+          results.push([name, i, error instanceof Error && !(error instanceof WebAssembly.RuntimeError)
+            ? `Error: ${error.message}` : `NOT AN ERROR: ${String(error)}`]);
+        }
+      }
+    }
+    return {
+      results,
+      idemUnchanged: JSON.stringify(Array.from(idem.databaseBytes())) === idemBefore,
+      outboxUnchanged: JSON.stringify(Array.from(outbox.databaseBytes())) === outboxBefore,
+    };
+  }, MODULE);
+  const bad = outcome.results.filter(([, , r]) => r.startsWith('NOT AN ERROR'));
+  assert.deepEqual(bad, [], 'every failure is an Error with a message, not a trap');
+  const errors = outcome.results.filter(([, , r]) => r.startsWith('Error'));
+  assert.ok(errors.length > 300, `${errors.length} refusals`);
+  for (const [name, i, r] of errors) assert.match(r, /^Error: (invalid [a-zA-Z ]+: |the exploration)/, `${name} #${i}: ${r.slice(0, 200)}`);
+  assert.equal(outcome.idemUnchanged, true);
+  assert.equal(outcome.outboxUnchanged, true);
+  const panics = seen.errors.slice(consoleBefore).filter((e) => /panicked|unreachable/.test(e));
+  assert.deepEqual(panics, [], 'no panic reached the console');
+  console.log(`hostile inputs: ${outcome.results.length} calls, ${errors.length} refused with an Error, no panic`);
+});
