@@ -15,7 +15,7 @@ SECONDS_PER_TARGET=${1:-300}
 load_replayground_env
 cd "$REPLAYGROUND_ROOT"
 total=0
-for target in schedule inputs; do
+for target in schedule inputs permalink; do
     log=$(mktemp)
     RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir tests/fuzz "$target" -s none -- \
         -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 2>&1 | tee "$log" | grep -E '^(Done|==|#[0-9]+ +(INITED|DONE))' || true

@@ -88,6 +88,9 @@ record "cargo fuzz (10 s per target)" "$(grep -o '[0-9]* executions in all' "$LO
 run soak cargo run -q --release --locked --bin replayground -- soak --runs 20000
 record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* s' "$LOGS/soak.log" || echo 'no summary')"
 
+run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all
+record "crash at every step of every scenario" "$(grep -o '[0-9]* crash points in [0-9]* scenarios, [0-9]* violations' "$LOGS/crash-sweep.log" || echo 'no summary')"
+
 # The benchmark must run and produce a well-formed report (a tiny budget:
 # this checks the command, it does not measure anything).
 run bench-quick bash -c 'scripts/bench.sh --quick && python3 scripts/bench_report.py --check target/bench/report.json'

@@ -267,6 +267,89 @@ fn positive_amount(map: &Map<String, Value>) -> Result<i64> {
         .ok_or_else(|| Error::invalid("amount", "is required"))
 }
 
+/// What a permalink (`?s=…&attempts=…&schedule=…&step=…`) asks for.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Permalink {
+    /// The scenario id, if the link names one.
+    pub scenario: Option<String>,
+    /// The scenario's parameters.
+    pub params: Params,
+    /// The schedule, checked for form (not yet against the scenario).
+    pub schedule: Option<String>,
+    /// The step to select (1-based).
+    pub step: Option<u32>,
+}
+
+/// Decodes one `application/x-www-form-urlencoded` component as browsers do:
+/// `+` is a space, `%XX` a byte, anything else itself; bad UTF-8 becomes U+FFFD.
+fn form_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                    Some(byte) => {
+                        out.push(byte);
+                        i += 2;
+                    }
+                    None => out.push(b'%'),
+                }
+            }
+            other => out.push(other),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Parses a permalink's query string. Unknown fields are ignored (a newer
+/// link may carry more); known ones must be well formed.
+pub fn permalink(query: &str) -> Result<Permalink> {
+    if query.len() > 64 * 1024 {
+        return Err(Error::invalid("link", "longer than 64 KiB"));
+    }
+    let query = query.strip_prefix('?').unwrap_or(query);
+    let mut link = Permalink::default();
+    let mut params = Map::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        let (name, value) = (form_decode(name), form_decode(value));
+        match name.as_str() {
+            "s" => link.scenario = Some(value),
+            "schedule" => {
+                crate::sim::Schedule::decode(&value)?;
+                link.schedule = Some(value);
+            }
+            "step" => {
+                let step = value.parse::<u32>().map_err(|_| {
+                    Error::invalid("step", format!("{value:?} is not a step number"))
+                })?;
+                link.step = Some(step);
+            }
+            "attempts" | "quantity" | "clock" | "window" | "delay" => {
+                let number = value.trim().parse::<i64>().map_err(|_| {
+                    Error::invalid(
+                        "link",
+                        format!("the parameter {name} is not a whole number"),
+                    )
+                })?;
+                params.insert(name, Value::from(number));
+            }
+            "tenant" | "key" | "profile" | "crashPoint" => {
+                params.insert(name, Value::String(value));
+            }
+            _ => {}
+        }
+    }
+    link.params = self::params(&Value::Object(params))?;
+    Ok(link)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,6 +469,37 @@ mod tests {
                 .event_id,
             "order-created:o1"
         );
+    }
+
+    #[test]
+    fn permalinks_parse_like_a_browser_and_refuse_malformed_fields() {
+        let link = permalink(
+            "?s=idem-race&attempts=2&tenant=%3Cimg+src%3Dx%3E&schedule=A2B&step=3&future=1",
+        )
+        .unwrap();
+        assert_eq!(link.scenario.as_deref(), Some("idem-race"));
+        assert_eq!(link.params.attempts, Some(2));
+        assert_eq!(link.params.tenant.as_deref(), Some("<img src=x>"));
+        assert_eq!(link.schedule.as_deref(), Some("A2B"));
+        assert_eq!(link.step, Some(3));
+        assert_eq!(permalink("").unwrap(), Permalink::default());
+        assert_eq!(
+            permalink("?key=%ZZ%").unwrap().params.key.as_deref(),
+            Some("%ZZ%")
+        );
+        for (query, expected) in [
+            (
+                "?s=x&attempts=many",
+                "invalid link: the parameter attempts is not a whole number",
+            ),
+            ("?s=x&attempts=12", "invalid attempts: 12 is out of range"),
+            ("?s=x&schedule=Q9!", "invalid schedule: unexpected '!'"),
+            ("?s=x&step=-1", "invalid step: \"-1\" is not a step number"),
+            ("?key=", "invalid key: use 1 to 255 characters"),
+        ] {
+            let text = permalink(query).unwrap_err().to_string();
+            assert!(text.starts_with(expected), "{query}: {text}");
+        }
     }
 
     #[test]

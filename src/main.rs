@@ -98,6 +98,10 @@ mod cli {
             /// Subscribers without an inbox (to see which crash points fail).
             #[arg(long)]
             no_inbox: bool,
+            /// Instead: crash every attempt of every scenario after each of its
+            /// steps and check what survives.
+            #[arg(long)]
+            all: bool,
             /// Print JSON instead of a table.
             #[arg(long)]
             json: bool,
@@ -494,7 +498,38 @@ mod cli {
                 )
             }
             Command::Soak { runs, seed, json } => return soak(runs, seed, json),
-            Command::Sweep { no_inbox, json } => {
+            Command::Sweep {
+                all: true, json, ..
+            } => {
+                let reports = replayground::sim::crash::sweep_all()?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&reports)?);
+                } else {
+                    println!("| scenario | crash points | violations |");
+                    println!("|---|---|---|");
+                    for r in &reports {
+                        let v = if r.violations.is_empty() {
+                            "none".to_string()
+                        } else {
+                            r.violations.join("; ")
+                        };
+                        println!("| {} | {} | {v} |", r.scenario, r.crash_points);
+                    }
+                }
+                let points: u64 = reports.iter().map(|r| r.crash_points).sum();
+                let bad: usize = reports.iter().map(|r| r.violations.len()).sum();
+                println!(
+                    "{points} crash points in {} scenarios, {bad} violations",
+                    reports.len()
+                );
+                if bad > 0 {
+                    return Err(
+                        "a crash lost committed data, kept uncommitted data, or broke a database"
+                            .into(),
+                    );
+                }
+            }
+            Command::Sweep { no_inbox, json, .. } => {
                 use replayground::patterns::outbox::Consumer;
                 let design = if no_inbox {
                     Consumer::NoInbox

@@ -201,6 +201,16 @@ pub fn round_trip(
     to_js(&storage::round_trip(&note).map_err(js_error)?)
 }
 
+/// Parses a permalink's query string (`location.search`): `{ scenario,
+/// params, schedule, step }`, or an Error saying what is malformed.
+#[wasm_bindgen(js_name = parsePermalink)]
+pub fn parse_permalink(
+    #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
+) -> Result<JsValue, JsError> {
+    let query = string_arg("link", &query)?;
+    to_js(&input::permalink(&query).map_err(js_error)?)
+}
+
 /// The scenario catalog.
 #[wasm_bindgen(js_name = scenarios, unchecked_return_type = "CatalogEntry[]")]
 pub fn scenario_catalog() -> Result<JsValue, JsError> {

@@ -22,3 +22,13 @@ fn correct_designs_never_fail_and_broken_ones_are_caught_within_the_budget() {
         }
     }
 }
+
+#[test]
+fn a_crash_at_every_step_of_every_scenario_loses_nothing_committed_and_keeps_nothing_uncommitted() {
+    let reports = replayground::sim::crash::sweep_all().unwrap();
+    let points: u64 = reports.iter().map(|r| r.crash_points).sum();
+    assert!(points >= 250, "{points} crash points");
+    for report in &reports {
+        assert!(report.violations.is_empty(), "{report:?}");
+    }
+}

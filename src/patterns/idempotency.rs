@@ -933,6 +933,14 @@ impl Attempt for Execute {
         self.conn.iter().collect()
     }
 
+    fn crash(&mut self) {
+        if let Some(conn) = self.conn.as_mut() {
+            let _ = conn.kill();
+        }
+        self.conn = None;
+        self.phase = Phase::Crashed;
+    }
+
     fn waits_for(&self) -> Option<usize> {
         self.after
     }

@@ -383,6 +383,10 @@ impl Attempt for CreateOrder {
         self.conns.open.iter().collect()
     }
 
+    fn crash(&mut self) {
+        self.conns.kill();
+    }
+
     fn waits_for(&self) -> Option<usize> {
         self.after
     }
@@ -696,6 +700,10 @@ impl Attempt for Consume {
         self.conns.open.iter().collect()
     }
 
+    fn crash(&mut self) {
+        self.conns.kill();
+    }
+
     fn waits_for(&self) -> Option<usize> {
         self.after
     }
@@ -898,6 +906,10 @@ impl Attempt for Relay {
 
     fn connections(&self) -> Vec<&Conn> {
         self.conns.open.iter().collect()
+    }
+
+    fn crash(&mut self) {
+        self.conns.kill();
     }
 
     fn waits_for(&self) -> Option<usize> {
@@ -1106,6 +1118,10 @@ impl Attempt for DeleteHistory {
         self.conns.open.iter().collect()
     }
 
+    fn crash(&mut self) {
+        self.conns.kill();
+    }
+
     fn waits_for(&self) -> Option<usize> {
         self.after
     }
@@ -1185,6 +1201,10 @@ impl Attempt for Pruner {
 
     fn connections(&self) -> Vec<&Conn> {
         self.conns.open.iter().collect()
+    }
+
+    fn crash(&mut self) {
+        self.conns.kill();
     }
 
     fn ready(&self, now: i64, _statuses: &[Status]) -> bool {
@@ -1272,6 +1292,12 @@ impl Attempt for Clock {
 
     fn connections(&self) -> Vec<&Conn> {
         Vec::new()
+    }
+
+    fn crash(&mut self) {}
+
+    fn can_crash(&self) -> bool {
+        false
     }
 
     fn ready(&self, now: i64, statuses: &[Status]) -> bool {

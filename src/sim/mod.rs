@@ -8,6 +8,7 @@
 //! attempt goes next. The run records the choices as a [`Schedule`] and, when
 //! asked, a full [`TraceStep`] per step.
 
+pub mod crash;
 pub mod explore;
 pub mod schedule;
 pub mod scheduler;
@@ -186,6 +187,14 @@ pub trait Attempt {
 
     /// The connections the attempt holds, for lock levels and kills.
     fn connections(&self) -> Vec<&Conn>;
+
+    /// Kills every connection of the attempt, as if its process died now.
+    fn crash(&mut self);
+
+    /// Whether the attempt is a process that can die (a clock is not).
+    fn can_crash(&self) -> bool {
+        true
+    }
 
     /// An attempt that must be over before this one starts (a client's
     /// retry starts after its first request ended).
@@ -473,6 +482,21 @@ impl<'s> Run<'s> {
         }
     }
 
+    /// Whether attempt `index` is a process that can die.
+    pub fn can_crash(&self, index: usize) -> bool {
+        self.attempts.get(index).is_some_and(|a| a.can_crash())
+    }
+
+    /// The store the run works on.
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    /// The database files of the run's scenario.
+    pub fn databases(&self) -> Vec<&'static str> {
+        self.scenario.databases()
+    }
+
     /// The virtual time, in seconds.
     pub fn now(&self) -> i64 {
         self.clock.get()
@@ -717,6 +741,33 @@ impl<'s> Run<'s> {
             }
         }
         Ok(progress)
+    }
+
+    /// Kills attempt `attempt` now, between steps, as if its process died:
+    /// its locks vanish, its uncommitted work stays behind as a hot journal,
+    /// and it is over (outcome `crashed`).
+    pub fn crash(&mut self, attempt: usize) -> Result<()> {
+        if self.statuses.get(attempt).is_none_or(Status::is_over)
+            || !self.attempts[attempt].can_crash()
+        {
+            return Err(Error::invalid(
+                "attempt",
+                format!("attempt {attempt} is not running"),
+            ));
+        }
+        self.attempts[attempt].crash();
+        self.statuses[attempt] = Status::Finished {
+            outcome: Outcome::new("crashed"),
+        };
+        self.at_end[attempt] = Some(self.store.snapshot());
+        for (i, status) in self.statuses.iter_mut().enumerate() {
+            if i != attempt
+                && (*status == Status::Blocked || *status == (Status::Waiting { on: attempt }))
+            {
+                *status = Status::Runnable;
+            }
+        }
+        Ok(())
     }
 
     /// The committed contents of the scenario's databases: read from a copy

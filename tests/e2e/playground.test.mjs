@@ -127,7 +127,7 @@ test('malformed or outdated links show a clear message and a clean default', asy
     ['?s=no-such-scenario', 'there is no scenario "no-such-scenario"'],
     ['?s=idem-race&schedule=Q9!', 'invalid schedule'],
     ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit'],
-    ['?s=idem-race&attempts=many', 'the parameter attempts is not a number'],
+    ['?s=idem-race&attempts=many', 'the parameter attempts is not a whole number'],
     ['?s=idem-race&attempts=12', 'invalid attempts'],
     ['?s=idem-race&clock=5', 'has no parameter "clock"'],
   ]) {

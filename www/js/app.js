@@ -39,7 +39,7 @@ const ui = {
   roundTripError: $('round-trip-error'),
 };
 
-// Parameters a link may carry, and how to read each from text.
+// The parameters a scenario may take, and the type of each.
 const PARAMS = {
   attempts: Number, tenant: String, key: String, quantity: Number, clock: Number,
   profile: String, crashPoint: String, window: Number, delay: Number,
@@ -213,21 +213,14 @@ function updateLink() {
   ui.permalink.href = url;
 }
 
-// Reads a link: { id, params, schedule, step } (unknown values are kept for the engine to judge).
-function readLink() {
-  const query = new URLSearchParams(location.search);
+// Reads the link through the engine's permalink parser: { id, params, schedule, step }.
+async function readLink() {
+  const link = await engine.parsePermalink(location.search);
   const params = {};
-  for (const [name, parse] of Object.entries(PARAMS)) {
-    if (!query.has(name)) continue;
-    const raw = query.get(name);
-    const value = parse(raw);
-    if (parse === Number && (raw.trim() === '' || !Number.isFinite(value))) {
-      throw new Error(`the parameter ${name} is not a number`);
-    }
-    params[name] = value;
+  for (const [name, value] of Object.entries(link.params)) {
+    if (value !== null && value !== undefined) params[name] = value;
   }
-  const step = query.has('step') ? Number(query.get('step')) : null;
-  return { id: query.get('s'), params, schedule: query.get('schedule'), step };
+  return { id: link.scenario, params, schedule: link.schedule, step: link.step ?? null };
 }
 
 // ---------------------------------------------------------------- scenario
@@ -662,7 +655,7 @@ async function start() {
   }
   let link = null;
   try {
-    link = readLink();
+    link = await readLink();
   } catch (error) {
     notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
   }

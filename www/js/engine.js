@@ -43,6 +43,8 @@ export const versions = () => call('versions').promise;
 export const roundTrip = (note) => call('roundTrip', [note]).promise;
 // The scenario catalog.
 export const scenarios = () => call('scenarios').promise;
+// Parses a permalink's query string: { scenario, params, schedule, step }.
+export const parsePermalink = (query) => call('parsePermalink', [query]).promise;
 // The response profiles side by side.
 export const profiles = () => call('profiles').promise;
 // Runs a scenario once: { params, strategy, seed, depth, schedule } -> result with trace.

@@ -35,6 +35,7 @@ const ops = {
   versions: () => wasm.versions(),
   roundTrip: ([note]) => wasm.roundTrip(note),
   scenarios: () => wasm.scenarios(),
+  parsePermalink: ([query]) => wasm.parsePermalink(query),
   profiles: () => wasm.profiles(),
   runScenario: ([scenario, options]) => wasm.runScenario(scenario, options),
   crashSweep: ([options]) => wasm.crashSweep(options),
