@@ -480,25 +480,6 @@ impl Execute {
         Progress::Finished { outcome }
     }
 
-    fn locks_held(peers: &[Peer]) -> String {
-        let holders: Vec<String> = peers
-            .iter()
-            .filter(|p| p.lock > LockLevel::None)
-            .map(|p| {
-                format!(
-                    "{} holds {}",
-                    p.label,
-                    format!("{:?}", p.lock).to_uppercase()
-                )
-            })
-            .collect();
-        if holders.is_empty() {
-            "another connection holds a lock".to_string()
-        } else {
-            holders.join(", ")
-        }
-    }
-
     /// Why a read found no receipt although others are on their way.
     fn cause_of_absence(peers: &[Peer]) -> String {
         let named = |phases: &[&str]| -> Vec<&str> {
@@ -976,7 +957,7 @@ impl Attempt for Execute {
                     let note = format!(
                         "{} could not upgrade its read to a write ({}): waiting cannot help while it holds SHARED, so it will roll back and retry",
                         self.label,
-                        Self::locks_held(ctx.peers)
+                        crate::sim::locks_held(ctx.peers)
                     );
                     return report(sql_result, Progress::Progressed, note);
                 }
@@ -984,7 +965,7 @@ impl Attempt for Execute {
                     "{} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
                     self.label,
                     plan.name,
-                    Self::locks_held(ctx.peers)
+                    crate::sim::locks_held(ctx.peers)
                 );
                 report(sql_result, Progress::Blocked, note)
             }

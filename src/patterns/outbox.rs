@@ -12,8 +12,8 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
-use crate::sim::{Attempt, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport};
-use crate::storage::{Conn, LockLevel, Rows, SqlValue, Store};
+use crate::sim::{Attempt, Outcome, Progress, SqlResult, Status, StepCtx, StepReport};
+use crate::storage::{Conn, Rows, SqlValue, Store};
 use crate::{Error, Result};
 
 /// The producer's database.
@@ -213,25 +213,6 @@ impl Conns {
     }
 }
 
-fn locks_held(peers: &[Peer]) -> String {
-    let holders: Vec<String> = peers
-        .iter()
-        .filter(|p| p.lock > LockLevel::None)
-        .map(|p| {
-            format!(
-                "{} holds {}",
-                p.label,
-                format!("{:?}", p.lock).to_uppercase()
-            )
-        })
-        .collect();
-    if holders.is_empty() {
-        "another connection holds a lock".to_string()
-    } else {
-        holders.join(", ")
-    }
-}
-
 /// One step's plan: its name, database, SQL and parameters (no SQL for an action).
 struct Plan {
     name: String,
@@ -295,7 +276,7 @@ fn run_step(
             let note = format!(
                 "{label} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
                 plan.name,
-                locks_held(ctx.peers)
+                crate::sim::locks_held(ctx.peers)
             );
             report(sql_result, Progress::Blocked, note)
         }

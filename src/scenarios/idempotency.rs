@@ -10,7 +10,7 @@ use super::{Entry, Params};
 use crate::patterns::idempotency::{
     self, counts_text, result_json, Design, Execute, Fault, Profile, Request, ERROR_RESULT,
 };
-use crate::sim::{Attempt, Check, Ended, Run, Scenario, Schedule, Status};
+use crate::sim::{Attempt, Check, Ended, Scenario, Schedule, Status};
 use crate::storage::Store;
 use crate::{Error, Result};
 
@@ -321,21 +321,6 @@ impl IdemScenario {
     }
 }
 
-/// Runs `scenario`'s attempts on `store` one after another, lowest first.
-fn run_in_order(scenario: &IdemScenario, store: &Store) -> Result<()> {
-    let mut run = Run::start(scenario, store, false)?;
-    while let Some(&next) = run.runnable().first() {
-        run.step(next)?;
-    }
-    match run.verdict() {
-        Some(crate::sim::Verdict::Completed) => Ok(()),
-        other => Err(Error::Store(format!(
-            "the earlier scenario {} did not complete in order: {other:?}",
-            scenario.id
-        ))),
-    }
-}
-
 impl Scenario for IdemScenario {
     fn id(&self) -> &str {
         self.id
@@ -344,7 +329,7 @@ impl Scenario for IdemScenario {
     fn setup(&self, store: &Store) -> Result<()> {
         idempotency::setup(store)?;
         for &prior in priors(self.kind) {
-            run_in_order(&IdemScenario::with_defaults(prior)?, store)?;
+            crate::sim::run_in_order(&IdemScenario::with_defaults(prior)?, store)?;
         }
         Ok(())
     }

@@ -15,7 +15,7 @@ use crate::patterns::outbox::{
 };
 use crate::sim::explore::Explorer;
 use crate::sim::scheduler::RoundRobin;
-use crate::sim::{Attempt, Check, Ended, Run, Scenario, Status, Verdict};
+use crate::sim::{Attempt, Check, Ended, Run, Scenario, Status};
 use crate::storage::Store;
 use crate::{Error, Result};
 
@@ -306,21 +306,6 @@ fn second() -> Event {
     Event::for_order("002", 100)
 }
 
-/// Runs `scenario`'s attempts on `store` in order, lowest runnable first.
-fn run_in_order(scenario: &OutboxScenario, store: &Store) -> Result<()> {
-    let mut run = Run::start(scenario, store, false)?;
-    while let Some(&next) = run.runnable().first() {
-        run.step(next)?;
-    }
-    match run.verdict() {
-        Some(Verdict::Completed) => Ok(()),
-        other => Err(Error::Store(format!(
-            "the earlier scenario {} did not complete in order: {other:?}",
-            scenario.id
-        ))),
-    }
-}
-
 /// Inserts an order and its unsent event directly (a committed producer).
 fn seed_order(store: &Store, event: &Event) -> Result<()> {
     let conn = store.connect(PRODUCER, "seed")?;
@@ -351,7 +336,7 @@ impl Scenario for OutboxScenario {
                 .iter()
                 .find(|s| s.kind == prior)
                 .expect("every kind has a spec");
-            run_in_order(&make(spec, &Params::default())?, store)?;
+            crate::sim::run_in_order(&make(spec, &Params::default())?, store)?;
         }
         match self.kind {
             Kind::CrashSweep(_) => seed_order(store, &first())?,

@@ -149,6 +149,37 @@ pub struct Peer {
     pub lock: LockLevel,
 }
 
+/// Who holds a lock among `peers`, in words ("A holds RESERVED, B holds SHARED").
+pub fn locks_held(peers: &[Peer]) -> String {
+    let holders: Vec<String> = peers
+        .iter()
+        .filter(|p| p.lock > LockLevel::None)
+        .map(|p| format!("{} holds {}", p.label, level_name(p.lock)))
+        .collect();
+    if holders.is_empty() {
+        "another connection holds a lock".to_string()
+    } else {
+        holders.join(", ")
+    }
+}
+
+/// Runs `scenario`'s attempts on `store` one after another, the lowest
+/// runnable first, to completion (how a scenario's setup replays the
+/// requests of the scenarios before it).
+pub fn run_in_order(scenario: &dyn Scenario, store: &Store) -> Result<()> {
+    let mut run = Run::start(scenario, store, false)?;
+    while let Some(&next) = run.runnable().first() {
+        run.step(next)?;
+    }
+    match run.verdict() {
+        Some(Verdict::Completed) => Ok(()),
+        other => Err(Error::Store(format!(
+            "the earlier scenario {} did not complete in order: {other:?}",
+            scenario.id()
+        ))),
+    }
+}
+
 /// What a step can use besides its own connection.
 pub struct StepCtx<'a> {
     /// The store every attempt connects to.
