@@ -135,6 +135,8 @@ impl Explorer {
         let store = Store::new("scenario")?;
         scenario.setup(&store)?;
         let initial = store.snapshot();
+        // Every run restores this same snapshot, so idle connections can be reused.
+        store.set_pooling(true);
         Ok(Explorer {
             scenario,
             store,
@@ -393,6 +395,13 @@ impl Explorer {
             }
         }
         Ok(None)
+    }
+}
+
+impl Drop for Explorer {
+    fn drop(&mut self) {
+        // Pooled connections hold the store alive; let them go.
+        self.store.set_pooling(false);
     }
 }
 

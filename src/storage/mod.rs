@@ -130,7 +130,7 @@ pub struct Rows {
 /// Exactly one statement: a second one after `;` is an error, so that a step
 /// is always one statement.
 pub fn run_sql(connection: &Connection, sql: &str, params: &[SqlValue]) -> Result<Rows> {
-    let mut statement = connection.prepare(sql)?;
+    let mut statement = connection.prepare_cached(sql)?;
     let columns: Vec<String> = statement.column_names().map(String::from).collect();
     let read_only = statement.readonly();
     let mut rows = Vec::new();
@@ -156,6 +156,7 @@ pub fn run_sql(connection: &Connection, sql: &str, params: &[SqlValue]) -> Resul
 /// them. Stays on the thread that created it.
 pub struct Store {
     inner: Rc<StoreInner>,
+    last_restored: std::cell::RefCell<Option<Snapshot>>,
 }
 
 /// The bytes of every file of a [`Store`] at one moment.
@@ -166,6 +167,17 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// Whether it is the very same snapshot (not merely equal bytes).
+    pub fn same_as(&self, other: &Snapshot) -> bool {
+        self.store == other.store
+            && self.files.len() == other.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&other.files)
+                .all(|((a, x), (b, y))| a == b && Rc::ptr_eq(x, y))
+    }
+
     /// The files it holds, with their sizes in bytes.
     pub fn files(&self) -> Vec<(String, usize)> {
         self.files
@@ -202,6 +214,7 @@ impl Store {
         vfs::ensure_registered().map_err(Error::Store)?;
         Ok(Store {
             inner: StoreInner::create(label),
+            last_restored: Default::default(),
         })
     }
 
@@ -215,7 +228,10 @@ impl Store {
     /// Another handle on the store named `name` (as [`Store::name`] gave it).
     pub fn open(name: &str) -> Result<Store> {
         StoreInner::find(name)
-            .map(|inner| Store { inner })
+            .map(|inner| Store {
+                inner,
+                last_restored: Default::default(),
+            })
             .ok_or_else(|| {
                 Error::Store(format!(
                     "no store named {name:?} exists on this thread; create one with Store::new"
@@ -233,6 +249,25 @@ impl Store {
     /// traces and errors.
     pub fn connect(&self, db: &str, label: &str) -> Result<Conn> {
         Conn::open(&self.inner, db, label)
+    }
+
+    /// Keeps idle connections (no transaction, no lock) when they are
+    /// dropped and hands them out again to [`Store::connect`], so that a
+    /// scenario run many times does not open and parse the schema anew.
+    ///
+    /// Only for a store that is always restored to the same snapshot (what
+    /// [`crate::sim::explore::Explorer`] does): a pooled connection then
+    /// revalidates its page cache against the file change counter, which
+    /// within a run only grows from the snapshot's value. Restoring another
+    /// snapshot empties the pool. Turning pooling off empties it too, and
+    /// must be done before the store is dropped (pooled connections keep it
+    /// alive).
+    pub fn set_pooling(&self, on: bool) {
+        self.inner.pooling.set(on);
+        if !on {
+            let idle: Vec<_> = self.inner.pool.borrow_mut().drain(..).collect();
+            drop(idle);
+        }
     }
 
     /// Makes connections opened from now on record the rows each of their
@@ -307,6 +342,16 @@ impl Store {
                 open.join(", ")
             )));
         }
+        let same = self
+            .last_restored
+            .borrow()
+            .as_ref()
+            .is_some_and(|last| last.same_as(snapshot));
+        if !same {
+            let idle: Vec<_> = self.inner.pool.borrow_mut().drain(..).collect();
+            drop(idle);
+            *self.last_restored.borrow_mut() = Some(snapshot.clone());
+        }
         self.inner.restore_files(&snapshot.files);
         Ok(())
     }
@@ -341,6 +386,22 @@ impl Conn {
         check_name("database name", db)?;
         if label.is_empty() || label.chars().count() > 64 {
             return Err(Error::invalid("connection label", "use 1 to 64 characters"));
+        }
+        if store.pooling.get() && !store.track_changes.get() {
+            let mut pool = store.pool.borrow_mut();
+            if let Some(i) = pool.iter().position(|p| p.db == db) {
+                let pooled = pool.swap_remove(i);
+                drop(pool);
+                store.add_conn(pooled.id, label);
+                return Ok(Conn {
+                    id: pooled.id,
+                    label: label.to_string(),
+                    db: db.to_string(),
+                    store: store.clone(),
+                    sqlite: Some(pooled.sqlite),
+                    changes: None,
+                });
+            }
         }
         let id = vfs::next_id();
         store.add_conn(id, label);
@@ -461,6 +522,22 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
+        let reusable = self.store.pooling.get()
+            && self.changes.is_none()
+            && self.sqlite.as_ref().is_some_and(Connection::is_autocommit)
+            && self.lock_level() == LockLevel::None
+            && self.store.pool.borrow().len() < 16;
+        if reusable {
+            if let Some(sqlite) = self.sqlite.take() {
+                self.store.pool.borrow_mut().push(vfs::Pooled {
+                    id: self.id,
+                    db: self.db.clone(),
+                    sqlite,
+                });
+                self.store.remove_conn(self.id);
+                return;
+            }
+        }
         if let Some(sqlite) = self.sqlite.take() {
             // A graceful close: SQLite rolls back an open transaction.
             let _active = ActiveConn::set(self.id);

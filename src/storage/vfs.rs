@@ -82,10 +82,27 @@ pub(crate) struct ConnState {
     pub killed: bool,
 }
 
+/// An idle connection kept for reuse (see [`super::Store::set_pooling`]).
+pub(crate) struct Pooled {
+    pub id: ConnId,
+    pub db: String,
+    pub sqlite: rusqlite::Connection,
+}
+
+impl std::fmt::Debug for Pooled {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Pooled({}, {})", self.id, self.db)
+    }
+}
+
 /// The shared state of one store: its files, the locks on its databases, and
 /// the handles and connections open on it.
 #[derive(Debug)]
 pub(crate) struct StoreInner {
+    /// Whether idle connections are kept for reuse.
+    pub pooling: Cell<bool>,
+    /// The idle connections kept for reuse.
+    pub pool: RefCell<Vec<Pooled>>,
     pub name: String,
     /// Whether new connections record the rows each statement changes.
     pub track_changes: Cell<bool>,
@@ -104,6 +121,8 @@ impl StoreInner {
     pub(crate) fn create(label: &str) -> Rc<StoreInner> {
         let name = format!("{label}-{}", next_id());
         let store = Rc::new(StoreInner {
+            pooling: Cell::new(false),
+            pool: RefCell::default(),
             name: name.clone(),
             track_changes: Cell::new(false),
             files: RefCell::default(),
@@ -227,16 +246,35 @@ impl StoreInner {
     /// Replaces every file with a snapshot's bytes. The caller has checked that
     /// no handle is open: open handles would keep reading the old files, and
     /// their page caches could outlive a restore unnoticed.
+    /// Puts every file back to `files`. Files that exist are rewritten in
+    /// place, so that the handles of pooled idle connections read the new
+    /// bytes (a handle keeps its file's data, as an open file descriptor does).
     pub(crate) fn restore_files(&self, files: &BTreeMap<String, Rc<[u8]>>) {
-        *self.files.borrow_mut() = files
-            .iter()
-            .map(|(name, bytes)| (name.clone(), Rc::new(RefCell::new(bytes.to_vec()))))
-            .collect();
+        let mut current = self.files.borrow_mut();
+        current.retain(|name, _| files.contains_key(name));
+        for (name, bytes) in files {
+            match current.get(name) {
+                Some(data) => {
+                    let mut data = data.borrow_mut();
+                    data.clear();
+                    data.extend_from_slice(bytes);
+                }
+                None => {
+                    current.insert(name.clone(), Rc::new(RefCell::new(bytes.to_vec())));
+                }
+            }
+        }
         self.locks.borrow_mut().clear();
     }
 
+    /// Handles open for connections that are in use (not idle in the pool).
     pub(crate) fn open_handles(&self) -> usize {
-        self.handles.borrow().len()
+        let pooled: Vec<ConnId> = self.pool.borrow().iter().map(|p| p.id).collect();
+        self.handles
+            .borrow()
+            .values()
+            .filter(|h| !pooled.contains(&h.conn))
+            .count()
     }
 
     fn open(
