@@ -255,13 +255,15 @@ impl Store {
     /// dropped and hands them out again to [`Store::connect`], so that a
     /// scenario run many times does not open and parse the schema anew.
     ///
-    /// Only for a store that is always restored to the same snapshot (what
-    /// [`crate::sim::explore::Explorer`] does): a pooled connection then
-    /// revalidates its page cache against the file change counter, which
-    /// within a run only grows from the snapshot's value. Restoring another
-    /// snapshot empties the pool. Turning pooling off empties it too, and
-    /// must be done before the store is dropped (pooled connections keep it
-    /// alive).
+    /// A connection taken from the pool has its page cache emptied first:
+    /// two runs can reach the same file change counter with different
+    /// contents, so the counter alone cannot tell its cached pages are stale.
+    /// The schema cache is kept, so this is only for stores whose schema does
+    /// not change between runs (what [`crate::sim::explore::Explorer`] does:
+    /// every run restores the same snapshot, and scenarios run no DDL).
+    /// Restoring another snapshot empties the pool. Turning pooling off
+    /// empties it too, and must be done before the store is dropped (pooled
+    /// connections keep it alive).
     pub fn set_pooling(&self, on: bool) {
         self.inner.pooling.set(on);
         if !on {
@@ -392,6 +394,13 @@ impl Conn {
             if let Some(i) = pool.iter().position(|p| p.db == db) {
                 let pooled = pool.swap_remove(i);
                 drop(pool);
+                // Its page cache may hold pages of another run with the same
+                // change counter (interleavings differ): empty it, so that the
+                // next read takes every page from the file.
+                {
+                    let _active = ActiveConn::set(pooled.id);
+                    pooled.sqlite.release_memory()?;
+                }
                 store.add_conn(pooled.id, label);
                 return Ok(Conn {
                     id: pooled.id,
