@@ -13,7 +13,7 @@ use wasm_bindgen::prelude::*;
 use crate::patterns::idempotency::{self, Profile};
 use crate::patterns::outbox;
 use crate::scenarios::{self, Params};
-use crate::sim::explore::{ExploreReport, Explorer, RunResult};
+use crate::sim::explore::{ExploreReport, Explorer, RunResult, Sampler};
 use crate::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
 use crate::sim::{Schedule, Status, Verdict};
 use crate::storage::{self, Store};
@@ -163,6 +163,18 @@ pub fn js_to_json(value: &JsValue, depth: usize) -> Result<Value, Error> {
         return Ok(Value::Object(map));
     }
     Err(bad("unsupported value".to_string()))
+}
+
+/// A whole-number argument in `min..=max` (`None` when undefined or null).
+fn number_arg(
+    field: &'static str,
+    value: &JsValue,
+    min: i64,
+    max: i64,
+) -> Result<Option<i64>, JsError> {
+    let mut map = serde_json::Map::new();
+    map.insert(field.to_string(), js_to_json(value, 0).map_err(js_error)?);
+    input::whole(&map, field, min, max).map_err(js_error)
 }
 
 /// A required string argument.
@@ -334,15 +346,7 @@ pub struct Exploration {
 
 enum ExplorationKind {
     Exhaustive(Box<dfs::Dfs>),
-    Sample {
-        strategy: String,
-        seed: u64,
-        depth: u32,
-        runs: u64,
-        taken: u64,
-        failing: Option<Schedule>,
-        stats: dfs::Stats,
-    },
+    Sample(Sampler<'static>),
 }
 
 #[derive(Serialize)]
@@ -388,15 +392,18 @@ impl Exploration {
                 max_runs: runs.map(|r| r as u64),
                 ..dfs::Options::default()
             }))),
-            s @ ("random" | "pct") => ExplorationKind::Sample {
-                strategy: s.to_string(),
-                seed,
-                depth,
-                runs: runs.unwrap_or(1000) as u64,
-                taken: 0,
-                failing: None,
-                stats: dfs::Stats::default(),
-            },
+            "random" => ExplorationKind::Sample(Sampler::new(
+                &format!("random (seed {seed})"),
+                runs.unwrap_or(1000) as u64,
+                move |i| Ok(Box::new(Random::new(seed.wrapping_add(i))) as Box<dyn Scheduler>),
+            )),
+            "pct" => ExplorationKind::Sample(Sampler::new(
+                &format!("PCT (seed {seed}, depth {depth})"),
+                runs.unwrap_or(1000) as u64,
+                move |i| {
+                    Ok(Box::new(Pct::new(seed.wrapping_add(i), depth, 64)?) as Box<dyn Scheduler>)
+                },
+            )),
             other => {
                 return Err(js_error(Error::invalid(
                     "strategy",
@@ -419,9 +426,7 @@ impl Exploration {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "number")] runs: JsValue,
     ) -> Result<JsValue, JsError> {
-        let map = serde_json::json!({ "runs": js_to_json(&runs, 0).map_err(js_error)? });
-        let runs = input::whole(map.as_object().expect("object"), "runs", 1, 1_000_000)
-            .map_err(js_error)?
+        let runs = number_arg("runs", &runs, 1, 1_000_000)?
             .ok_or_else(|| js_error(Error::invalid("runs", "is required")))?;
         self.advance_runs(runs as u64).map_err(js_error)?;
         to_js(&self.progress())
@@ -451,17 +456,14 @@ impl Exploration {
 
 impl Exploration {
     fn progress(&self) -> ProgressView {
-        match &self.kind {
-            ExplorationKind::Exhaustive(search) => ProgressView {
-                done: self.done,
-                stats: search.stats(),
-                planned_runs: None,
-            },
-            ExplorationKind::Sample { stats, runs, .. } => ProgressView {
-                done: self.done,
-                stats: *stats,
-                planned_runs: Some(*runs),
-            },
+        let (stats, planned_runs) = match &self.kind {
+            ExplorationKind::Exhaustive(search) => (search.stats(), None),
+            ExplorationKind::Sample(sampler) => (sampler.stats(), Some(sampler.planned())),
+        };
+        ProgressView {
+            done: self.done,
+            stats,
+            planned_runs,
         }
     }
 
@@ -469,40 +471,10 @@ impl Exploration {
         if self.done {
             return Ok(());
         }
-        match &mut self.kind {
-            ExplorationKind::Exhaustive(search) => {
-                self.done = search.advance(&self.explorer, runs)?;
-            }
-            ExplorationKind::Sample {
-                strategy,
-                seed,
-                depth,
-                runs: planned,
-                taken,
-                failing,
-                stats,
-            } => {
-                let end = (*taken).saturating_add(runs).min(*planned);
-                while *taken < end && failing.is_none() {
-                    let run_seed = seed.wrapping_add(*taken);
-                    let mut scheduler: Box<dyn Scheduler> = if strategy == "pct" {
-                        Box::new(Pct::new(run_seed, *depth, 64)?)
-                    } else {
-                        Box::new(Random::new(run_seed))
-                    };
-                    let result = self.explorer.run(scheduler.as_mut(), false)?;
-                    *taken += 1;
-                    stats.runs += 1;
-                    stats.terminal_runs += 1;
-                    stats.steps += result.steps as u64;
-                    if !result.passed {
-                        stats.violations += 1;
-                        *failing = Some(Schedule::decode(&result.schedule)?);
-                    }
-                }
-                self.done = *taken >= *planned || failing.is_some();
-            }
-        }
+        self.done = match &mut self.kind {
+            ExplorationKind::Exhaustive(search) => search.advance(&self.explorer, runs)?,
+            ExplorationKind::Sample(sampler) => sampler.advance(&self.explorer, runs)?,
+        };
         Ok(())
     }
 
@@ -511,39 +483,7 @@ impl Exploration {
             ExplorationKind::Exhaustive(search) => {
                 self.explorer.report_search(search, self.cancelled)
             }
-            ExplorationKind::Sample {
-                strategy,
-                seed,
-                depth,
-                failing,
-                stats,
-                ..
-            } => {
-                let name = if strategy == "pct" {
-                    format!("PCT (seed {seed}, depth {depth})")
-                } else {
-                    format!("random (seed {seed})")
-                };
-                let counterexample = failing
-                    .as_ref()
-                    .map(|s| self.explorer.counterexample(s))
-                    .transpose()?;
-                Ok(ExploreReport {
-                    scenario: self.explorer.scenario_id().to_string(),
-                    strategy: name.clone(),
-                    complete: false,
-                    bounded_by: Some(if self.cancelled {
-                        "cancelled".to_string()
-                    } else {
-                        format!("{name}: {} sampled runs", stats.runs)
-                    }),
-                    stats: *stats,
-                    naive_interleavings: String::new(),
-                    naive_interleavings_log10: 0.0,
-                    naive_interleavings_uniform: String::new(),
-                    counterexample,
-                })
-            }
+            ExplorationKind::Sample(sampler) => sampler.report(&self.explorer, self.cancelled),
         }
     }
 }
@@ -808,18 +748,9 @@ pub fn bench_engine(
     #[wasm_bindgen(unchecked_param_type = "number")] rounds: JsValue,
     #[wasm_bindgen(unchecked_param_type = "number")] iterations: JsValue,
 ) -> Result<JsValue, JsError> {
-    let map = serde_json::json!({
-        "rounds": js_to_json(&rounds, 0).map_err(js_error)?,
-        "iterations": js_to_json(&iterations, 0).map_err(js_error)?,
-    });
-    let map = map.as_object().expect("object");
     let budget = crate::bench::Budget {
-        rounds: input::whole(map, "rounds", 1, 1000)
-            .map_err(js_error)?
-            .unwrap_or(15) as u32,
-        iterations: input::whole(map, "iterations", 1, 1_000_000)
-            .map_err(js_error)?
-            .unwrap_or(2000) as u32,
+        rounds: number_arg("rounds", &rounds, 1, 1000)?.unwrap_or(15) as u32,
+        iterations: number_arg("iterations", &iterations, 1, 1_000_000)?.unwrap_or(2000) as u32,
     };
     to_js(&crate::bench::engine(budget, &performance_now).map_err(js_error)?)
 }

@@ -386,14 +386,7 @@ impl Execute {
             |name, sql: Option<&'static str>, params: Vec<SqlValue>| Plan { name, sql, params };
         match &self.phase {
             Phase::RejectMissingKey => plan("reject: no key", None, vec![]),
-            Phase::Begin => plan(
-                "begin",
-                Some(match self.design {
-                    Design::CheckThenWrite | Design::DeferredBegin | Design::DeferredBeginRetry => "BEGIN",
-                    _ => "BEGIN IMMEDIATE",
-                }),
-                vec![],
-            ),
+            Phase::Begin => plan("begin", Some(self.begin_sql()), vec![]),
             Phase::ReadReceipt => plan(
                 "read receipt",
                 Some("SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3"),
@@ -527,7 +520,7 @@ impl Execute {
                 } else {
                     Phase::ReadReceipt
                 };
-                let note = match self.plan_sql_begin() {
+                let note = match self.begin_sql() {
                     "BEGIN IMMEDIATE" => format!("{me} began a write transaction and holds RESERVED: other writers must wait"),
                     _ => format!("{me} began a deferred transaction: it takes no lock until it reads"),
                 };
@@ -849,7 +842,8 @@ impl Execute {
         }
     }
 
-    fn plan_sql_begin(&self) -> &'static str {
+    /// How the design begins its (first) transaction.
+    fn begin_sql(&self) -> &'static str {
         match self.design {
             Design::CheckThenWrite | Design::DeferredBegin | Design::DeferredBeginRetry => "BEGIN",
             _ => "BEGIN IMMEDIATE",

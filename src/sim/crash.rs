@@ -70,8 +70,8 @@ pub fn sweep_scenario(id: &str) -> Result<CrashReport> {
             ));
         }
         let copy = Store::new("after-crash")?;
+        copy.copy_files_from(run.store())?;
         for db in run.databases() {
-            copy.copy_files_from(explorer_store(&run))?;
             if !copy.files().iter().any(|(name, _)| name == db) {
                 continue;
             }
@@ -85,10 +85,6 @@ pub fn sweep_scenario(id: &str) -> Result<CrashReport> {
         }
     }
     Ok(report)
-}
-
-fn explorer_store<'a>(run: &super::Run<'a>) -> &'a Store {
-    run.store()
 }
 
 /// The crash sweep of every scenario of the catalog.

@@ -122,6 +122,101 @@ pub fn format_log10(log10: f64) -> String {
     }
 }
 
+/// A resumable search by sampling: each run gets a scheduler from `make(i)`
+/// (seeded random, PCT…); it stops at the first failing run.
+pub struct Sampler<'m> {
+    name: String,
+    planned: u64,
+    make: Box<dyn FnMut(u64) -> Result<Box<dyn Scheduler>> + 'm>,
+    stats: dfs::Stats,
+    failing: Option<Schedule>,
+    /// Naive interleaving counts (per-attempt and uniform), from the first run.
+    naive: Option<(f64, f64)>,
+}
+
+impl<'m> Sampler<'m> {
+    /// A search named `name` of up to `planned` runs.
+    pub fn new(
+        name: &str,
+        planned: u64,
+        make: impl FnMut(u64) -> Result<Box<dyn Scheduler>> + 'm,
+    ) -> Self {
+        Sampler {
+            name: name.to_string(),
+            planned,
+            make: Box::new(make),
+            stats: dfs::Stats::default(),
+            failing: None,
+            naive: None,
+        }
+    }
+
+    /// Whether every planned run was made, or one failed.
+    pub fn is_done(&self) -> bool {
+        self.stats.runs >= self.planned || self.failing.is_some()
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> dfs::Stats {
+        self.stats
+    }
+
+    /// The runs planned.
+    pub fn planned(&self) -> u64 {
+        self.planned
+    }
+
+    /// Makes up to `runs` more runs. Returns whether the search is done.
+    pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
+        let end = self.stats.runs.saturating_add(runs).min(self.planned);
+        while self.stats.runs < end && self.failing.is_none() {
+            let mut scheduler = (self.make)(self.stats.runs)?;
+            let result = explorer.run(scheduler.as_mut(), false)?;
+            if self.naive.is_none() {
+                let counts = explorer.steps_per_attempt(&result)?;
+                let longest = counts.iter().copied().max().unwrap_or(0);
+                self.naive = Some((
+                    naive_interleavings_log10(&counts),
+                    uniform_interleavings_log10(counts.len(), longest),
+                ));
+            }
+            self.stats.runs += 1;
+            self.stats.terminal_runs += 1;
+            self.stats.steps += result.steps as u64;
+            if !result.passed {
+                self.stats.violations += 1;
+                self.failing = Some(Schedule::decode(&result.schedule)?);
+            }
+        }
+        Ok(self.is_done())
+    }
+
+    /// The search's report, its counterexample shrunk and explained.
+    pub fn report(&self, explorer: &Explorer, cancelled: bool) -> Result<ExploreReport> {
+        let (log10, uniform) = self.naive.unwrap_or((0.0, 0.0));
+        let counterexample = self
+            .failing
+            .as_ref()
+            .map(|s| explorer.counterexample(s))
+            .transpose()?;
+        Ok(ExploreReport {
+            scenario: explorer.scenario_id().to_string(),
+            strategy: self.name.clone(),
+            complete: false,
+            bounded_by: Some(if cancelled {
+                "cancelled".to_string()
+            } else {
+                format!("{}: {} sampled runs", self.name, self.stats.runs)
+            }),
+            stats: self.stats,
+            naive_interleavings: format_log10(log10),
+            naive_interleavings_log10: log10,
+            naive_interleavings_uniform: format_log10(uniform),
+            counterexample,
+        })
+    }
+}
+
 /// A scenario set up once in its own store, ready to run many times.
 pub struct Explorer {
     scenario: Box<dyn Scenario>,
@@ -229,48 +324,15 @@ impl Explorer {
 
     /// Runs `runs` runs, each with a scheduler from `make(i)`; stops at the
     /// first failing run and explains it.
-    pub fn sample(
+    pub fn sample<'m>(
         &self,
         strategy: &str,
         runs: u64,
-        mut make: impl FnMut(u64) -> Result<Box<dyn Scheduler>>,
+        make: impl FnMut(u64) -> Result<Box<dyn Scheduler>> + 'm,
     ) -> Result<ExploreReport> {
-        let mut stats = dfs::Stats::default();
-        let mut failing = None;
-        let mut steps_log10 = 0.0;
-        let mut uniform_log10 = 0.0;
-        for i in 0..runs {
-            let mut scheduler = make(i)?;
-            let result = self.run(scheduler.as_mut(), false)?;
-            stats.runs += 1;
-            stats.terminal_runs += 1;
-            stats.steps += result.steps as u64;
-            if i == 0 {
-                let counts = self.steps_per_attempt(&result)?;
-                steps_log10 = naive_interleavings_log10(&counts);
-                uniform_log10 = uniform_interleavings_log10(
-                    counts.len(),
-                    counts.iter().copied().max().unwrap_or(0),
-                );
-            }
-            if !result.passed {
-                stats.violations += 1;
-                failing = Some(Schedule::decode(&result.schedule)?);
-                break;
-            }
-        }
-        let counterexample = failing.map(|s| self.counterexample(&s)).transpose()?;
-        Ok(ExploreReport {
-            scenario: self.scenario.id().to_string(),
-            strategy: strategy.to_string(),
-            complete: false,
-            bounded_by: Some(format!("{strategy}: {} sampled runs", stats.runs)),
-            stats,
-            naive_interleavings: format_log10(steps_log10),
-            naive_interleavings_log10: steps_log10,
-            naive_interleavings_uniform: format_log10(uniform_log10),
-            counterexample,
-        })
+        let mut sampler = Sampler::new(strategy, runs, make);
+        sampler.advance(self, u64::MAX)?;
+        sampler.report(self, false)
     }
 
     fn steps_per_attempt(&self, result: &RunResult) -> Result<Vec<usize>> {

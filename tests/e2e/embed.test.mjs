@@ -2,21 +2,10 @@
 // independently on one engine, the iframe embed works, and a broken
 // attribute shows its message in the embed.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, openPage, screenshot, startServer } from './harness.mjs';
+import { test } from 'node:test';
+import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serveAndLaunch();
 
 // The player element of an example on the docs page.
 const player = (page, example) => page.locator(`replayground-scenario[data-example="${example}"]`);
@@ -28,8 +17,8 @@ async function settled(locator) {
 }
 
 test('the docs page runs several embeds independently on one engine', async () => {
-  const { context, page, seen } = await openPage(browser, server.url);
-  await page.goto(`${server.url}docs/`);
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(`${env.server.url}docs/`);
   const examples = ['race', 'broken', 'retention', 'crash', 'history'];
   for (const example of examples) {
     assert.equal(await settled(player(page, example)), 'ready', example);
@@ -59,8 +48,8 @@ test('the docs page runs several embeds independently on one engine', async () =
 });
 
 test('the iframe embed works from its URL parameters', async () => {
-  const { context, page, seen } = await openPage(browser, server.url);
-  await page.goto(`${server.url}docs/`);
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(`${env.server.url}docs/`);
   const frame = page.frameLocator('iframe.embed-frame');
   const inner = frame.locator('replayground-scenario');
   await inner.locator('.frame[data-state="ready"]').waitFor({ timeout: 30000 });
@@ -72,8 +61,8 @@ test('the iframe embed works from its URL parameters', async () => {
 });
 
 test('a broken attribute shows its message in the embed', async () => {
-  const { context, page, seen } = await openPage(browser, server.url);
-  await page.goto(`${server.url}docs/`);
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(`${env.server.url}docs/`);
   await settled(player(page, 'crash'));
   const cases = [
     [{ scenario: 'nope' }, /^replayground: unknown scenario "nope"; known: idem-race/],

@@ -2,25 +2,17 @@
 // a documentation embed calls them: the reference scenarios pass, and bad
 // input gets an Error with a sentence and changes nothing.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, openPage, startServer } from './harness.mjs';
+import { test } from 'node:test';
+import { openPage, serveAndLaunch } from './harness.mjs';
 
-let server;
-let browser;
 let page;
 let seen;
 
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-  ({ page, seen } = await openPage(browser, server.url));
-  await page.goto(server.url);
+// One page, with the engine loaded, for every test of this file.
+serveAndLaunch(async (env) => {
+  ({ page, seen } = await openPage(env.browser, env.server.url));
+  await page.goto(env.server.url);
   await page.locator('#engine-status[data-state="ready"]').waitFor({ timeout: 30000 });
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
 });
 
 // The page's own wasm module (already instantiated by the page), inside page.evaluate.

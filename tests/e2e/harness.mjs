@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { after, before } from 'node:test';
 import { chromium } from 'playwright-core';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -64,4 +65,21 @@ export async function openPage(browser, origin) {
 export async function screenshot(page, name, fullPage = true) {
   mkdirSync(artifacts, { recursive: true });
   await page.screenshot({ path: path.join(artifacts, `${name}.png`), fullPage });
+}
+
+// Serves www/ and launches Chromium before the tests of one file (then runs
+// `ready(env)`, if given) and closes both after them; returns
+// { server, browser }, filled in once they run.
+export function serveAndLaunch(ready = null) {
+  const env = { server: null, browser: null };
+  before(async () => {
+    env.server = await startServer();
+    env.browser = await launchBrowser();
+    await ready?.(env);
+  });
+  after(async () => {
+    await env.browser?.close();
+    env.server?.stop();
+  });
+  return env;
 }

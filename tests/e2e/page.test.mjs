@@ -1,8 +1,8 @@
 // The playground page in Debian's Chromium: it loads the wasm module, reports
 // the SQLite version the module runs, and runs SQL through two connections.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, openPage, screenshot, startServer } from './harness.mjs';
+import { test } from 'node:test';
+import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
 
 // Waits until the engine has loaded or failed; returns the status element.
 async function engineSettled(page) {
@@ -17,24 +17,13 @@ async function engineReady(page) {
   assert.equal(await status.getAttribute('data-state'), 'ready', await status.textContent());
 }
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serveAndLaunch();
 
 test('the page shows the SQLite version it got from wasm, the same as the native build', async () => {
   const expected = process.env.REPLAYGROUND_EXPECT_SQLITE;
   assert.ok(expected, 'set REPLAYGROUND_EXPECT_SQLITE to the native build\'s SQLite version (scripts/test.sh does)');
-  const { context, page, seen } = await openPage(browser, server.url);
-  await page.goto(server.url);
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(env.server.url);
   assert.equal(await page.title(), 'replayground');
   const status = await engineSettled(page);
   assert.equal(await status.getAttribute('data-state'), 'ready', await status.textContent());
@@ -47,8 +36,8 @@ test('the page shows the SQLite version it got from wasm, the same as the native
 });
 
 test('a note written through connection A is read through connection B, as text', async () => {
-  const { context, page, seen } = await openPage(browser, server.url);
-  await page.goto(server.url);
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(env.server.url);
   await engineReady(page);
   await page.click('summary');
   const note = '<img src=x onerror=alert(1)> \'; DROP TABLE notes; --';
@@ -69,8 +58,8 @@ test('a note written through connection A is read through connection B, as text'
 });
 
 test('an empty note gets a clear error from the wasm module and no result', async () => {
-  const { context, page } = await openPage(browser, server.url);
-  await page.goto(server.url);
+  const { context, page } = await openPage(env.browser, env.server.url);
+  await page.goto(env.server.url);
   await engineReady(page);
   await page.click('summary');
   await page.fill('#note', '');

@@ -3,27 +3,16 @@
 // the same trace, an exploration is cancelled, bad links fall back cleanly,
 // and text from links stays text. Screenshots go to tests/e2e/artifacts/.
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { launchBrowser, openPage, screenshot, startServer } from './harness.mjs';
+import { test } from 'node:test';
+import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
 
-let server;
-let browser;
-
-before(async () => {
-  server = await startServer();
-  browser = await launchBrowser();
-});
-
-after(async () => {
-  await browser?.close();
-  server?.stop();
-});
+const env = serveAndLaunch();
 
 // Opens the page at `query` and waits until the scenario is loaded.
 async function open(query, viewport = { width: 1500, height: 1000 }) {
-  const opened = await openPage(browser, server.url);
+  const opened = await openPage(env.browser, env.server.url);
   await opened.page.setViewportSize(viewport);
-  await opened.page.goto(`${server.url}${query}`);
+  await opened.page.goto(`${env.server.url}${query}`);
   await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
   return opened;
 }
@@ -104,7 +93,7 @@ test('a permalink reproduces the same run step by step', async () => {
   const trace = await traceText(first.page);
   await screenshot(first.page, 'playground-counterexample');
   await first.context.close();
-  const second = await open(url.slice(server.url.length));
+  const second = await open(url.slice(env.server.url.length));
   assert.deepEqual(await traceText(second.page), trace);
   assert.match(await second.page.locator('#verdict').textContent(), /failed for schedule A6B3AB4/);
   await second.context.close();
