@@ -31,170 +31,202 @@ enum Kind {
     InFlight,
 }
 
+/// A catalog entry and the scenario it builds.
 struct Spec {
-    id: &'static str,
     kind: Kind,
-    title: &'static str,
-    explanation: &'static str,
-    fails: bool,
-    params: &'static [&'static str],
-    reference: bool,
+    entry: Entry,
 }
 
 const SPECS: &[Spec] = &[
     Spec {
-        id: "idem-race",
         kind: Kind::Race,
-        title: "1. Eight requests, one key",
-        explanation: "Eight clients send the same request with the same idempotency key at once, each on its own \
-            connection. Each checks for a receipt and writes the effect and the receipt in one BEGIN IMMEDIATE \
-            transaction, so SQLite lets one writer in at a time: one request creates the effect and seven replay \
-            its result, identical to the byte. The explorer proves it for every interleaving, not just one.",
-        fails: false,
-        params: &["attempts", "tenant", "key", "quantity"],
-        reference: true,
+        entry: Entry {
+            id: "idem-race",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "1. Eight requests, one key",
+            explanation: "Eight clients send the same request with the same idempotency key at once, each on its own \
+                connection. Each checks for a receipt and writes the effect and the receipt in one BEGIN IMMEDIATE \
+                transaction, so SQLite lets one writer in at a time: one request creates the effect and seven replay \
+                its result, identical to the byte. The explorer proves it for every interleaving, not just one.",
+            fails: false,
+            params: &["attempts", "tenant", "key", "quantity"],
+            reference: true,
+        },
     },
     Spec {
-        id: "idem-scope",
         kind: Kind::Scope,
-        title: "2. Changed parameters conflict; scope separates",
-        explanation: "The same key with another quantity is a conflict, not a replay: the stored fingerprint no longer \
-            matches, and nothing is written. The same key from another tenant, for another operation, or another \
-            key each create their own effect: a key's scope is (tenant, operation, key).",
-        fails: false,
-        params: &["quantity"],
-        reference: true,
+        entry: Entry {
+            id: "idem-scope",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "2. Changed parameters conflict; scope separates",
+            explanation: "The same key with another quantity is a conflict, not a replay: the stored fingerprint no longer \
+                matches, and nothing is written. The same key from another tenant, for another operation, or another \
+                key each create their own effect: a key's scope is (tenant, operation, key).",
+            fails: false,
+            params: &["quantity"],
+            reference: true,
+        },
     },
     Spec {
-        id: "idem-failure",
         kind: Kind::Failure,
-        title: "3. A failure rolls back effect and receipt together",
-        explanation: "The handler fails after inserting the effect and before inserting the receipt. Both were in one \
-            transaction, so both vanish: no effect without its receipt. The client's retry then creates exactly one \
-            effect.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "idem-failure",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "3. A failure rolls back effect and receipt together",
+            explanation: "The handler fails after inserting the effect and before inserting the receipt. Both were in one \
+                transaction, so both vanish: no effect without its receipt. The client's retry then creates exactly one \
+                effect.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "idem-lost-reply",
         kind: Kind::LostReply,
-        title: "4. The reply is lost after the commit",
-        explanation: "The request commits, then its reply is lost: the client cannot tell a lost request from a lost \
-            reply, so it retries. The retry, on a fresh connection, finds the receipt and replays the committed \
-            result instead of creating a second effect.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "idem-lost-reply",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "4. The reply is lost after the commit",
+            explanation: "The request commits, then its reply is lost: the client cannot tell a lost request from a lost \
+                reply, so it retries. The retry, on a fresh connection, finds the receipt and replays the committed \
+                result instead of creating a second effect.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "idem-retention",
         kind: Kind::Retention,
-        title: "5. Retention on a virtual clock",
-        explanation: "Receipts are kept for 60 seconds. At t = 59 the original key still replays the first result; at \
-            t = 60, the explicit boundary, the same key creates a new effect with a new id. Move the clock to see \
-            where deduplication ends: it lasts exactly as long as its receipt.",
-        fails: false,
-        params: &["clock"],
-        reference: true,
+        entry: Entry {
+            id: "idem-retention",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "5. Retention on a virtual clock",
+            explanation: "Receipts are kept for 60 seconds. At t = 59 the original key still replays the first result; at \
+                t = 60, the explicit boundary, the same key creates a new effect with a new id. Move the clock to see \
+                where deduplication ends: it lasts exactly as long as its receipt.",
+            fails: false,
+            params: &["clock"],
+            reference: true,
+        },
     },
     Spec {
-        id: "idem-check-then-write",
         kind: Kind::CheckThenWrite,
-        title: "Broken: check in one transaction, write in another",
-        explanation: "Each request checks for a receipt in one transaction and writes in a second one. Between the two, \
-            the other request can check too: both find no receipt and both create an effect. The explorer finds the \
-            interleaving: two effects for one key.",
-        fails: true,
-        params: &[],
-        reference: false,
+        entry: Entry {
+            id: "idem-check-then-write",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Broken: check in one transaction, write in another",
+            explanation: "Each request checks for a receipt in one transaction and writes in a second one. Between the two, \
+                the other request can check too: both find no receipt and both create an effect. The explorer finds the \
+                interleaving: two effects for one key.",
+            fails: true,
+            params: &[],
+            reference: false,
+        },
     },
     Spec {
-        id: "idem-deferred",
         kind: Kind::Deferred,
-        title: "Broken: a deferred BEGIN",
-        explanation: "A deferred BEGIN takes no lock until the first read, so both requests read under SHARED. Then each \
-            must upgrade to write; SQLite refuses both (SQLITE_BUSY) and neither can wait its way out: the \
-            lock-upgrade deadlock. A busy timeout would only make both wait until it expires.",
-        fails: true,
-        params: &[],
-        reference: false,
+        entry: Entry {
+            id: "idem-deferred",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Broken: a deferred BEGIN",
+            explanation: "A deferred BEGIN takes no lock until the first read, so both requests read under SHARED. Then each \
+                must upgrade to write; SQLite refuses both (SQLITE_BUSY) and neither can wait its way out: the \
+                lock-upgrade deadlock. A busy timeout would only make both wait until it expires.",
+            fails: true,
+            params: &[],
+            reference: false,
+        },
     },
     Spec {
-        id: "idem-deferred-retry",
         kind: Kind::DeferredRetry,
-        title: "Fixed: a deferred BEGIN with the right retry policy",
-        explanation: "The same deferred BEGIN, but a BUSY on the upgrade rolls the whole transaction back, backs off \
-            until the other writer is done, and retries from BEGIN. Retrying the failed statement alone would keep \
-            the SHARED lock and deadlock again. Every interleaving ends with one effect.",
-        fails: false,
-        params: &[],
-        reference: false,
+        entry: Entry {
+            id: "idem-deferred-retry",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Fixed: a deferred BEGIN with the right retry policy",
+            explanation: "The same deferred BEGIN, but a BUSY on the upgrade rolls the whole transaction back, backs off \
+                until the other writer is done, and retries from BEGIN. Retrying the failed statement alone would keep \
+                the SHARED lock and deadlock again. Every interleaving ends with one effect.",
+            fails: false,
+            params: &[],
+            reference: false,
+        },
     },
     Spec {
-        id: "idem-no-fingerprint",
         kind: Kind::NoFingerprint,
-        title: "Broken: no fingerprint",
-        explanation: "The receipt stores no fingerprint of the parameters, so a request that reuses the key with another \
-            quantity silently gets the old result: the client believes it ordered 3 and was charged for 2.",
-        fails: true,
-        params: &["quantity"],
-        reference: false,
+        entry: Entry {
+            id: "idem-no-fingerprint",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Broken: no fingerprint",
+            explanation: "The receipt stores no fingerprint of the parameters, so a request that reuses the key with another \
+                quantity silently gets the old result: the client believes it ordered 3 and was charged for 2.",
+            fails: true,
+            params: &["quantity"],
+            reference: false,
+        },
     },
     Spec {
-        id: "idem-receipt-later",
         kind: Kind::ReceiptLater,
-        title: "Broken: the receipt in a second transaction",
-        explanation: "The effect commits in one transaction and the receipt in a second. The process dies between them \
-            (a real kill: its locks vanish, it writes nothing more). The retry finds no receipt and applies the effect \
-            a second time. Set the crash point to none and the same design passes: the window is the bug.",
-        fails: true,
-        params: &["crashPoint"],
-        reference: false,
+        entry: Entry {
+            id: "idem-receipt-later",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Broken: the receipt in a second transaction",
+            explanation: "The effect commits in one transaction and the receipt in a second. The process dies between them \
+                (a real kill: its locks vanish, it writes nothing more). The retry finds no receipt and applies the effect \
+                a second time. Set the crash point to none and the same design passes: the window is the bug.",
+            fails: true,
+            params: &["crashPoint"],
+            reference: false,
+        },
     },
     Spec {
-        id: "idem-profiles",
         kind: Kind::Profiles,
-        title: "Response semantics: IETF draft, Stripe, AWS Powertools",
-        explanation: "A request fails in its handler, the client retries, reuses the key with another quantity, and \
-            finally sends a request without a key. The IETF Idempotency-Key draft refuses a missing key (400) and \
-            a reused key with another payload (422); Stripe stores the first response, errors included, and replays \
-            it for 24 hours; AWS Powertools deletes the record on an exception so the retry runs again, and keeps \
-            records for 1 hour. Pick a profile and move the clock past its retention window.",
-        fails: false,
-        params: &["profile", "clock"],
-        reference: false,
+        entry: Entry {
+            id: "idem-profiles",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Response semantics: IETF draft, Stripe, AWS Powertools",
+            explanation: "A request fails in its handler, the client retries, reuses the key with another quantity, and \
+                finally sends a request without a key. The IETF Idempotency-Key draft refuses a missing key (400) and \
+                a reused key with another payload (422); Stripe stores the first response, errors included, and replays \
+                it for 24 hours; AWS Powertools deletes the record on an exception so the retry runs again, and keeps \
+                records for 1 hour. Pick a profile and move the clock past its retention window.",
+            fails: false,
+            params: &["profile", "clock"],
+            reference: false,
+        },
     },
     Spec {
-        id: "idem-in-flight",
         kind: Kind::InFlight,
-        title: "Response semantics: a request still in flight (409)",
-        explanation: "Most services do not hold a database lock while their handler runs (a payment call can take \
-            seconds): they commit an in-progress record first, run the handler, then apply the effect and complete \
-            the record. A second request with the same key arriving meanwhile finds it in flight: 409 Conflict in \
-            the IETF draft, idempotency_key_in_use at Stripe, IdempotencyAlreadyInProgressError in AWS Powertools. \
-            Still exactly one effect, under every interleaving.",
-        fails: false,
-        params: &["profile"],
-        reference: false,
+        entry: Entry {
+            id: "idem-in-flight",
+            pattern: "idempotency",
+            suite: "idempotency",
+            title: "Response semantics: a request still in flight (409)",
+            explanation: "Most services do not hold a database lock while their handler runs (a payment call can take \
+                seconds): they commit an in-progress record first, run the handler, then apply the effect and complete \
+                the record. A second request with the same key arriving meanwhile finds it in flight: 409 Conflict in \
+                the IETF draft, idempotency_key_in_use at Stripe, IdempotencyAlreadyInProgressError in AWS Powertools. \
+                Still exactly one effect, under every interleaving.",
+            fails: false,
+            params: &["profile"],
+            reference: false,
+        },
     },
 ];
 
 /// The catalog entries of this module.
 pub fn entries() -> Vec<Entry> {
-    SPECS
-        .iter()
-        .map(|s| Entry {
-            id: s.id,
-            pattern: "idempotency",
-            suite: "idempotency",
-            title: s.title,
-            explanation: s.explanation,
-            fails: s.fails,
-            params: s.params,
-            reference: s.reference,
-        })
-        .collect()
+    SPECS.iter().map(|s| s.entry.clone()).collect()
 }
 
 /// Parameters with defaults filled in and validated.
@@ -272,10 +304,10 @@ pub struct IdemScenario {
 pub fn build(id: &str, params: &Params) -> Result<Box<dyn Scenario>> {
     let spec = SPECS
         .iter()
-        .find(|s| s.id == id)
+        .find(|s| s.entry.id == id)
         .ok_or_else(|| Error::invalid("scenario", format!("unknown scenario {id:?}")))?;
     Ok(Box::new(IdemScenario {
-        id: spec.id,
+        id: spec.entry.id,
         kind: spec.kind,
         params: Resolved::new(spec.kind, params)?,
     }))
@@ -307,7 +339,7 @@ impl IdemScenario {
             .find(|s| s.kind == kind)
             .expect("every kind has a spec");
         Ok(IdemScenario {
-            id: spec.id,
+            id: spec.entry.id,
             kind,
             params: Resolved::new(kind, &Params::default())?,
         })

@@ -33,15 +33,10 @@ enum Kind {
     Retention { remedy: bool },
 }
 
+/// A catalog entry and the scenario it builds.
 struct Spec {
-    id: &'static str,
-    pattern: &'static str,
     kind: Kind,
-    title: &'static str,
-    explanation: &'static str,
-    fails: bool,
-    params: &'static [&'static str],
-    reference: bool,
+    entry: Entry,
 }
 
 /// The relay's steps up to and including the audit consumer's commit: the
@@ -50,173 +45,200 @@ const AFTER_AUDIT_COMMIT: usize = 6;
 
 const SPECS: &[Spec] = &[
     Spec {
-        id: "outbox-producer-rollback",
-        pattern: "outbox",
         kind: Kind::ProducerRollback,
-        title: "1. The producer fails before its commit",
-        explanation: "The order and its outbox event are written in one transaction. The producer fails before \
-            committing: neither exists. There is no order without its event, and no event to deliver for an \
-            order that never happened.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "outbox-producer-rollback",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "1. The producer fails before its commit",
+            explanation: "The order and its outbox event are written in one transaction. The producer fails before \
+                committing: neither exists. There is no order without its event, and no event to deliver for an \
+                order that never happened.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "outbox-relay-crash",
-        pattern: "outbox",
         kind: Kind::RelayCrash,
-        title: "2. The relay dies after the consumer committed",
-        explanation: "The relay reads the unsent event, and the audit consumer applies it and commits. Then the relay's \
-            process dies (a real kill, exit 71) before it marks the event sent. The event is still pending, and \
-            audit has applied it once: the producer cannot know the delivery happened.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "outbox-relay-crash",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "2. The relay dies after the consumer committed",
+            explanation: "The relay reads the unsent event, and the audit consumer applies it and commits. Then the relay's \
+                process dies (a real kill, exit 71) before it marks the event sent. The event is still pending, and \
+                audit has applied it once: the producer cannot know the delivery happened.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "outbox-redelivery",
-        pattern: "outbox",
         kind: Kind::Redelivery,
-        title: "3. Redelivery is skipped by the inbox",
-        explanation: "A restarted relay delivers the pending event again. Audit's inbox holds the event id with the \
-            same payload, so audit skips it; the relay then marks the event sent. At-least-once delivery plus an \
-            idempotent inbox: the effect happened once.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "outbox-redelivery",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "3. Redelivery is skipped by the inbox",
+            explanation: "A restarted relay delivers the pending event again. Audit's inbox holds the event id with the \
+                same payload, so audit skips it; the relay then marks the event sent. At-least-once delivery plus an \
+                idempotent inbox: the effect happened once.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "inbox-subscriber-scope",
-        pattern: "inbox",
         kind: Kind::SubscriberScope,
-        title: "4. Each subscriber deduplicates for itself",
-        explanation: "Search, an independent subscriber, applies the same event once and skips the repeat: the inbox \
-            key is (consumer_id, event_id), so audit having it says nothing about search.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "inbox-subscriber-scope",
+            pattern: "inbox",
+            suite: "outbox",
+            title: "4. Each subscriber deduplicates for itself",
+            explanation: "Search, an independent subscriber, applies the same event once and skips the repeat: the inbox \
+                key is (consumer_id, event_id), so audit having it says nothing about search.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "inbox-payload-conflict",
-        pattern: "inbox",
         kind: Kind::PayloadConflict,
-        title: "5. The same event id with another payload is rejected",
-        explanation: "An event arrives with a known id but amount 999. The inbox kept the payload, so this is not a \
-            duplicate but a conflict: it is rejected and audit's total stays 100.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "inbox-payload-conflict",
+            pattern: "inbox",
+            suite: "outbox",
+            title: "5. The same event id with another payload is rejected",
+            explanation: "An event arrives with a known id but amount 999. The inbox kept the payload, so this is not a \
+                duplicate but a conflict: it is rejected and audit's total stays 100.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "inbox-consumer-rollback",
-        pattern: "inbox",
         kind: Kind::ConsumerRollback,
-        title: "6. A consumer failure rolls back inbox row and effect",
-        explanation: "The consumer fails after recording the event and applying its effect, before commit: both roll \
-            back together, so the inbox does not claim an effect that never happened. The retry applies it once.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "inbox-consumer-rollback",
+            pattern: "inbox",
+            suite: "outbox",
+            title: "6. A consumer failure rolls back inbox row and effect",
+            explanation: "The consumer fails after recording the event and applying its effect, before commit: both roll \
+                back together, so the inbox does not claim an effect that never happened. The retry applies it once.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "inbox-lost-history",
-        pattern: "inbox",
         kind: Kind::LostHistory,
-        title: "7. Deduplication lasts only as long as its history",
-        explanation: "Audit's inbox history for the old event is deleted, then the old event is replayed: audit applies \
-            it a second time, while search, whose history is intact, still has one. The inbox is exactly as good as \
-            the history it keeps.",
-        fails: false,
-        params: &[],
-        reference: true,
+        entry: Entry {
+            id: "inbox-lost-history",
+            pattern: "inbox",
+            suite: "outbox",
+            title: "7. Deduplication lasts only as long as its history",
+            explanation: "Audit's inbox history for the old event is deleted, then the old event is replayed: audit applies \
+                it a second time, while search, whose history is intact, still has one. The inbox is exactly as good as \
+                the history it keeps.",
+            fails: false,
+            params: &[],
+            reference: true,
+        },
     },
     Spec {
-        id: "outbox-two-relays",
-        pattern: "outbox",
         kind: Kind::TwoRelays(Consumer::Inbox),
-        title: "Two relays, one outbox",
-        explanation: "A producer creates an order while two relay instances poll the same outbox. Both can read the same \
-            unsent event and deliver it: duplicate delivery is normal. The subscribers' inboxes absorb it, under \
-            every interleaving.",
-        fails: false,
-        params: &[],
-        reference: false,
+        entry: Entry {
+            id: "outbox-two-relays",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "Two relays, one outbox",
+            explanation: "A producer creates an order while two relay instances poll the same outbox. Both can read the same \
+                unsent event and deliver it: duplicate delivery is normal. The subscribers' inboxes absorb it, under \
+                every interleaving.",
+            fails: false,
+            params: &[],
+            reference: false,
+        },
     },
     Spec {
-        id: "outbox-two-relays-no-inbox",
-        pattern: "outbox",
         kind: Kind::TwoRelays(Consumer::NoInbox),
-        title: "Broken: two relays and no inbox",
-        explanation: "The same two relays, but the subscribers apply every delivery: the explorer finds the interleaving \
-            where both relays deliver one event and a subscriber applies it twice.",
-        fails: true,
-        params: &[],
-        reference: false,
+        entry: Entry {
+            id: "outbox-two-relays-no-inbox",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "Broken: two relays and no inbox",
+            explanation: "The same two relays, but the subscribers apply every delivery: the explorer finds the interleaving \
+                where both relays deliver one event and a subscriber applies it twice.",
+            fails: true,
+            params: &[],
+            reference: false,
+        },
     },
     Spec {
-        id: "outbox-crash-sweep",
-        pattern: "outbox",
         kind: Kind::CrashSweep(Consumer::Inbox),
-        title: "The relay killed at any step, then restarted",
-        explanation: "Pick the crash point: the relay dies after that many of its steps (inside a subscriber's \
-            transaction, between subscribers, before marking sent) and a new relay starts. Whatever was committed \
-            stays, whatever was not rolls back, and the inbox makes the restart safe at every point.",
-        fails: false,
-        params: &["crashPoint"],
-        reference: false,
+        entry: Entry {
+            id: "outbox-crash-sweep",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "The relay killed at any step, then restarted",
+            explanation: "Pick the crash point: the relay dies after that many of its steps (inside a subscriber's \
+                transaction, between subscribers, before marking sent) and a new relay starts. Whatever was committed \
+                stays, whatever was not rolls back, and the inbox makes the restart safe at every point.",
+            fails: false,
+            params: &["crashPoint"],
+            reference: false,
+        },
     },
     Spec {
-        id: "outbox-crash-sweep-no-inbox",
-        pattern: "outbox",
         kind: Kind::CrashSweep(Consumer::NoInbox),
-        title: "Broken: the relay killed and restarted, no inbox",
-        explanation: "The same crash and restart with subscribers that keep no inbox: at every crash point after a \
-            subscriber committed, the restart applies the event to it a second time.",
-        fails: true,
-        params: &["crashPoint"],
-        reference: false,
+        entry: Entry {
+            id: "outbox-crash-sweep-no-inbox",
+            pattern: "outbox",
+            suite: "outbox",
+            title: "Broken: the relay killed and restarted, no inbox",
+            explanation: "The same crash and restart with subscribers that keep no inbox: at every crash point after a \
+                subscriber committed, the restart applies the event to it a second time.",
+            fails: true,
+            params: &["crashPoint"],
+            reference: false,
+        },
     },
     Spec {
-        id: "inbox-retention",
-        pattern: "inbox",
         kind: Kind::Retention { remedy: false },
-        title: "Broken: inbox history kept 5 minutes, redelivery within 15",
-        explanation: "Audit applied the event at t=0 and the relay died before marking it sent; a restarted relay may \
-            redeliver any time within its maximum delay (15 minutes). A retention job prunes inbox history older than \
-            the window (5 minutes, the deduplication interval of Amazon SQS FIFO queues). The explorer finds the \
-            redelivery that arrives after the history was pruned: applied twice.",
-        fails: true,
-        params: &["window", "delay"],
-        reference: false,
+        entry: Entry {
+            id: "inbox-retention",
+            pattern: "inbox",
+            suite: "outbox",
+            title: "Broken: inbox history kept 5 minutes, redelivery within 15",
+            explanation: "Audit applied the event at t=0 and the relay died before marking it sent; a restarted relay may \
+                redeliver any time within its maximum delay (15 minutes). A retention job prunes inbox history older than \
+                the window (5 minutes, the deduplication interval of Amazon SQS FIFO queues). The explorer finds the \
+                redelivery that arrives after the history was pruned: applied twice.",
+            fails: true,
+            params: &["window", "delay"],
+            reference: false,
+        },
     },
     Spec {
-        id: "inbox-retention-remedy",
-        pattern: "inbox",
         kind: Kind::Retention { remedy: true },
-        title: "Fixed: history kept longer than the longest redelivery delay",
-        explanation: "The same relay and pruner, with history kept for an hour: longer than the relay's maximum \
-            redelivery delay, so every redelivery still finds its inbox row, under every interleaving.",
-        fails: false,
-        params: &["window", "delay"],
-        reference: false,
+        entry: Entry {
+            id: "inbox-retention-remedy",
+            pattern: "inbox",
+            suite: "outbox",
+            title: "Fixed: history kept longer than the longest redelivery delay",
+            explanation: "The same relay and pruner, with history kept for an hour: longer than the relay's maximum \
+                redelivery delay, so every redelivery still finds its inbox row, under every interleaving.",
+            fails: false,
+            params: &["window", "delay"],
+            reference: false,
+        },
     },
 ];
 
 /// The catalog entries of this module.
 pub fn entries() -> Vec<Entry> {
-    SPECS
-        .iter()
-        .map(|s| Entry {
-            id: s.id,
-            pattern: s.pattern,
-            suite: "outbox",
-            title: s.title,
-            explanation: s.explanation,
-            fails: s.fails,
-            params: s.params,
-            reference: s.reference,
-        })
-        .collect()
+    SPECS.iter().map(|s| s.entry.clone()).collect()
 }
 
 /// One outbox or inbox scenario.
@@ -233,7 +255,7 @@ pub const TICK: i64 = 300;
 
 /// Builds scenario `id` with `params`, if it is one of this module's.
 pub fn build(id: &str, params: &Params) -> Option<Result<Box<dyn Scenario>>> {
-    let spec = SPECS.iter().find(|s| s.id == id)?;
+    let spec = SPECS.iter().find(|s| s.entry.id == id)?;
     Some(make(spec, params).map(|s| Box::new(s) as Box<dyn Scenario>))
 }
 
@@ -260,7 +282,7 @@ fn make(spec: &Spec, params: &Params) -> Result<OutboxScenario> {
         }
     }
     Ok(OutboxScenario {
-        id: spec.id,
+        id: spec.entry.id,
         kind: spec.kind,
         crash_after,
         window,
@@ -594,7 +616,7 @@ pub fn crash_sweep(design: Consumer) -> Result<Vec<SweepRow>> {
         Consumer::Inbox => "outbox-crash-sweep",
         Consumer::NoInbox => "outbox-crash-sweep-no-inbox",
     };
-    let spec = SPECS.iter().find(|s| s.id == id).expect("listed");
+    let spec = SPECS.iter().find(|s| s.entry.id == id).expect("listed");
     // A run without a crash gives the relay's steps and their names.
     let clean = Params {
         crash_point: Some("none".into()),
