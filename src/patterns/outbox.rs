@@ -1043,39 +1043,65 @@ impl Attempt for Relay {
 
 // ---------------------------------------------------------------- history and time
 
-/// Deletes a subscriber's inbox history for an event (as the reference does
-/// by hand to show what the inbox was doing).
-pub struct DeleteHistory {
+/// A history job: one DELETE on the consumers' inbox, then it is over.
+/// [`HistoryJob::delete`] removes one subscriber's row for one event (as the
+/// reference does by hand, to show what the inbox was doing);
+/// [`HistoryJob::prune`], a retention job, waits until the clock reaches its
+/// window and removes every row older than the window.
+pub struct HistoryJob {
     conns: Conns,
-    subscriber: String,
-    event_id: String,
+    job: Job,
     after: Option<usize>,
     done: bool,
 }
 
-impl DeleteHistory {
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Job {
+    Delete {
+        subscriber: String,
+        event_id: String,
+    },
+    Prune {
+        window: i64,
+    },
+}
+
+impl HistoryJob {
     /// Deletes `subscriber`'s inbox row for `event_id` once attempt `after` is over.
-    pub fn new(label: &str, subscriber: &str, event_id: &str, after: Option<usize>) -> Self {
-        DeleteHistory {
+    pub fn delete(label: &str, subscriber: &str, event_id: &str, after: Option<usize>) -> Self {
+        HistoryJob {
             conns: Conns::new(label),
-            subscriber: subscriber.to_string(),
-            event_id: event_id.to_string(),
+            job: Job::Delete {
+                subscriber: subscriber.to_string(),
+                event_id: event_id.to_string(),
+            },
             after,
+            done: false,
+        }
+    }
+
+    /// A retention job: once the clock reaches `window`, it prunes inbox
+    /// rows older than `window` seconds.
+    pub fn prune(label: &str, window: i64) -> Self {
+        HistoryJob {
+            conns: Conns::new(label),
+            job: Job::Prune { window },
+            after: None,
             done: false,
         }
     }
 }
 
-impl Attempt for DeleteHistory {
+impl Attempt for HistoryJob {
     fn label(&self) -> &str {
         &self.conns.label
     }
 
     fn phase(&self) -> &'static str {
-        if self.done {
-            "done"
-        } else {
-            "ready"
+        match (&self.job, self.done) {
+            (_, true) => "done",
+            (Job::Delete { .. }, false) => "ready",
+            (Job::Prune { .. }, false) => "waiting for its window",
         }
     }
 
@@ -1085,13 +1111,7 @@ impl Attempt for DeleteHistory {
 
     fn class(&self) -> u64 {
         let mut h = std::hash::DefaultHasher::new();
-        (
-            "delete-history",
-            &self.subscriber,
-            &self.event_id,
-            self.after,
-        )
-            .hash(&mut h);
+        ("history-job", &self.job, self.after).hash(&mut h);
         h.finish()
     }
 
@@ -1107,109 +1127,52 @@ impl Attempt for DeleteHistory {
         self.after
     }
 
-    fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
-        let me = self.conns.label.clone();
-        let (sub, id) = (self.subscriber.clone(), self.event_id.clone());
-        let p = plan(
-            "delete inbox history",
-            CONSUMER,
-            Some("DELETE FROM inbox WHERE consumer_id = ?1 AND event_id = ?2"),
-            vec![sub.as_str().into(), id.as_str().into()],
-        );
-        let mut advance = |rows: Option<&Rows>| -> (Progress, String) {
-            let n = rows.map_or(0, |r| r.changes);
-            (
-                finished("deleted", Some(n.to_string())),
-                format!("{me} deleted {n} inbox row(s) of {sub} for {id}: from now on {sub} cannot recognise {id}"),
-            )
-        };
-        let mut on_error = |err: &Error| -> (Progress, String) {
-            (
-                finished("error", Some(err.to_string())),
-                format!("{me} failed: {err}"),
-            )
-        };
-        let report = run_step(&mut self.conns, ctx, p, &mut advance, &mut on_error);
-        if matches!(report.progress, Progress::Finished { .. }) {
-            self.done = true;
-            self.conns.close();
-        }
-        report
-    }
-}
-
-/// A retention job: once the clock reaches `window`, it prunes inbox rows
-/// older than `window` seconds.
-pub struct Pruner {
-    conns: Conns,
-    window: i64,
-    done: bool,
-}
-
-impl Pruner {
-    /// Prunes history older than `window` seconds.
-    pub fn new(label: &str, window: i64) -> Self {
-        Pruner {
-            conns: Conns::new(label),
-            window,
-            done: false,
-        }
-    }
-}
-
-impl Attempt for Pruner {
-    fn label(&self) -> &str {
-        &self.conns.label
-    }
-
-    fn phase(&self) -> &'static str {
-        if self.done {
-            "done"
-        } else {
-            "waiting for its window"
-        }
-    }
-
-    fn hash_state(&self, state: &mut dyn Hasher) {
-        state.write_u8(u8::from(self.done));
-    }
-
-    fn class(&self) -> u64 {
-        let mut h = std::hash::DefaultHasher::new();
-        ("pruner", self.window).hash(&mut h);
-        h.finish()
-    }
-
-    fn connections(&self) -> Vec<&Conn> {
-        self.conns.open.iter().collect()
-    }
-
-    fn crash(&mut self) {
-        self.conns.kill();
-    }
-
     fn ready(&self, now: i64, _statuses: &[Status]) -> bool {
-        now >= self.window
+        match self.job {
+            Job::Prune { window } => now >= window,
+            Job::Delete { .. } => true,
+        }
     }
 
     fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
         let me = self.conns.label.clone();
-        let cutoff = ctx.now() - self.window;
         let now = ctx.now();
-        let p = plan(
-            "prune inbox history",
-            CONSUMER,
-            Some("DELETE FROM inbox WHERE received_at <= ?1"),
-            vec![cutoff.into()],
-        );
+        let (p, kind) = match &self.job {
+            Job::Delete {
+                subscriber,
+                event_id,
+            } => (
+                plan(
+                    "delete inbox history",
+                    CONSUMER,
+                    Some("DELETE FROM inbox WHERE consumer_id = ?1 AND event_id = ?2"),
+                    vec![subscriber.as_str().into(), event_id.as_str().into()],
+                ),
+                "deleted",
+            ),
+            Job::Prune { window } => (
+                plan(
+                    "prune inbox history",
+                    CONSUMER,
+                    Some("DELETE FROM inbox WHERE received_at <= ?1"),
+                    vec![(now - window).into()],
+                ),
+                "pruned",
+            ),
+        };
+        let job = self.job.clone();
         let mut advance = |rows: Option<&Rows>| -> (Progress, String) {
             let n = rows.map_or(0, |r| r.changes);
-            (
-                finished("pruned", Some(n.to_string())),
-                format!(
-                    "{me} pruned {n} inbox row(s) received at or before t={cutoff} (now t={now})"
+            let note = match &job {
+                Job::Delete { subscriber, event_id } => format!(
+                    "{me} deleted {n} inbox row(s) of {subscriber} for {event_id}: from now on {subscriber} cannot recognise {event_id}"
                 ),
-            )
+                Job::Prune { window } => format!(
+                    "{me} pruned {n} inbox row(s) received at or before t={} (now t={now})",
+                    now - window
+                ),
+            };
+            (finished(kind, Some(n.to_string())), note)
         };
         let mut on_error = |err: &Error| -> (Progress, String) {
             (

@@ -10,8 +10,8 @@ use serde::Serialize;
 
 use super::{Entry, Params};
 use crate::patterns::outbox::{
-    self, effect_count, scalar, Clock, Consume, Consumer, CreateOrder, DeleteHistory, Event,
-    Pruner, Relay, CONSUMER, PRODUCER, SUBSCRIBERS,
+    self, effect_count, scalar, Clock, Consume, Consumer, CreateOrder, Event, HistoryJob, Relay,
+    CONSUMER, PRODUCER, SUBSCRIBERS,
 };
 use crate::sim::explore::Explorer;
 use crate::sim::scheduler::RoundRobin;
@@ -413,7 +413,7 @@ impl Scenario for OutboxScenario {
                 boxed(Consume::new("C2", "audit", second(), false).after(1)),
             ],
             Kind::LostHistory => vec![
-                boxed(DeleteHistory::new("D", "audit", &first().event_id, None)),
+                boxed(HistoryJob::delete("D", "audit", &first().event_id, None)),
                 boxed(Consume::new("C", "audit", first(), false).after(0)),
             ],
             Kind::TwoRelays(design) => vec![
@@ -427,7 +427,7 @@ impl Scenario for OutboxScenario {
             ],
             Kind::Retention { .. } => vec![
                 boxed(Clock::new(TICK, self.window.max(self.delay) + TICK).deadline(self.delay, 2)),
-                boxed(Pruner::new("pruner", self.window)),
+                boxed(HistoryJob::prune("pruner", self.window)),
                 boxed(Relay::new("relay", &["audit"], Consumer::Inbox)),
             ],
         })
