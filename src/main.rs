@@ -336,11 +336,11 @@ mod cli {
         id: &str,
         params: Option<&str>,
     ) -> Result<Box<dyn replayground::sim::Scenario>, Box<dyn std::error::Error>> {
-        let params: replayground::scenarios::Params = match params {
+        let params: serde_json::Value = match params {
             Some(json) => {
                 serde_json::from_str(json).map_err(|e| format!("invalid --params: {e}"))?
             }
-            None => Default::default(),
+            None => serde_json::Value::Null,
         };
         Ok(replayground::scenarios::build_with(id, &params)?)
     }

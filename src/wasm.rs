@@ -12,7 +12,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::patterns::idempotency::{self, Profile};
 use crate::patterns::outbox;
-use crate::scenarios::{self, Params};
+use crate::scenarios;
 use crate::sim::explore::{ExploreReport, Explorer, RunResult, Sampler};
 use crate::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
 use crate::sim::{Schedule, Status, Verdict};
@@ -263,8 +263,10 @@ pub fn profile_table() -> Result<JsValue, JsError> {
 }
 
 fn build(id: &str, options: &serde_json::Map<String, Value>) -> Result<Explorer, Error> {
-    let params: Params = input::params(options.get("params").unwrap_or(&Value::Null))?;
-    Explorer::new(scenarios::build_with(id, &params)?)
+    Explorer::new(scenarios::build_with(
+        id,
+        options.get("params").unwrap_or(&Value::Null),
+    )?)
 }
 
 fn seed_of(options: &serde_json::Map<String, Value>) -> Result<u64, Error> {

@@ -374,6 +374,8 @@ impl Check {
 pub trait Scenario {
     /// A stable, URL-safe id.
     fn id(&self) -> &str;
+    /// The parameter values it runs with, by name (defaults filled in).
+    fn params(&self) -> serde_json::Map<String, serde_json::Value>;
     /// Creates the schema and any rows the attempts start from.
     fn setup(&self, store: &Store) -> Result<()>;
     /// Fresh attempts, in their order (attempt 0 is `A`).
