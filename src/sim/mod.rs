@@ -13,6 +13,7 @@ pub mod explore;
 pub mod schedule;
 pub mod scheduler;
 pub mod soak;
+pub mod strategy;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
