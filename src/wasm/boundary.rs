@@ -158,7 +158,7 @@ fn kind_of(proto: &JsValue) -> String {
         Some(name) => {
             let name = crate::scenarios::params::quote(&name);
             let name = name.trim_matches('"');
-            let article = if name.starts_with(['A', 'E', 'I', 'O', 'U']) {
+            let article = if name.starts_with(['A', 'E', 'I', 'O']) {
                 "an"
             } else {
                 "a"
@@ -232,7 +232,9 @@ fn object(value: &JsValue, depth: usize, protos: &Prototypes) -> Result<Value, E
     let mut map = Map::new();
     for key in keys.iter() {
         if !key.is_string() {
-            continue; // symbol keys are not data JSON can hold
+            return Err(bad(
+                "field names must be strings (got a symbol key); pass plain data",
+            ));
         }
         let name = string(&key)?;
         let Some(item) = own_data(value, &key, &name, true)? else {
