@@ -273,6 +273,21 @@ pub fn form_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// The name-value pairs of a query string, decoded as `URLSearchParams`
+/// decodes them: a leading `?` is dropped, pairs are split on `&` and then on
+/// the first `=`, and empty pairs are skipped.
+pub fn form_pairs(query: &str) -> Vec<(String, String)> {
+    let query = query.strip_prefix('?').unwrap_or(query);
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (form_decode(name), form_decode(value))
+        })
+        .collect()
+}
+
 /// The longest permalink query accepted, in bytes.
 pub const MAX_LINK_BYTES: usize = 64 * 1024;
 
@@ -286,12 +301,9 @@ pub fn permalink(query: &str) -> Result<Permalink> {
             format!("longer than {} KiB", MAX_LINK_BYTES / 1024),
         ));
     }
-    let query = query.strip_prefix('?').unwrap_or(query);
     let mut link = Permalink::default();
     let mut rest = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (name, value) = (form_decode(name), form_decode(value));
+    for (name, value) in form_pairs(query) {
         match name.as_str() {
             "s" => link.scenario = Some(value),
             "schedule" => match crate::sim::Schedule::decode(&value) {
