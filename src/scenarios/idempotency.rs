@@ -123,7 +123,7 @@ const SPECS: &[Spec] = &[
                 t = 60, the explicit boundary, the same key creates a new effect with a new id. Move the clock to see \
                 where deduplication ends: it lasts exactly as long as its receipt.",
             fails: false,
-            params: &[shared::CLOCK],
+            params: &[shared::CLOCK.with_marks(&[0, 30, 58, 59, 60, 61, 90, 120])],
             reference: true,
         },
     },
@@ -214,7 +214,12 @@ const SPECS: &[Spec] = &[
                 it for 24 hours; AWS Powertools deletes the record on an exception so the retry runs again, and keeps \
                 records for 1 hour. Pick a profile and move the clock past its retention window.",
             fails: false,
-            params: &[IETF_PROFILE, shared::CLOCK.default_to(Default::Whole(30))],
+            params: &[
+                IETF_PROFILE,
+                shared::CLOCK
+                    .default_to(Default::Whole(30))
+                    .with_marks(&[30, 3599, 3600, 86399, 86400, 100_000]),
+            ],
             reference: false,
         },
     },

@@ -69,7 +69,8 @@ const WINDOW: Param = Param::whole(
     300,
     "how long the inbox keeps an event's row before the retention job prunes it",
 )
-.in_steps_of(TICK, "seconds");
+.in_steps_of(TICK, "seconds")
+.with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200]);
 
 /// The relay's longest redelivery delay.
 const DELAY: Param = Param::whole(
@@ -78,7 +79,8 @@ const DELAY: Param = Param::whole(
     900,
     "the longest a restarted relay may wait before it redelivers",
 )
-.in_steps_of(TICK, "seconds");
+.in_steps_of(TICK, "seconds")
+.with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200]);
 
 const SPECS: &[Spec] = &[
     Spec {

@@ -28,6 +28,9 @@ pub enum Kind {
         multiple_of: i64,
         /// The unit, for people ("seconds", "" for none).
         unit: &'static str,
+        /// Values worth trying first, in order (the page offers them on a
+        /// slider); any other value in range is accepted too.
+        marks: &'static [i64],
     },
     /// Text of 1 to `max_chars` characters, without control characters.
     #[serde(rename_all = "camelCase")]
@@ -82,6 +85,7 @@ impl Param {
                 max,
                 multiple_of: 1,
                 unit: "",
+                marks: &[],
             },
             default: Default::Whole(default),
             meaning,
@@ -126,12 +130,37 @@ impl Param {
 
     /// The same whole-number parameter in `unit`, multiples of `multiple_of`.
     pub const fn in_steps_of(mut self, multiple_of: i64, unit: &'static str) -> Param {
-        if let Kind::Whole { min, max, .. } = self.kind {
+        if let Kind::Whole {
+            min, max, marks, ..
+        } = self.kind
+        {
             self.kind = Kind::Whole {
                 min,
                 max,
                 multiple_of,
                 unit,
+                marks,
+            };
+        }
+        self
+    }
+
+    /// The same whole-number parameter with values worth trying first.
+    pub const fn with_marks(mut self, marks: &'static [i64]) -> Param {
+        if let Kind::Whole {
+            min,
+            max,
+            multiple_of,
+            unit,
+            ..
+        } = self.kind
+        {
+            self.kind = Kind::Whole {
+                min,
+                max,
+                multiple_of,
+                unit,
+                marks,
             };
         }
         self
@@ -146,6 +175,7 @@ impl Param {
                 max,
                 multiple_of,
                 unit,
+                ..
             } => {
                 let n = whole_number(field, value)?;
                 let unit = if unit.is_empty() {
@@ -445,6 +475,7 @@ pub fn typescript(entries: &[super::Entry]) -> String {
                     max,
                     multiple_of,
                     unit,
+                    ..
                 } => {
                     let steps = if multiple_of > 1 {
                         format!(", multiples of {multiple_of}")

@@ -241,6 +241,11 @@ impl Explorer {
         })
     }
 
+    /// The parameter values the scenario runs with, by name.
+    pub fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.scenario.params()
+    }
+
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()

@@ -395,6 +395,8 @@ pub struct Stepper {
 #[serde(rename_all = "camelCase")]
 struct StepperView {
     scenario: String,
+    /// The parameter values the scenario runs with (defaults filled in).
+    params: serde_json::Map<String, Value>,
     labels: Vec<String>,
     schedule: String,
     runnable: Vec<usize>,
@@ -495,6 +497,7 @@ impl Stepper {
         };
         Ok(StepperView {
             scenario: self.explorer.scenario_id().to_string(),
+            params: self.explorer.params(),
             labels: run.labels(),
             schedule: run.schedule().encode(),
             runnable: run.runnable(),
