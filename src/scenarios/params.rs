@@ -511,6 +511,54 @@ pub fn typescript(entries: &[super::Entry]) -> String {
     out
 }
 
+/// The parameters of every scenario as a Markdown table (the README's,
+/// kept current by a test).
+pub fn markdown_table(entries: &[super::Entry]) -> String {
+    let mut out = String::from(
+        "| scenario | parameter | values | default | what it changes |\n|---|---|---|---|---|\n",
+    );
+    for entry in entries {
+        for p in entry.params {
+            let values = match p.kind {
+                Kind::Whole {
+                    min,
+                    max,
+                    multiple_of,
+                    unit,
+                    ..
+                } => {
+                    let unit = if unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {unit}")
+                    };
+                    let steps = if multiple_of > 1 {
+                        format!(", multiples of {multiple_of}")
+                    } else {
+                        String::new()
+                    };
+                    format!("{min} to {max}{unit}{steps}")
+                }
+                Kind::Text { max_chars } => format!("text, 1 to {max_chars} characters"),
+                Kind::Choice { options } => options
+                    .iter()
+                    .map(|o| format!("`{o}`"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            };
+            let default = match p.default {
+                Default::Whole(n) => n.to_string(),
+                Default::Text(t) => format!("`{t}`"),
+            };
+            out.push_str(&format!(
+                "| `{}` | `{}` | {values} | {default} | {} |\n",
+                entry.id, p.name, p.meaning
+            ));
+        }
+    }
+    out
+}
+
 fn interface_name(id: &str) -> String {
     let mut name = String::new();
     for part in id.split('-') {
@@ -593,8 +641,35 @@ mod tests {
         assert_eq!(quote("ab"), "\"ab\"");
     }
 
+    /// The README's parameter table is the one the declarations give;
+    /// `REPLAYGROUND_BLESS=1` rewrites it.
+    #[cfg(not(target_family = "wasm"))]
+    #[test]
+    fn the_readme_parameter_table_is_current() {
+        let table = markdown_table(&crate::scenarios::catalog());
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+        let readme = std::fs::read_to_string(path).unwrap();
+        let (start, end) = ("<!-- params:start -->\n", "<!-- params:end -->");
+        let from = readme
+            .find(start)
+            .expect("README has a params:start marker")
+            + start.len();
+        let to = readme.find(end).expect("README has a params:end marker");
+        if std::env::var_os("REPLAYGROUND_BLESS").is_some() {
+            let updated = format!("{}{table}{}", &readme[..from], &readme[to..]);
+            std::fs::write(path, updated).unwrap();
+            return;
+        }
+        assert_eq!(
+            &readme[from..to],
+            table,
+            "the README's parameter table is stale: run REPLAYGROUND_BLESS=1 cargo test --lib params"
+        );
+    }
+
     /// The checked-in TypeScript declarations are the ones the catalog
     /// generates; `REPLAYGROUND_BLESS=1` rewrites them.
+    #[cfg(not(target_family = "wasm"))]
     #[test]
     fn typescript_declarations_are_current() {
         let generated = typescript(&crate::scenarios::catalog());
