@@ -111,23 +111,36 @@ test('an exploration can be cancelled', async () => {
   await context.close();
 });
 
-test('malformed or outdated links show a clear message and a clean default', async () => {
-  for (const [query, reason] of [
-    ['?s=no-such-scenario', 'there is no scenario "no-such-scenario"'],
-    ['?s=idem-race&schedule=Q9!', 'invalid schedule'],
-    ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit'],
-    ['?s=idem-race&attempts=many', 'the parameter attempts is not a whole number'],
-    ['?s=idem-race&attempts=12', 'invalid attempts'],
-    ['?s=idem-race&clock=5', 'has no parameter "clock"'],
+test('a bad part of a link is dropped and named; the rest of the link still opens', async () => {
+  const broken = 'Broken: check in one transaction, write in another';
+  for (const [query, reason, title] of [
+    ['?s=no-such-scenario', 'unknown scenario "no-such-scenario"', '1. Eight requests, one key'],
+    ['?s=idem-check-then-write&schedule=Q9!', 'the schedule was dropped: invalid schedule', broken],
+    ['?s=idem-check-then-write&schedule=A99', 'the schedule was dropped: invalid schedule: step 8 does not fit', broken],
+    ['?s=idem-check-then-write&schedule=A6B3AB4&step=999', 'the step was dropped: step 999 is not in this run', broken],
+    ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit', '1. Eight requests, one key'],
+    ['?s=idem-race&attempts=many', 'attempts was dropped: invalid attempts: expected a whole number, got "many"', '1. Eight requests, one key'],
+    ['?s=idem-race&attempts=12', 'invalid attempts: 12 is out of range (1 to 8)', '1. Eight requests, one key'],
+    ['?s=idem-race&clock=5', 'has no parameter "clock"', '1. Eight requests, one key'],
+    ['?schedule=A6B3AB4', 'the link names no scenario', '1. Eight requests, one key'],
   ]) {
     const { context, page, seen } = await open(query);
     const message = await page.locator('#link-error').textContent();
-    assert.ok(message.startsWith('This link could not be opened: '), message);
+    assert.ok(message.startsWith('Part of this link was dropped: '), message);
     assert.ok(message.includes(reason), `${query}: ${message}`);
-    assert.equal(await page.locator('#scenario-title').textContent(), '1. Eight requests, one key');
+    assert.equal(await page.locator('#scenario-title').textContent(), title, query);
     assert.deepEqual(seen.errors, []);
     await context.close();
   }
+  // The good parts stay: the linked scenario, its parameters and a schedule that fits.
+  const { context, page } = await open('?s=idem-race&attempts=2&key=zeta&schedule=A2B&step=x');
+  assert.equal(await page.locator('input[name="key"]').inputValue(), 'zeta');
+  assert.equal(await page.locator('input[name="attempts"]').inputValue(), '2');
+  assert.match(await page.locator('#link-error').textContent(), /the step was dropped/);
+  // Picking another scenario clears the notice.
+  await page.click('[data-action="pick"][data-scenario="idem-failure"]');
+  await page.locator('#link-error').waitFor({ state: 'hidden' });
+  await context.close();
 });
 
 test('text from a link is shown as text, never run as HTML', async () => {

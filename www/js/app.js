@@ -468,6 +468,7 @@ async function busy(work) {
 const actions = {
   // Opens a scenario from the catalog with its default parameters.
   async pick(target) {
+    notice('');
     await busy(() => loadScenario(target.dataset.scenario, {}));
   },
   // Lets an attempt take its next step.
@@ -655,30 +656,36 @@ async function start() {
     ui.status.dataset.state = 'failed';
     return;
   }
-  let link = null;
+  // A bad part of a link is dropped and named; the rest still opens.
+  const problems = [];
+  let link = { id: null, params: {}, schedule: null, step: null };
   try {
     link = await readLink();
-    if (link.problems.length) notice(`Part of this link was dropped: ${link.problems.join('; ')}.`);
+    problems.push(...link.problems);
   } catch (error) {
-    notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
+    problems.push(error.message);
   }
+  const id = link.id ?? DEFAULT_SCENARIO;
   try {
-    if (link?.id) {
-      await loadScenario(link.id, link.params, link.schedule);
-      if (link.step !== null) {
-        if (!Number.isInteger(link.step) || link.step < 0 || link.step > state.view.trace.length) {
-          throw new Error(`step ${link.step} is not in this run`);
-        }
-        state.selected = link.step - 1;
-        render();
-      }
+    await loadScenario(id, link.params, link.schedule);
+  } catch (error) {
+    if (link.schedule) {
+      problems.push(`the schedule was dropped: ${error.message}`);
+      await loadScenario(id, link.params);
     } else {
+      problems.push(error.message);
       await loadScenario(DEFAULT_SCENARIO, {});
     }
-  } catch (error) {
-    notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
-    await loadScenario(DEFAULT_SCENARIO, {});
   }
+  if (link.step !== null && link.step !== undefined) {
+    if (link.step <= state.view.trace.length) {
+      state.selected = link.step - 1;
+      render();
+    } else {
+      problems.push(`the step was dropped: step ${link.step} is not in this run (it has ${state.view.trace.length} steps)`);
+    }
+  }
+  if (problems.length) notice(`Part of this link was dropped: ${problems.join('; ')}.`);
   performance.mark('replayground-interactive');
   document.body.dataset.ready = 'true';
 }
