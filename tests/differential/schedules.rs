@@ -198,6 +198,228 @@ pub fn handwritten() -> Vec<Schedule> {
     ]
 }
 
+/// The connection that adds rows before a schedule starts, then closes.
+const S: usize = 8;
+
+/// Steps that bring `t` to five rows (`seed`, `b` to `e`).
+const FIVE_ROWS: [(usize, &str); 2] = [
+    (S, "INSERT INTO t (v) VALUES ('b'), ('c'), ('d'), ('e')"),
+    (S, "close"),
+];
+
+const MARK_LAST: &str = "UPDATE t SET v = v || '+' WHERE id = (SELECT max(id) FROM t)";
+
+fn with_five_rows(name: &str, steps: &[(usize, &str)]) -> Schedule {
+    let mut all = FIVE_ROWS.to_vec();
+    all.extend_from_slice(steps);
+    schedule(name, &all)
+}
+
+/// Hot journals: a writer killed mid-transaction (with `synchronous = OFF` its
+/// journal is hot at once; otherwise after its cache spilled into the
+/// database), readers that keep SHARED (`locking_mode = EXCLUSIVE`), recovery
+/// attempts refused while they read, retried, and what is read and written
+/// before and after the journal is rolled back.
+pub fn hot_journal() -> Vec<Schedule> {
+    // A writer's uncommitted change with a hot journal while B keeps SHARED.
+    let hot_while_b_reads = [
+        (A, "PRAGMA synchronous = OFF"),
+        (A, "BEGIN"),
+        (A, MARK_LAST),
+        (B, "PRAGMA locking_mode = EXCLUSIVE"),
+        (B, "SELECT * FROM t"),
+        (A, "kill"),
+    ];
+    let hot = |rest: &[(usize, &'static str)]| {
+        let mut steps = hot_while_b_reads.to_vec();
+        steps.extend_from_slice(rest);
+        steps
+    };
+    let mut spill = vec![(A, "PRAGMA cache_size = 2"), (A, "BEGIN")];
+    spill.extend(std::iter::repeat_n((A, BIG), 40));
+    let spilled = |rest: &[(usize, &'static str)]| {
+        let mut steps = spill.clone();
+        steps.extend_from_slice(rest);
+        steps
+    };
+    let mut spill_sync_off = vec![(A, "PRAGMA synchronous = OFF")];
+    spill_sync_off.extend(spilled(&[(A, "kill")]));
+    spill_sync_off.extend([
+        (B, "PRAGMA locking_mode = EXCLUSIVE"),
+        (B, "SELECT count(*) FROM t"),
+        (C, "SELECT count(*) FROM t"),
+        (B, "PRAGMA locking_mode = NORMAL"),
+        (B, "SELECT count(*) FROM t"),
+        (C, "SELECT count(*) FROM t"),
+    ]);
+
+    vec![
+        // The reported case: the refused recovery leaves C at SHARED, and the
+        // retry is refused again while B reads.
+        with_five_rows(
+            "hot-journal-refused-recovery-keeps-shared",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (C, "PRAGMA data_version"),
+                (B, "close"),
+                (C, "PRAGMA data_version"),
+                (C, "SELECT * FROM t"),
+                (D, SEL),
+                (C, "close"),
+                (D, SEL),
+            ]),
+        ),
+        // A recovery skipped would let C commit over the hot journal with an
+        // in-memory journal of its own; the next reader's rollback would then
+        // undo C's committed row.
+        with_five_rows(
+            "hot-journal-refused-recovery-then-memory-journal-commit",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (B, "close"),
+                (C, "PRAGMA journal_mode = MEMORY"),
+                (C, "UPDATE t SET v = 'c-wrote' WHERE id = 1"),
+                (C, "close"),
+            ]),
+        ),
+        with_five_rows(
+            "hot-journal-refused-recovery-then-write",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (C, "BEGIN IMMEDIATE"),
+                (C, INS),
+                (B, "PRAGMA locking_mode = NORMAL"),
+                (B, SEL),
+                (C, "BEGIN IMMEDIATE"),
+                (C, INS),
+                (C, "COMMIT"),
+                (D, SEL),
+                (C, "PRAGMA locking_mode = NORMAL"),
+                (C, SEL),
+                (D, SEL),
+            ]),
+        ),
+        // A reader in normal mode gives its SHARED back after the refusal.
+        with_five_rows(
+            "hot-journal-normal-reader-refused-then-recovers",
+            &hot(&[
+                (C, SEL),
+                (C, SEL),
+                (D, "BEGIN IMMEDIATE"),
+                (B, "PRAGMA locking_mode = NORMAL"),
+                (C, SEL),
+                (B, SEL),
+                (C, SEL),
+                (C, "PRAGMA data_version"),
+                (D, "BEGIN IMMEDIATE"),
+                (D, "COMMIT"),
+            ]),
+        ),
+        // Two connections keep SHARED, each refused in turn.
+        with_five_rows(
+            "hot-journal-two-exclusive-readers-refused-in-turn",
+            &[
+                (A, "PRAGMA synchronous = OFF"),
+                (A, "BEGIN"),
+                (A, MARK_LAST),
+                (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (B, SEL),
+                (C, SEL),
+                (A, "kill"),
+                (D, SEL),
+                (B, SEL),
+                (C, SEL),
+                (D, "PRAGMA locking_mode = EXCLUSIVE"),
+                (D, SEL),
+                (D, SEL),
+                (B, "close"),
+                (D, SEL),
+                (C, "close"),
+                (D, SEL),
+                (D, INS),
+                (D, "close"),
+                (B, SEL),
+            ],
+        ),
+        // The refused connection asks for a write lock while the journal is hot.
+        with_five_rows(
+            "hot-journal-begin-exclusive-refused-and-retried",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "BEGIN EXCLUSIVE"),
+                (C, "BEGIN EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (B, "kill"),
+                (C, "BEGIN EXCLUSIVE"),
+                (C, MARK_LAST),
+                (C, "COMMIT"),
+                (C, "kill"),
+            ]),
+        ),
+        // A spill needs EXCLUSIVE, so a reader that keeps SHARED makes the
+        // writer's spill and commit wait (it keeps PENDING); killed, it leaves
+        // a journal that is not hot (synchronous is on and nothing was synced).
+        schedule(
+            "spill-refused-while-an-exclusive-mode-reader-holds-shared",
+            &{
+                let mut steps = vec![
+                    (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                    (B, "SELECT count(*) FROM t"),
+                ];
+                steps.extend(spilled(&[
+                    (A, "COMMIT"),
+                    (A, "kill"),
+                    (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                    (C, "SELECT count(*) FROM t"),
+                    (C, "SELECT count(*) FROM t"),
+                    (B, "close"),
+                    (C, "SELECT count(*) FROM t"),
+                    (D, "SELECT count(*) FROM t"),
+                ]));
+                steps
+            },
+        ),
+        // Killed after its cache spilled: the first reader in exclusive mode
+        // rolls the journal back and keeps EXCLUSIVE; the others wait.
+        schedule(
+            "kill-after-spill-recovered-by-an-exclusive-mode-reader",
+            &spilled(&[
+                (A, "kill"),
+                (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                (B, "SELECT count(*) FROM t"),
+                (C, "SELECT count(*) FROM t"),
+                (C, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "PRAGMA locking_mode = NORMAL"),
+                (C, "SELECT count(*) FROM t"),
+                (B, "SELECT count(*) FROM t"),
+                (C, "SELECT count(*) FROM t"),
+            ]),
+        ),
+        schedule("kill-after-spill-with-synchronous-off", &spill_sync_off),
+        // A spill and a kill; the connection that rolled the journal back then
+        // writes with a hot journal of its own and is killed too.
+        schedule(
+            "kill-after-spill-then-the-recoverer-killed-mid-write",
+            &spilled(&[
+                (A, "kill"),
+                (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                (B, "PRAGMA synchronous = OFF"),
+                (B, "BEGIN"),
+                (B, MARK_LAST),
+                (B, BIG),
+                (B, "kill"),
+                (C, "PRAGMA data_version"),
+                (C, "SELECT count(*) FROM t"),
+            ]),
+        ),
+    ]
+}
+
 /// splitmix64: a tiny deterministic generator, so the random schedules are
 /// the same on every machine and in every browser.
 struct SplitMix(u64);
@@ -267,5 +489,6 @@ pub fn random(seed: u64, count: usize, len: usize) -> Vec<Schedule> {
 pub fn all() -> Vec<Schedule> {
     let mut all = handwritten();
     all.extend(random(42, 60, 14));
+    all.extend(hot_journal());
     all
 }
