@@ -303,3 +303,114 @@ fn bad_names_are_refused_before_anything_is_created() {
 fn the_vfs_passes_the_rsqlite_vfs_test_suite() {
     vfs::run_rsqlite_vfs_test_suite().unwrap();
 }
+
+fn refused(conn: &Conn, sql: &str) -> Error {
+    conn.execute(sql, &[])
+        .err()
+        .unwrap_or_else(|| panic!("{} `{sql}` must be refused", conn.label()))
+}
+
+fn one_value(conn: &Conn, sql: &str) -> SqlValue {
+    let rows = conn
+        .execute(sql, &[])
+        .unwrap_or_else(|e| panic!("{} `{sql}`: {e}", conn.label()))
+        .rows;
+    assert_eq!(rows.len(), 1, "`{sql}` gave {rows:?}");
+    rows[0][0].clone()
+}
+
+const NO_WAL: &str = "WAL mode is not supported by this engine yet";
+
+#[test]
+fn journal_mode_wal_is_refused_with_an_error_that_says_so() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    // SQLite takes any case-insensitive prefix of "wal" ("w", "wa") as WAL.
+    for sql in [
+        "PRAGMA journal_mode = WAL",
+        "pragma JOURNAL_MODE=wal",
+        "PRAGMA journal_mode='Wal'",
+        "PRAGMA  journal_mode  =  \"wal\"",
+        "PRAGMA journal_mode(WAL)",
+        "PRAGMA main.journal_mode=WAL",
+        "PRAGMA journal_mode = w",
+        "PRAGMA journal_mode = wa",
+    ] {
+        let error = refused(&a, sql);
+        assert_eq!(error.sqlite_code(), Some(1), "`{sql}`: {error}");
+        assert!(error.to_string().contains(NO_WAL), "`{sql}`: {error}");
+    }
+    // Nothing changed, and the other modes are still SQLite's.
+    assert_eq!(
+        one_value(&a, "PRAGMA journal_mode"),
+        SqlValue::from("delete")
+    );
+    for mode in ["truncate", "persist", "memory", "off", "delete"] {
+        let sql = format!("PRAGMA journal_mode = {mode}");
+        assert_eq!(one_value(&a, &sql), SqlValue::from(mode));
+    }
+    // Not WAL: "walx" is no mode at all (a query), "" is DELETE.
+    assert_eq!(
+        one_value(&a, "PRAGMA journal_mode = walx"),
+        SqlValue::from("delete")
+    );
+    ok(&a, "INSERT INTO t (v) VALUES ('still a rollback journal')");
+    assert!(store
+        .files()
+        .iter()
+        .all(|(name, _)| !name.ends_with("-wal")));
+}
+
+#[test]
+fn a_wal_attempt_in_exclusive_locking_mode_and_a_kill_leave_the_database_readable() {
+    // In locking_mode EXCLUSIVE SQLite would run WAL without shared memory
+    // (its heap-memory WAL index) and leave a WAL-format database that no
+    // connection of this engine can open: it must be refused there too.
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "a").unwrap();
+    ok(&a, "PRAGMA locking_mode = EXCLUSIVE");
+    let error = refused(&a, "PRAGMA journal_mode = WAL");
+    assert!(error.to_string().contains(NO_WAL), "{error}");
+    ok(&a, "INSERT INTO t (v) VALUES ('committed')");
+    ok(&a, "BEGIN");
+    ok(&a, "INSERT INTO t (v) VALUES ('lost')");
+    a.kill().unwrap();
+    let b = store.connect("main.db", "b").unwrap();
+    assert_eq!(
+        b.execute("SELECT v FROM t", &[]).unwrap().rows,
+        vec![vec![SqlValue::from("committed")]]
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA journal_mode"),
+        SqlValue::from("delete")
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA integrity_check"),
+        SqlValue::from("ok")
+    );
+    assert!(store
+        .files()
+        .iter()
+        .all(|(name, _)| !name.ends_with("-wal")));
+}
+
+#[test]
+fn mmap_size_answers_as_on_real_files() {
+    // The unix VFS on 64-bit Linux: 0 by default, the limit set, at most
+    // SQLITE_MAX_MMAP_SIZE (0x7fff0000), a negative size means the default.
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    let int = |sql: &str| one_value(&a, sql);
+    assert_eq!(int("PRAGMA mmap_size"), SqlValue::Integer(0));
+    assert_eq!(int("PRAGMA mmap_size = 65536"), SqlValue::Integer(65536));
+    assert_eq!(int("PRAGMA main.mmap_size"), SqlValue::Integer(65536));
+    assert_eq!(
+        int("PRAGMA mmap_size = 1000000000000"),
+        SqlValue::Integer(0x7fff_0000)
+    );
+    ok(&a, "INSERT INTO t (v) VALUES ('read back through xRead')");
+    assert_eq!(int("SELECT count(*) FROM t"), SqlValue::Integer(1));
+    assert_eq!(int("PRAGMA mmap_size = -1"), SqlValue::Integer(0));
+    let b = store.connect("main.db", "b").unwrap();
+    assert_eq!(one_value(&b, "PRAGMA mmap_size"), SqlValue::Integer(0));
+}

@@ -52,9 +52,6 @@ type LockRecording = BTreeMap<String, Vec<Lock>>;
 const RECORDING: &str = include_str!("expected.json");
 const LOCK_RECORDING: &str = include_str!("expected_locks.json");
 
-/// The lock names, by SQLite's numbering (NONE 0 to EXCLUSIVE 4).
-const LOCK_NAMES: [&str; 5] = ["none", "shared", "reserved", "pending", "exclusive"];
-
 /// One way of running connections: the VFS or real files.
 trait Side {
     /// Runs one statement; also tells the lock the connection holds afterwards.
@@ -306,6 +303,9 @@ mod files {
             })
         }
     }
+
+    /// The lock names, by SQLite's numbering (NONE 0 to EXCLUSIVE 4).
+    const LOCK_NAMES: [&str; 5] = ["none", "shared", "reserved", "pending", "exclusive"];
 
     #[derive(Deserialize)]
     struct Reply {

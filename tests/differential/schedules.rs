@@ -420,6 +420,119 @@ pub fn hot_journal() -> Vec<Schedule> {
     ]
 }
 
+/// The rollback journal modes (WAL is refused by the VFS, so it has no
+/// schedule here: real files would answer `wal`): commits, kills before
+/// commit, kills after a cache spill, and connections in different modes.
+/// Also `PRAGMA mmap_size`, which must answer as on real files.
+pub fn journal_modes() -> Vec<Schedule> {
+    let mut schedules = Vec::new();
+    for mode in ["delete", "truncate", "persist", "memory", "off"] {
+        let set = format!("PRAGMA journal_mode = {}", mode.to_uppercase());
+        let set = set.as_str();
+        schedules.push(schedule(
+            &format!("journal-mode-{mode}-commit-then-kill-mid-transaction"),
+            &[
+                (A, set),
+                (A, "BEGIN IMMEDIATE"),
+                (A, INS),
+                (B, SEL),
+                (A, "COMMIT"),
+                (B, SEL),
+                (B, "PRAGMA journal_mode"),
+                (A, "BEGIN IMMEDIATE"),
+                (A, "UPDATE t SET v = 'changed'"),
+                (A, INS),
+                (B, SEL),
+                (A, "kill"),
+                (B, SEL),
+                (B, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "COMMIT"),
+            ],
+        ));
+        let mut spill = vec![(A, set), (A, "PRAGMA cache_size = 2"), (A, "BEGIN")];
+        spill.extend(std::iter::repeat_n((A, BIG), 40));
+        spill.extend([
+            (B, "SELECT count(*) FROM t"),
+            (A, "kill"),
+            (B, "SELECT count(*) FROM t"),
+        ]);
+        schedules.push(schedule(
+            &format!("journal-mode-{mode}-kill-after-a-spill"),
+            &spill,
+        ));
+        schedules.push(schedule(
+            &format!("journal-mode-{mode}-beside-a-delete-mode-writer"),
+            &[
+                (A, set),
+                (A, "PRAGMA locking_mode = EXCLUSIVE"),
+                (A, INS),
+                (B, SEL),
+                (A, "PRAGMA locking_mode = NORMAL"),
+                (A, INS),
+                (B, SEL),
+                (B, INS),
+                (A, "BEGIN"),
+                (A, SEL),
+                (B, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "COMMIT"),
+                (A, "COMMIT"),
+                (B, "COMMIT"),
+                (A, "ROLLBACK"),
+                (A, INS),
+                (C, SEL),
+            ],
+        ));
+    }
+    schedules.push(schedule(
+        "journal-mode-switches-with-a-reader-and-a-writer",
+        &[
+            (A, "PRAGMA journal_mode = PERSIST"),
+            (A, INS),
+            (B, "BEGIN"),
+            (B, SEL),
+            (A, "PRAGMA journal_mode = DELETE"),
+            (A, "PRAGMA journal_mode = TRUNCATE"),
+            (B, "COMMIT"),
+            (A, "PRAGMA journal_mode = DELETE"),
+            (A, "PRAGMA journal_mode = walx"),
+            (A, "PRAGMA journal_mode = ''"),
+            (A, "PRAGMA journal_mode = MEMORY"),
+            (A, "BEGIN"),
+            (A, "PRAGMA journal_mode = OFF"),
+            (A, "COMMIT"),
+            (A, "PRAGMA journal_mode = OFF"),
+            (A, INS),
+            (A, "PRAGMA journal_mode"),
+        ],
+    ));
+    schedules.push(schedule(
+        "mmap-size-answers-as-on-real-files",
+        &[
+            (A, "PRAGMA mmap_size"),
+            (A, "PRAGMA mmap_size = 65536"),
+            (A, "PRAGMA mmap_size"),
+            (A, "PRAGMA main.mmap_size"),
+            (A, INS),
+            (A, SEL),
+            (B, "PRAGMA mmap_size"),
+            (B, "PRAGMA mmap_size = 1000000000000"),
+            (B, "BEGIN IMMEDIATE"),
+            (B, INS),
+            (A, SEL),
+            (B, "kill"),
+            (A, SEL),
+            (A, "PRAGMA mmap_size = -1"),
+            (A, "PRAGMA mmap_size = 0"),
+            (A, "PRAGMA mmap_size"),
+            (C, "PRAGMA mmap_size = 4096"),
+            (C, "PRAGMA temp.mmap_size"),
+        ],
+    ));
+    schedules
+}
+
 /// splitmix64: a tiny deterministic generator, so the random schedules are
 /// the same on every machine and in every browser.
 struct SplitMix(u64);
@@ -490,5 +603,6 @@ pub fn all() -> Vec<Schedule> {
     let mut all = handwritten();
     all.extend(random(42, 60, 14));
     all.extend(hot_journal());
+    all.extend(journal_modes());
     all
 }
