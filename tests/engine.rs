@@ -414,3 +414,100 @@ fn mmap_size_answers_as_on_real_files() {
     let b = store.connect("main.db", "b").unwrap();
     assert_eq!(one_value(&b, "PRAGMA mmap_size"), SqlValue::Integer(0));
 }
+
+#[test]
+fn a_plain_name_attaches_a_file_of_the_same_store() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    ok(&a, "ATTACH 'aux.db' AS aux");
+    ok(&a, "CREATE TABLE aux.u (x)");
+    ok(&a, "INSERT INTO aux.u VALUES (1)");
+    assert!(store.files().iter().any(|(name, _)| name == "aux.db"));
+    // Another connection attaches the same file and sees the row.
+    let b = store.connect("main.db", "b").unwrap();
+    ok(&b, "ATTACH 'aux.db' AS other");
+    assert_eq!(one_value(&b, "SELECT x FROM other.u"), SqlValue::Integer(1));
+    // The attached file is locked like the main one: a writer there blocks
+    // another writer there.
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO aux.u VALUES (2)");
+    busy(&b, "INSERT INTO other.u VALUES (3)");
+    ok(&a, "COMMIT");
+    ok(&b, "INSERT INTO other.u VALUES (3)");
+    assert_eq!(
+        one_value(&a, "SELECT group_concat(x) FROM aux.u"),
+        SqlValue::from("1,2,3")
+    );
+    // WAL is refused for attached files too.
+    let error = refused(&a, "PRAGMA aux.journal_mode = WAL");
+    assert!(error.to_string().contains(NO_WAL), "{error}");
+    ok(&a, "DETACH aux");
+}
+
+#[test]
+fn a_kill_reaches_the_attached_files_locks_and_pending_writes() {
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "a").unwrap();
+    ok(&a, "ATTACH 'aux.db' AS aux");
+    ok(&a, "CREATE TABLE aux.u (x)");
+    ok(&a, "PRAGMA aux.cache_size = 2");
+    ok(&a, "BEGIN");
+    ok(&a, "INSERT INTO t (v) VALUES ('main')");
+    for _ in 0..40 {
+        ok(&a, "INSERT INTO aux.u VALUES (printf('%.800c', 'a'))");
+    }
+    a.kill().unwrap();
+    let b = store.connect("main.db", "b").unwrap();
+    ok(&b, "ATTACH 'aux.db' AS aux");
+    // The kill released a's lock on aux.db (its cache had spilled there with
+    // an EXCLUSIVE lock) and b rolls the hot journal back.
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM aux.u"),
+        SqlValue::Integer(0)
+    );
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(0)
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA aux.integrity_check"),
+        SqlValue::from("ok")
+    );
+    ok(&b, "INSERT INTO aux.u VALUES (1)");
+}
+
+#[test]
+fn names_that_would_leave_the_store_are_refused() {
+    let store = store_with_table();
+    let other = Store::new("other").unwrap();
+    other.connect("main.db", "other").unwrap();
+    let a = store.connect("main.db", "a").unwrap();
+    for name in [
+        format!("/{}/main.db", other.name()),
+        format!("/{}/aux.db", store.name()),
+        "/tmp/replayground-escape.db".to_string(),
+        "../aux.db".to_string(),
+        "sub/aux.db".to_string(),
+        "..".to_string(),
+        ".hidden".to_string(),
+        "file:aux.db?vfs=unix".to_string(),
+        "file:/tmp/replayground-escape.db?vfs=unix".to_string(),
+        "file:aux.db?vfs=memdb".to_string(),
+        "file:aux.db".to_string(),
+    ] {
+        let error = refused(&a, &format!("ATTACH '{name}' AS x"));
+        assert_eq!(error.sqlite_code(), Some(14), "{name}: {error}");
+    }
+    // Also when the name is computed, and for VACUUM INTO.
+    let error = refused(&a, "ATTACH 'file:' || 'aux.db?vfs=unix' AS x");
+    assert_eq!(error.sqlite_code(), Some(14), "{error}");
+    let error = refused(
+        &a,
+        "VACUUM INTO 'file:/tmp/replayground-escape.db?vfs=unix'",
+    );
+    assert_eq!(error.sqlite_code(), Some(14), "{error}");
+    assert!(!std::path::Path::new("/tmp/replayground-escape.db").exists());
+    let names: Vec<String> = store.files().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["main.db"]);
+    assert_eq!(other.files().len(), 1);
+}

@@ -10,6 +10,14 @@
 //! their rollback journals) that can be snapshotted and restored as a whole.
 //! Stores live in a thread-local registry: SQLite calls the VFS on the thread
 //! that uses the connection, and a [`super::Store`] cannot leave its thread.
+//!
+//! Connections open plain file names (`main.db`, and `aux.db` in `ATTACH`),
+//! never paths or URIs (both builds have URI filenames off): `xFullPathname`
+//! places a name in the store of the connection making the call (see
+//! [`ActiveConn`]) and refuses anything else, so no name leaves the store.
+//! Every file SQLite opens for a connection (its databases, their journals,
+//! a super-journal) belongs to that connection: a kill releases its locks on
+//! all of them and discards all their later writes.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -32,7 +40,7 @@ use rsqlite_vfs::{
 
 use super::locks::FileLocks;
 
-/// The name connections give in their URI (`?vfs=replayground`).
+/// The name of the VFS, which connections open their database with.
 pub const VFS_NAME: &str = "replayground";
 
 /// Identifies a connection within the thread; 0 means "not attributed".
@@ -44,8 +52,10 @@ type FileData = Rc<RefCell<Vec<u8>>>;
 thread_local! {
     static STORES: RefCell<HashMap<String, Weak<StoreInner>>> = RefCell::new(HashMap::new());
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
-    /// The connection whose SQLite call is running. Only `xDelete` needs it:
-    /// the other callbacks know their connection from the file handle.
+    /// The connection whose SQLite call is running: `xFullPathname` places
+    /// names in its store, `xOpen` gives it the file, and `xDelete` of a dead
+    /// one deletes nothing. The other callbacks know their connection from
+    /// the file handle.
     static ACTIVE_CONN: Cell<ConnId> = const { Cell::new(0) };
 }
 
@@ -147,6 +157,20 @@ impl StoreInner {
     /// The store registered under `name` on this thread.
     pub(crate) fn find(name: &str) -> Option<Rc<StoreInner>> {
         STORES.with(|stores| stores.borrow().get(name).and_then(Weak::upgrade))
+    }
+
+    /// The store on this thread that connection `conn` is open on.
+    fn of_conn(conn: ConnId) -> Option<Rc<StoreInner>> {
+        if conn == 0 {
+            return None;
+        }
+        STORES.with(|stores| {
+            stores
+                .borrow()
+                .values()
+                .filter_map(Weak::upgrade)
+                .find(|store| store.conns.borrow().contains_key(&conn))
+        })
     }
 
     pub(crate) fn add_conn(&self, conn: ConnId, label: &str) {
@@ -603,6 +627,31 @@ impl OsCallback for FixedOs {
     }
 }
 
+/// Whether `name` can name a file of a store: 1 to 64 ASCII letters, digits,
+/// '-', '_' or '.', not starting with '.' (no path, no URI, no `..`).
+pub fn is_store_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.')
+}
+
+/// `xFullPathname`: a plain file name, placed in the store of the connection
+/// making the call (or the default store of the `rsqlite-vfs` test suite).
+fn full_name(data: &VfsData, name: &str) -> VfsResult<String> {
+    if !is_store_file_name(name) {
+        return Err(cant_open(format!(
+            "{name:?} is not a file name of this store: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.' (no paths, no URIs)"
+        )));
+    }
+    let store = StoreInner::of_conn(ACTIVE_CONN.with(Cell::get))
+        .or_else(|| data.default_store.clone())
+        .ok_or_else(|| cant_open(format!("no connection of a store is opening {name:?}")))?;
+    Ok(format!("/{}/{name}", store.name))
+}
+
 fn resolve(data: &VfsData, name: &str) -> Option<(Rc<StoreInner>, String)> {
     match name.strip_prefix('/') {
         Some(rest) => {
@@ -631,7 +680,7 @@ impl VfsStore for LockingStore {
         let path = filename.path();
         let (store, file) = resolve(data, path)
             .ok_or_else(|| cant_open(format!("no store on this thread holds {path:?}")))?;
-        let conn = u64::try_from(filename.integer(c"conn", 0)).unwrap_or(0);
+        let conn = ACTIVE_CONN.with(Cell::get);
         let file = store.open(&file, conn, options)?;
         Ok(OpenedFile {
             file,
@@ -666,8 +715,8 @@ impl VfsStore for LockingStore {
             .is_some_and(|(store, file)| store.files.borrow().contains_key(&file)))
     }
 
-    fn full_pathname(_data: &VfsData, name: &str) -> VfsResult<String> {
-        Ok(name.to_string())
+    fn full_pathname(data: &VfsData, name: &str) -> VfsResult<String> {
+        full_name(data, name)
     }
 
     fn delete_file(data: &VfsData, name: &str, _sync_dir: bool) -> VfsResult<()> {

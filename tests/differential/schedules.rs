@@ -533,6 +533,204 @@ pub fn journal_modes() -> Vec<Schedule> {
     schedules
 }
 
+/// Attached databases (`ATTACH 'aux.db'`, a file beside the main one) and
+/// transactions that write both: commits through a super-journal, kills
+/// before and after commit and after spills into both files, a commit
+/// refused while another connection reads the attached file, and
+/// `synchronous = OFF` (no super-journal).
+pub fn attached() -> Vec<Schedule> {
+    const ATTACH: &str = "ATTACH 'aux.db' AS aux";
+    const AUX: &str = "CREATE TABLE IF NOT EXISTS aux.u (id INTEGER PRIMARY KEY, w TEXT)";
+    const AUX_INS: &str = "INSERT INTO aux.u (w) VALUES ('y')";
+    const AUX_BIG: &str = "INSERT INTO aux.u (w) VALUES (printf('%.800c', 'u'))";
+    const BOTH: &str = "SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM aux.u)";
+    let mut spill_both = vec![
+        (A, ATTACH),
+        (A, AUX),
+        (A, "PRAGMA cache_size = 2"),
+        (A, "PRAGMA aux.cache_size = 2"),
+        (A, "BEGIN"),
+    ];
+    spill_both.extend(std::iter::repeat_n((A, BIG), 20));
+    spill_both.extend(std::iter::repeat_n((A, AUX_BIG), 20));
+    spill_both.extend([
+        (B, ATTACH),
+        (B, BOTH),
+        (A, "kill"),
+        (C, ATTACH),
+        (C, BOTH),
+        (C, "PRAGMA aux.integrity_check"),
+        (C, "PRAGMA integrity_check"),
+        (B, BOTH),
+    ]);
+    vec![
+        schedule(
+            "attach-a-file-beside-the-main-database",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, AUX_INS),
+                (B, "SELECT w FROM aux.u"),
+                (B, ATTACH),
+                (B, "SELECT id, w FROM aux.u"),
+                (A, "SELECT seq, name FROM pragma_database_list"),
+                (A, "ATTACH 'aux.db' AS aux"),
+                (A, "DETACH aux"),
+                (A, "SELECT w FROM aux.u"),
+                (A, "ATTACH 'aux.db' AS again"),
+                (A, "SELECT id, w FROM again.u"),
+                (A, "ATTACH 'more.db' AS more"),
+                (A, "CREATE TABLE more.m (z)"),
+                (B, "ATTACH 'more.db' AS more"),
+                (B, "SELECT count(*) FROM more.m"),
+            ],
+        ),
+        schedule(
+            "attach-transaction-writes-both-and-commits",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (B, ATTACH),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (B, BOTH),
+                (A, "COMMIT"),
+                (B, BOTH),
+                (A, "BEGIN IMMEDIATE"),
+                (A, AUX_INS),
+                (B, "BEGIN IMMEDIATE"),
+                (B, AUX_INS),
+                (B, INS),
+                (B, "COMMIT"),
+                (A, INS),
+                (A, "COMMIT"),
+                (B, BOTH),
+                (C, ATTACH),
+                (C, "SELECT id, w FROM aux.u"),
+            ],
+        ),
+        schedule(
+            "attach-kill-before-a-two-file-commit",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "UPDATE t SET v = 'both'"),
+                (B, ATTACH),
+                (B, BOTH),
+                (A, "kill"),
+                (B, BOTH),
+                (B, "BEGIN IMMEDIATE"),
+                (B, AUX_INS),
+                (B, "COMMIT"),
+                (B, BOTH),
+            ],
+        ),
+        schedule(
+            "attach-kill-after-a-two-file-commit",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "COMMIT"),
+                (A, "kill"),
+                (B, ATTACH),
+                (B, BOTH),
+                (B, "SELECT id, w FROM aux.u"),
+            ],
+        ),
+        schedule("attach-kill-after-spills-into-both-files", &spill_both),
+        // The commit takes EXCLUSIVE on every file before it writes anything:
+        // refused on aux (a reader there), main stays locked until the retry.
+        schedule(
+            "attach-commit-refused-by-a-reader-of-the-attached-file-then-killed",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (B, ATTACH),
+                (B, "BEGIN"),
+                (B, "SELECT count(*) FROM aux.u"),
+                (A, "COMMIT"),
+                (C, SEL),
+                (B, SEL),
+                (A, "kill"),
+                (C, SEL),
+                (B, "COMMIT"),
+                (B, BOTH),
+            ],
+        ),
+        schedule(
+            "attach-commit-refused-then-retried",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (B, ATTACH),
+                (B, "BEGIN"),
+                (B, "SELECT count(*) FROM aux.u"),
+                (A, "COMMIT"),
+                (B, "COMMIT"),
+                (A, "COMMIT"),
+                (B, BOTH),
+                (A, "kill"),
+                (B, BOTH),
+            ],
+        ),
+        // With synchronous OFF there is no super-journal: each file commits alone.
+        schedule(
+            "attach-two-file-commit-with-synchronous-off",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "PRAGMA synchronous = OFF"),
+                (A, "PRAGMA aux.synchronous = OFF"),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "COMMIT"),
+                (A, "BEGIN"),
+                (A, AUX_INS),
+                (A, INS),
+                (B, ATTACH),
+                (B, BOTH),
+                (A, "kill"),
+                (B, BOTH),
+            ],
+        ),
+        schedule(
+            "attach-persist-journals-and-exclusive-locking",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "PRAGMA aux.journal_mode = PERSIST"),
+                (A, "PRAGMA aux.locking_mode = EXCLUSIVE"),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "COMMIT"),
+                (B, ATTACH),
+                (B, BOTH),
+                (A, "BEGIN"),
+                (A, AUX_INS),
+                (A, INS),
+                (A, "kill"),
+                (B, BOTH),
+                (B, "PRAGMA aux.journal_mode"),
+            ],
+        ),
+    ]
+}
+
 /// splitmix64: a tiny deterministic generator, so the random schedules are
 /// the same on every machine and in every browser.
 struct SplitMix(u64);
@@ -604,5 +802,6 @@ pub fn all() -> Vec<Schedule> {
     all.extend(random(42, 60, 14));
     all.extend(hot_journal());
     all.extend(journal_modes());
+    all.extend(attached());
     all
 }
