@@ -265,13 +265,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
     };
 
     // Whole random schedules of the two-attempt race, one per operation.
-    let pair = scenarios::build_with(
-        "idem-race",
-        &scenarios::Params {
-            attempts: Some(2),
-            ..scenarios::Params::default()
-        },
-    )?;
+    let pair = scenarios::build_with("idem-race", &serde_json::json!({"attempts": 2}))?;
     let explorer = Explorer::new(pair)?;
     let mut seed = 0u64;
     measurements.push(measure(

@@ -5,7 +5,7 @@
 use serde_json::{Map, Value};
 
 use crate::patterns::idempotency::Request;
-use crate::scenarios::Params;
+use crate::scenarios::{self, params::quote};
 use crate::{Error, Result};
 
 /// The largest integer JavaScript represents exactly (2^53 - 1).
@@ -14,16 +14,7 @@ pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// The longest text field accepted anywhere, in characters.
 pub const MAX_TEXT_CHARS: usize = 4096;
 
-fn describe(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
+use crate::scenarios::params::describe;
 
 /// The value as an object, or an error naming `what`.
 pub fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a Map<String, Value>> {
@@ -36,10 +27,13 @@ pub fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a Map<String
 pub fn only(map: &Map<String, Value>, allowed: &[&str], what: &'static str) -> Result<()> {
     for key in map.keys() {
         if !allowed.contains(&key.as_str()) {
-            let shown: String = key.chars().take(40).collect();
             return Err(Error::invalid(
                 what,
-                format!("unknown field {shown:?}; expected {}", allowed.join(", ")),
+                format!(
+                    "unknown field {}; expected {}",
+                    quote(key),
+                    allowed.join(", ")
+                ),
             ));
         }
     }
@@ -107,38 +101,6 @@ pub fn whole(
         ));
     }
     Ok(Some(whole))
-}
-
-/// A scenario's parameters from a JSON object (absent fields keep defaults).
-pub fn params(value: &Value) -> Result<Params> {
-    if value.is_null() {
-        return Ok(Params::default());
-    }
-    let map = object(value, "params")?;
-    only(
-        map,
-        &[
-            "attempts",
-            "tenant",
-            "key",
-            "quantity",
-            "clock",
-            "profile",
-            "crashPoint",
-        ],
-        "params",
-    )?;
-    Ok(Params {
-        attempts: whole(map, "attempts", 1, 8)?.map(|n| n as u32),
-        tenant: text(map, "tenant", crate::patterns::idempotency::MAX_KEY_CHARS)?,
-        key: text(map, "key", crate::patterns::idempotency::MAX_KEY_CHARS)?,
-        quantity: whole(map, "quantity", 1, MAX_SAFE_INTEGER)?,
-        clock: whole(map, "clock", 0, crate::patterns::idempotency::MAX_CLOCK)?,
-        profile: text(map, "profile", 32)?,
-        crash_point: text(map, "crashPoint", 32)?,
-        window: whole(map, "window", 1, 86_400)?,
-        delay: whole(map, "delay", 1, 86_400)?,
-    })
 }
 
 /// One idempotent request from a JSON object: `tenant`, `operation`, `key`,
@@ -268,37 +230,41 @@ fn positive_amount(map: &Map<String, Value>) -> Result<i64> {
 }
 
 /// What a permalink (`?s=…&attempts=…&schedule=…&step=…`) asks for.
+///
+/// A bad part of a link is dropped and named in `problems`; the rest of the
+/// link still counts, so a link with one broken value keeps its scenario.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Permalink {
-    /// The scenario id, if the link names one.
+    /// The scenario id (the catalog's first when the link names none).
     pub scenario: Option<String>,
-    /// The scenario's parameters.
-    pub params: Params,
+    /// The parameters the link sets, each checked against the scenario's declaration.
+    pub params: Map<String, Value>,
     /// The schedule, checked for form (not yet against the scenario).
     pub schedule: Option<String>,
     /// The step to select (1-based).
     pub step: Option<u32>,
+    /// One sentence per part of the link that was dropped.
+    pub problems: Vec<String>,
 }
 
-/// Decodes one `application/x-www-form-urlencoded` component as browsers do:
-/// `+` is a space, `%XX` a byte, anything else itself; bad UTF-8 becomes U+FFFD.
-fn form_decode(text: &str) -> String {
+/// Decodes one `application/x-www-form-urlencoded` component exactly as
+/// `URLSearchParams` does: `+` is a space; `%` followed by two ASCII hex
+/// digits is that byte; any other `%` is itself; bad UTF-8 becomes U+FFFD.
+pub fn form_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
             b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
-                match hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
-                    Some(byte) => {
-                        out.push(byte);
-                        i += 2;
-                    }
-                    None => out.push(b'%'),
-                }
+            b'%' if i + 2 < bytes.len()
+                && bytes[i + 1].is_ascii_hexdigit()
+                && bytes[i + 2].is_ascii_hexdigit() =>
+            {
+                let hex = |b: u8| (b as char).to_digit(16).unwrap_or(0) as u8;
+                out.push(hex(bytes[i + 1]) << 4 | hex(bytes[i + 2]));
+                i += 2;
             }
             other => out.push(other),
         }
@@ -307,46 +273,102 @@ fn form_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses a permalink's query string. Unknown fields are ignored (a newer
-/// link may carry more); known ones must be well formed.
-pub fn permalink(query: &str) -> Result<Permalink> {
-    if query.len() > 64 * 1024 {
-        return Err(Error::invalid("link", "longer than 64 KiB"));
-    }
+/// The name-value pairs of a query string, decoded as `URLSearchParams`
+/// decodes them: a leading `?` is dropped, pairs are split on `&` and then on
+/// the first `=`, and empty pairs are skipped.
+pub fn form_pairs(query: &str) -> Vec<(String, String)> {
     let query = query.strip_prefix('?').unwrap_or(query);
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+            (form_decode(name), form_decode(value))
+        })
+        .collect()
+}
+
+/// The longest permalink query accepted, in bytes.
+pub const MAX_LINK_BYTES: usize = 64 * 1024;
+
+/// Parses a permalink's query string. Unknown names are ignored (a newer
+/// link may carry more); a malformed known part is dropped and named in
+/// [`Permalink::problems`].
+pub fn permalink(query: &str) -> Result<Permalink> {
+    if query.len() > MAX_LINK_BYTES {
+        return Err(Error::invalid(
+            "link",
+            format!("longer than {} KiB", MAX_LINK_BYTES / 1024),
+        ));
+    }
     let mut link = Permalink::default();
-    let mut params = Map::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-        let (name, value) = (form_decode(name), form_decode(value));
+    let mut rest = Vec::new();
+    for (name, value) in form_pairs(query) {
         match name.as_str() {
             "s" => link.scenario = Some(value),
-            "schedule" => {
-                crate::sim::Schedule::decode(&value)?;
-                link.schedule = Some(value);
-            }
-            "step" => {
-                let step = value.parse::<u32>().map_err(|_| {
-                    Error::invalid("step", format!("{value:?} is not a step number"))
-                })?;
-                link.step = Some(step);
-            }
-            "attempts" | "quantity" | "clock" | "window" | "delay" => {
-                let number = value.trim().parse::<i64>().map_err(|_| {
-                    Error::invalid(
-                        "link",
-                        format!("the parameter {name} is not a whole number"),
-                    )
-                })?;
-                params.insert(name, Value::from(number));
-            }
-            "tenant" | "key" | "profile" | "crashPoint" => {
-                params.insert(name, Value::String(value));
-            }
-            _ => {}
+            "schedule" => match crate::sim::Schedule::decode(&value) {
+                Ok(_) => link.schedule = Some(value),
+                Err(e) => link.problems.push(format!("the schedule was dropped: {e}")),
+            },
+            "step" => match value.parse::<u32>() {
+                Ok(step) => link.step = Some(step),
+                Err(_) => link.problems.push(format!(
+                    "the step was dropped: {} is not a step number",
+                    quote(&value)
+                )),
+            },
+            _ => rest.push((name, value)),
         }
     }
-    link.params = self::params(&Value::Object(params))?;
+    let catalog = scenarios::catalog();
+    let entry = match link.scenario.as_deref() {
+        Some(id) => match scenarios::entry(id) {
+            Ok(entry) => Some(entry),
+            Err(e) => {
+                link.problems.push(e.to_string());
+                link.scenario = None;
+                None
+            }
+        },
+        None if !rest.is_empty() || link.schedule.is_some() || link.step.is_some() => {
+            let first = catalog.first().cloned();
+            if let Some(first) = &first {
+                link.problems.push(format!(
+                    "the link names no scenario (s=…); it opens {}",
+                    first.id
+                ));
+                link.scenario = Some(first.id.to_string());
+            }
+            first
+        }
+        None => None,
+    };
+    let declared_anywhere = |name: &str| {
+        catalog
+            .iter()
+            .any(|e| e.params.iter().any(|p| p.name == name))
+    };
+    let mut params = entry
+        .as_ref()
+        .map(|e| scenarios::Params::defaults(e.params));
+    for (name, value) in rest {
+        if !declared_anywhere(&name) {
+            continue;
+        }
+        match (&entry, &mut params) {
+            (Some(entry), Some(params)) => {
+                if let Err(e) = params.set_from_link(entry.id, entry.params, &name, &value) {
+                    link.problems.push(format!("{name} was dropped: {e}"));
+                }
+            }
+            _ => link.problems.push(format!(
+                "{name} was dropped: the link names no known scenario"
+            )),
+        }
+    }
+    if let (Some(entry), Some(params)) = (&entry, &params) {
+        link.params = params.changed(entry.params);
+    }
     Ok(link)
 }
 
@@ -440,7 +462,7 @@ mod tests {
             ),
             (
                 json!({"subscriber": "audit", "event": {"eventId": "e", "payload": "amount=1"}}),
-                "invalid payload: expected an object, got a string",
+                "invalid payload: expected an object, got text",
             ),
             (
                 json!({"subscriber": "audit", "event": {"eventId": "e", "payload": [1]}}),
@@ -472,59 +494,88 @@ mod tests {
     }
 
     #[test]
-    fn permalinks_parse_like_a_browser_and_refuse_malformed_fields() {
+    fn permalinks_parse_like_a_browser_and_drop_only_what_is_malformed() {
         let link = permalink(
             "?s=idem-race&attempts=2&tenant=%3Cimg+src%3Dx%3E&schedule=A2B&step=3&future=1",
         )
         .unwrap();
         assert_eq!(link.scenario.as_deref(), Some("idem-race"));
-        assert_eq!(link.params.attempts, Some(2));
-        assert_eq!(link.params.tenant.as_deref(), Some("<img src=x>"));
+        assert_eq!(link.params["attempts"], json!(2));
+        assert_eq!(link.params["tenant"], json!("<img src=x>"));
         assert_eq!(link.schedule.as_deref(), Some("A2B"));
         assert_eq!(link.step, Some(3));
+        assert!(link.problems.is_empty());
         assert_eq!(permalink("").unwrap(), Permalink::default());
         assert_eq!(
-            permalink("?key=%ZZ%").unwrap().params.key.as_deref(),
-            Some("%ZZ%")
+            permalink("?s=idem-race&key=%ZZ%").unwrap().params["key"],
+            json!("%ZZ%")
         );
         for (query, expected) in [
             (
-                "?s=x&attempts=many",
-                "invalid link: the parameter attempts is not a whole number",
+                "?s=idem-race&attempts=many",
+                "attempts was dropped: invalid attempts: expected a whole number, got \"many\"",
             ),
-            ("?s=x&attempts=12", "invalid attempts: 12 is out of range"),
-            ("?s=x&schedule=Q9!", "invalid schedule: unexpected '!'"),
-            ("?s=x&step=-1", "invalid step: \"-1\" is not a step number"),
-            ("?key=", "invalid key: use 1 to 255 characters"),
+            (
+                "?s=idem-race&attempts=12",
+                "attempts was dropped: invalid attempts: 12 is out of range (1 to 8)",
+            ),
+            (
+                "?s=idem-race&schedule=Q9!",
+                "the schedule was dropped: invalid schedule: unexpected '!'",
+            ),
+            (
+                "?s=idem-race&step=-1",
+                "the step was dropped: \"-1\" is not a step number",
+            ),
+            (
+                "?s=idem-race&key=",
+                "key was dropped: invalid key: use 1 to 255 characters (got 0)",
+            ),
+            (
+                "?s=idem-race&window=600",
+                "window was dropped: invalid params: scenario idem-race has no parameter \"window\"",
+            ),
+            (
+                "?schedule=A6B3AB4",
+                "the link names no scenario (s=…); it opens idem-race",
+            ),
+            ("?s=nope&attempts=2", "invalid scenario: unknown scenario \"nope\""),
         ] {
-            let text = permalink(query).unwrap_err().to_string();
-            assert!(text.starts_with(expected), "{query}: {text}");
+            let link = permalink(query).unwrap();
+            assert!(
+                link.problems.iter().any(|p| p.starts_with(expected)),
+                "{query}: {:?}",
+                link.problems
+            );
         }
+        // The good parts of a link with a bad part stay.
+        let link = permalink("?s=idem-check-then-write&schedule=A6B3AB4&step=x").unwrap();
+        assert_eq!(link.scenario.as_deref(), Some("idem-check-then-write"));
+        assert_eq!(link.schedule.as_deref(), Some("A6B3AB4"));
+        let link = permalink("?s=inbox-retention&window=600&delay=1200").unwrap();
+        assert_eq!(link.params["window"], json!(600));
+        assert_eq!(link.params["delay"], json!(1200));
+        assert!(permalink(&"a".repeat(MAX_LINK_BYTES + 1)).is_err());
     }
 
+    /// `URLSearchParams` decodes `%` only before two ASCII hex digits (a
+    /// sign or a space is not a digit), and `+` as a space.
     #[test]
-    fn params_are_checked_field_by_field() {
-        assert_eq!(params(&json!(null)).unwrap(), Params::default());
-        let p = params(&json!({"attempts": 3, "clock": 90})).unwrap();
-        assert_eq!((p.attempts, p.clock), (Some(3), Some(90)));
-        for (bad, expected) in [
-            (
-                json!({"attempts": 9}),
-                "invalid attempts: 9 is out of range (1 to 8)",
-            ),
-            (
-                json!({"attempts": 0}),
-                "invalid attempts: 0 is out of range (1 to 8)",
-            ),
-            (json!({"clock": -1}), "invalid clock: -1 is out of range"),
-            (json!({"nope": 1}), "invalid params: unknown field \"nope\""),
-            (
-                json!("x"),
-                "invalid params: expected an object, got a string",
-            ),
+    fn form_decoding_takes_only_two_hex_digits() {
+        for (raw, decoded) in [
+            ("%+41", "% 41"),
+            ("%+0", "% 0"),
+            ("%-1", "%-1"),
+            ("%41", "A"),
+            ("%4", "%4"),
+            ("%", "%"),
+            ("%%41", "%A"),
+            ("%e2%82%ac", "€"),
+            ("%ff", "\u{fffd}"),
+            ("a+b", "a b"),
+            ("%2B", "+"),
         ] {
-            let text = params(&bad).unwrap_err().to_string();
-            assert!(text.starts_with(expected), "{text}");
+            assert_eq!(form_decode(raw), decoded, "{raw}");
         }
     }
 }

@@ -16,13 +16,7 @@ mod cli {
         command: Command,
     }
 
-    #[derive(Clone, Copy, clap::ValueEnum)]
-    enum Strategy {
-        Exhaustive,
-        RoundRobin,
-        Random,
-        Pct,
-    }
+    use replayground::sim::strategy::{self, Kind as StrategyKind, Strategy};
 
     #[derive(Subcommand)]
     enum Command {
@@ -46,16 +40,16 @@ mod cli {
             #[arg(long)]
             params: Option<String>,
             /// How to choose runs.
-            #[arg(long, value_enum, default_value_t = Strategy::Exhaustive)]
-            strategy: Strategy,
+            #[arg(long, value_enum, default_value_t = StrategyKind::Exhaustive)]
+            strategy: StrategyKind,
             /// Seed of the random and PCT strategies.
-            #[arg(long, default_value_t = 1)]
+            #[arg(long, default_value_t = strategy::DEFAULT_SEED)]
             seed: u64,
-            /// Runs for sampling strategies; run budget for exhaustive search.
+            /// Runs for sampling strategies (default 1000); run budget for exhaustive search.
             #[arg(long)]
             runs: Option<u64>,
             /// PCT's bug depth.
-            #[arg(long, default_value_t = 3)]
+            #[arg(long, default_value_t = strategy::DEFAULT_DEPTH)]
             depth: u32,
             /// Exhaustive search: at most this many preemptions per run.
             #[arg(long)]
@@ -75,6 +69,15 @@ mod cli {
             /// The scenario's parameters as JSON (a single scenario only).
             #[arg(long)]
             params: Option<String>,
+            /// How to choose the run's interleaving (a single scenario only).
+            #[arg(long, value_enum, default_value_t = StrategyKind::RoundRobin)]
+            strategy: StrategyKind,
+            /// Seed of the random and PCT strategies.
+            #[arg(long, default_value_t = strategy::DEFAULT_SEED)]
+            seed: u64,
+            /// PCT's bug depth.
+            #[arg(long, default_value_t = strategy::DEFAULT_DEPTH)]
+            depth: u32,
             /// Print JSON instead of text.
             #[arg(long)]
             json: bool,
@@ -172,6 +175,7 @@ mod cli {
     fn run_target(
         target: &str,
         params: Option<&str>,
+        strategy: Strategy,
         json: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         use replayground::scenarios;
@@ -182,9 +186,16 @@ mod cli {
             .map(|e| e.id)
             .collect();
         if pattern_ids.is_empty() {
+            let strategy = strategy.checked()?;
+            if strategy.kind == StrategyKind::Exhaustive {
+                return Err(
+                    "run makes one run; use `replayground explore` to search every interleaving"
+                        .into(),
+                );
+            }
             let scenario = build_scenario(target, params)?;
             let explorer = Explorer::new(scenario)?;
-            let result = explorer.run(&mut RoundRobin, true)?;
+            let result = explorer.run(strategy.scheduler(0)?.as_mut(), true)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
             } else {
@@ -201,7 +212,9 @@ mod cli {
                 "--params applies to a single scenario, not to a pattern's reference checks".into(),
             );
         }
-        println!("SQLite {}", storage::sqlite_version());
+        if !json {
+            println!("SQLite {}", storage::sqlite_version());
+        }
         let mut all_passed = true;
         let mut results = Vec::new();
         for id in pattern_ids {
@@ -336,55 +349,26 @@ mod cli {
         id: &str,
         params: Option<&str>,
     ) -> Result<Box<dyn replayground::sim::Scenario>, Box<dyn std::error::Error>> {
-        let params: replayground::scenarios::Params = match params {
+        let params: serde_json::Value = match params {
             Some(json) => {
                 serde_json::from_str(json).map_err(|e| format!("invalid --params: {e}"))?
             }
-            None => Default::default(),
+            None => serde_json::Value::Null,
         };
         Ok(replayground::scenarios::build_with(id, &params)?)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn explore(
         scenario: &str,
         params: Option<&str>,
         strategy: Strategy,
-        seed: u64,
-        runs: Option<u64>,
-        depth: u32,
-        preemption_bound: Option<u32>,
-        no_reduction: bool,
         json: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
-        use replayground::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
+        let strategy = strategy.checked()?;
         let scenario = build_scenario(scenario, params)?;
         let explorer = Explorer::new(scenario)?;
         let start = std::time::Instant::now();
-        let report = match strategy {
-            Strategy::Exhaustive => {
-                let options = dfs::Options {
-                    state_caching: !no_reduction,
-                    symmetry: !no_reduction,
-                    preemption_bound,
-                    max_runs: runs,
-                };
-                explorer.exhaustive(options, 10_000, |_| true)?
-            }
-            Strategy::RoundRobin => explorer.sample("round-robin", 1, |_| {
-                Ok(Box::new(RoundRobin) as Box<dyn Scheduler>)
-            })?,
-            Strategy::Random => explorer.sample(
-                &format!("random (seed {seed})"),
-                runs.unwrap_or(1000),
-                |i| Ok(Box::new(Random::new(seed.wrapping_add(i))) as Box<dyn Scheduler>),
-            )?,
-            Strategy::Pct => explorer.sample(
-                &format!("PCT (seed {seed}, depth {depth})"),
-                runs.unwrap_or(1000),
-                |i| Ok(Box::new(Pct::new(seed.wrapping_add(i), depth, 60)?) as Box<dyn Scheduler>),
-            )?,
-        };
+        let report = strategy.search().run_to_end(&explorer)?;
         let elapsed = start.elapsed();
         if json {
             let mut value = serde_json::to_value(&report)?;
@@ -512,19 +496,22 @@ mod cli {
                 no_reduction,
                 json,
             } => {
-                return explore(
-                    &scenario,
-                    params.as_deref(),
-                    strategy,
+                let strategy = Strategy {
+                    kind: strategy,
                     seed,
                     runs,
                     depth,
                     preemption_bound,
-                    no_reduction,
-                    json,
-                )
+                    reduction: !no_reduction,
+                };
+                return explore(&scenario, params.as_deref(), strategy, json);
             }
-            Command::Soak { runs, seed, json } => return soak(runs, seed, json),
+            Command::Soak { runs, seed, json } => {
+                if runs == 0 {
+                    return Err("invalid --runs: use at least 1".into());
+                }
+                return soak(runs, seed, json);
+            }
             Command::Sweep {
                 all: true, json, ..
             } => {
@@ -584,8 +571,19 @@ mod cli {
             Command::Run {
                 target,
                 params,
+                strategy,
+                seed,
+                depth,
                 json,
-            } => return run_target(&target, params.as_deref(), json),
+            } => {
+                let strategy = Strategy {
+                    kind: strategy,
+                    seed,
+                    depth,
+                    ..Strategy::of(strategy)
+                };
+                return run_target(&target, params.as_deref(), strategy, json);
+            }
             Command::Replay {
                 scenario,
                 schedule,
@@ -654,6 +652,14 @@ mod cli {
 
 #[cfg(not(target_family = "wasm"))]
 fn main() -> std::process::ExitCode {
+    // Rust ignores SIGPIPE, so a closed pipe (`replayground … | head`) makes
+    // every later print panic. Unix tools end quietly instead: restore the
+    // default action, which ends the process when the reader has gone.
+    #[cfg(unix)]
+    // SAFETY: called first thing, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     match cli::main() {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(error) => {

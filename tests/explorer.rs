@@ -8,7 +8,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios::{self, Params};
+use replayground::scenarios;
 use replayground::sim::explore::{ExploreReport, Explorer};
 use replayground::sim::scheduler::{dfs, Manual, Pct, Random, RoundRobin, Scheduler};
 use replayground::sim::{Scenario, Schedule, Status, Verdict};
@@ -16,13 +16,7 @@ use replayground::sim::{Scenario, Schedule, Status, Verdict};
 /// A scenario by id; "idem-race-2" is the race with two attempts.
 fn scenario(id: &str) -> replayground::Result<Box<dyn Scenario>> {
     match id {
-        "idem-race-2" => scenarios::build_with(
-            "idem-race",
-            &Params {
-                attempts: Some(2),
-                ..Params::default()
-            },
-        ),
+        "idem-race-2" => scenarios::build_with("idem-race", &serde_json::json!({"attempts": 2})),
         _ => scenarios::build(id),
     }
 }

@@ -8,23 +8,23 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::patterns::idempotency::{self, Request, ERROR_RESULT};
-use replayground::scenarios::{self, Params};
+use replayground::scenarios;
 use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
 use replayground::sim::scheduler::{dfs, RoundRobin};
 use replayground::sim::Schedule;
 use replayground::storage::Store;
 
-fn explorer(id: &str, params: Params) -> Explorer {
+fn explorer(id: &str, params: serde_json::Value) -> Explorer {
     Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
 }
 
-fn every_schedule(id: &str, params: Params) -> ExploreReport {
+fn every_schedule(id: &str, params: serde_json::Value) -> ExploreReport {
     explorer(id, params)
         .exhaustive(dfs::Options::default(), 1000, |_| true)
         .unwrap()
 }
 
-fn one_run(id: &str, params: Params) -> RunResult {
+fn one_run(id: &str, params: serde_json::Value) -> RunResult {
     explorer(id, params).run(&mut RoundRobin, true).unwrap()
 }
 
@@ -49,14 +49,14 @@ fn the_five_reference_checks_hold_under_every_schedule_with_the_reference_counts
         ("idem-retention", "(7, 6)"),
     ];
     for (id, counts) in expected {
-        let report = every_schedule(id, Params::default());
+        let report = every_schedule(id, serde_json::Value::Null);
         assert!(report.complete, "{id}");
         assert!(
             report.counterexample.is_none(),
             "{id}: {:?}",
             report.counterexample
         );
-        let run = one_run(id, Params::default());
+        let run = one_run(id, serde_json::Value::Null);
         assert!(run.passed, "{id}: {:?}", run.checks);
         assert_eq!(actual(&run, "(effects, receipts)"), counts, "{id}");
     }
@@ -64,7 +64,7 @@ fn the_five_reference_checks_hold_under_every_schedule_with_the_reference_counts
 
 #[test]
 fn eight_racing_requests_give_one_created_seven_replays_and_identical_results() {
-    let run = one_run("idem-race", Params::default());
+    let run = one_run("idem-race", serde_json::Value::Null);
     assert_eq!(actual(&run, "created"), "1");
     assert_eq!(actual(&run, "replay"), "7");
     assert_eq!(actual(&run, "all 8 results identical"), "true");
@@ -72,7 +72,7 @@ fn eight_racing_requests_give_one_created_seven_replays_and_identical_results() 
 
 #[test]
 fn changed_parameters_conflict_and_leave_the_counts_unchanged() {
-    let run = one_run("idem-scope", Params::default());
+    let run = one_run("idem-scope", serde_json::Value::Null);
     assert_eq!(
         actual(&run, "A: intent-a again with quantity 3"),
         "conflict"
@@ -82,7 +82,7 @@ fn changed_parameters_conflict_and_leave_the_counts_unchanged() {
 
 #[test]
 fn a_failure_rolls_back_both_and_the_retry_creates_one() {
-    let run = one_run("idem-failure", Params::default());
+    let run = one_run("idem-failure", serde_json::Value::Null);
     assert_eq!(
         actual(&run, "(effects, receipts) after the rollback"),
         "(4, 4)"
@@ -92,7 +92,7 @@ fn a_failure_rolls_back_both_and_the_retry_creates_one() {
 
 #[test]
 fn a_lost_reply_is_replayed_on_a_fresh_connection() {
-    let run = one_run("idem-lost-reply", Params::default());
+    let run = one_run("idem-lost-reply", serde_json::Value::Null);
     assert_eq!(actual(&run, "B: the retry on a fresh connection"), "replay");
     let check = run
         .checks
@@ -107,15 +107,7 @@ fn a_lost_reply_is_replayed_on_a_fresh_connection() {
 
 #[test]
 fn the_retention_boundary_is_at_60_seconds() {
-    let at = |clock: i64| {
-        one_run(
-            "idem-retention",
-            Params {
-                clock: Some(clock),
-                ..Params::default()
-            },
-        )
-    };
+    let at = |clock: i64| one_run("idem-retention", serde_json::json!({"clock": clock}));
     let before = at(59);
     assert!(before.passed, "{:?}", before.checks);
     assert_eq!(actual(&before, "(effects, receipts)"), "(6, 6)");
@@ -137,7 +129,7 @@ fn each_failing_design_is_caught_with_a_replayable_counterexample() {
         ("idem-no-fingerprint", "A: intent-a again with quantity 3"),
         ("idem-receipt-later", "(effects, receipts)"),
     ] {
-        let explorer = explorer(id, Params::default());
+        let explorer = explorer(id, serde_json::Value::Null);
         let report = explorer
             .exhaustive(dfs::Options::default(), 1000, |_| true)
             .unwrap();
@@ -159,30 +151,27 @@ fn each_failing_design_is_caught_with_a_replayable_counterexample() {
 
 #[test]
 fn a_crash_between_effect_and_receipt_doubles_the_effect_and_without_it_the_design_holds() {
-    let crashed = one_run("idem-receipt-later", Params::default());
+    let crashed = one_run("idem-receipt-later", serde_json::Value::Null);
     assert_eq!(actual(&crashed, "(effects, receipts)"), "(2, 1)");
     let trace = crashed.trace.unwrap();
     assert!(trace.iter().any(|s| s.report.name == "crash"));
     let no_crash = every_schedule(
         "idem-receipt-later",
-        Params {
-            crash_point: Some("none".into()),
-            ..Params::default()
-        },
+        serde_json::json!({"crashPoint": "none"}),
     );
     assert!(no_crash.complete && no_crash.counterexample.is_none());
 }
 
 #[test]
 fn the_no_fingerprint_design_hands_a_changed_request_the_old_result() {
-    let run = one_run("idem-no-fingerprint", Params::default());
+    let run = one_run("idem-no-fingerprint", serde_json::Value::Null);
     assert_eq!(actual(&run, "A: intent-a again with quantity 3"), "replay");
     assert_eq!(actual(&run, "A's answer is for quantity 3"), "false");
 }
 
 #[test]
 fn the_deferred_begin_retry_policy_holds_under_every_schedule() {
-    let report = every_schedule("idem-deferred-retry", Params::default());
+    let report = every_schedule("idem-deferred-retry", serde_json::Value::Null);
     assert!(report.complete && report.counterexample.is_none());
 }
 
@@ -190,11 +179,7 @@ fn the_deferred_begin_retry_policy_holds_under_every_schedule() {
 fn each_profile_behaves_as_published_inside_and_beyond_its_retention() {
     for profile in ["reference", "ietf", "stripe", "powertools"] {
         for clock in [30, 4000, 100_000] {
-            let params = Params {
-                profile: Some(profile.into()),
-                clock: Some(clock),
-                ..Params::default()
-            };
+            let params = serde_json::json!({"profile": profile, "clock": clock});
             let report = every_schedule("idem-profiles", params.clone());
             assert!(
                 report.counterexample.is_none(),
@@ -225,64 +210,38 @@ fn each_profile_behaves_as_published_inside_and_beyond_its_retention() {
 
 #[test]
 fn scenario_parameters_are_validated_before_anything_runs() {
-    let error = |id: &str, params: Params| {
+    let error = |id: &str, params: serde_json::Value| {
         scenarios::build_with(id, &params)
             .err()
             .expect("must fail")
             .to_string()
     };
     assert_eq!(
-        error(
-            "idem-race",
-            Params {
-                attempts: Some(9),
-                ..Params::default()
-            }
-        ),
-        "invalid attempts: use 1 to 8 (got 9)"
+        error("idem-race", serde_json::json!({"attempts": 9})),
+        "invalid attempts: 9 is out of range (1 to 8)"
     );
     assert_eq!(
-        error("idem-race", Params { clock: Some(5), ..Params::default() }),
+        error("idem-race", serde_json::json!({"clock": 5})),
         "invalid params: scenario idem-race has no parameter \"clock\"; it takes attempts, tenant, key, quantity"
     );
-    assert!(error(
-        "idem-race",
-        Params {
-            key: Some(String::new()),
-            ..Params::default()
-        }
-    )
-    .starts_with("invalid key: use 1 to 255 characters"));
-    assert!(error(
-        "idem-race",
-        Params {
-            key: Some("k".repeat(256)),
-            ..Params::default()
-        }
-    )
-    .starts_with("invalid key: use 1 to 255 characters"));
-    assert!(error(
-        "idem-race",
-        Params {
-            quantity: Some(0),
-            ..Params::default()
-        }
-    )
-    .starts_with("invalid quantity: must be a positive whole number"));
-    assert!(error(
-        "idem-profiles",
-        Params {
-            profile: Some("paypal".into()),
-            ..Params::default()
-        }
-    )
-    .starts_with("invalid profile: unknown profile \"paypal\""));
+    assert!(
+        error("idem-race", serde_json::json!({"key": String::new()}))
+            .starts_with("invalid key: use 1 to 255 characters")
+    );
+    assert!(
+        error("idem-race", serde_json::json!({"key": "k".repeat(256)}))
+            .starts_with("invalid key: use 1 to 255 characters")
+    );
+    assert!(error("idem-race", serde_json::json!({"quantity": 0}))
+        .starts_with("invalid quantity: 0 is out of range (1 to 9007199254740991)"));
+    assert!(
+        error("idem-profiles", serde_json::json!({"profile": "paypal"})).starts_with(
+            "invalid profile: unknown choice \"paypal\"; use reference, ietf, stripe, powertools"
+        )
+    );
     assert!(error(
         "idem-receipt-later",
-        Params {
-            crash_point: Some("later".into()),
-            ..Params::default()
-        }
+        serde_json::json!({"crashPoint": "later"})
     )
     .starts_with("invalid crashPoint"));
 }
@@ -293,12 +252,7 @@ fn user_chosen_tenant_and_key_run_the_race_and_are_stored_as_text() {
     let key = "'; DROP TABLE receipts; --";
     let run = one_run(
         "idem-race",
-        Params {
-            attempts: Some(3),
-            tenant: Some(tenant.into()),
-            key: Some(key.into()),
-            ..Params::default()
-        },
+        serde_json::json!({"attempts": 3, "tenant": tenant, "key": key}),
     );
     assert!(run.passed, "{:?}", run.checks);
     let last = run.trace.unwrap().pop().unwrap();
@@ -341,10 +295,7 @@ fn a_request_arriving_while_the_first_is_in_flight_gets_the_profiles_409() {
         ("stripe", "409 idempotency_key_in_use"),
         ("powertools", "IdempotencyAlreadyInProgressError"),
     ] {
-        let params = Params {
-            profile: Some(profile.into()),
-            ..Params::default()
-        };
+        let params = serde_json::json!({"profile": profile});
         let report = every_schedule("idem-in-flight", params.clone());
         assert!(
             report.complete && report.counterexample.is_none(),

@@ -7,24 +7,24 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::patterns::outbox::{self, Consumer, Event};
-use replayground::scenarios::{self, outbox::crash_sweep, Params};
+use replayground::scenarios::{self, outbox::crash_sweep};
 use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
 use replayground::sim::scheduler::{dfs, RoundRobin};
 use replayground::sim::Schedule;
 use replayground::storage::Store;
 
-fn explorer(id: &str, params: Params) -> Explorer {
+fn explorer(id: &str, params: serde_json::Value) -> Explorer {
     Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
 }
 
-fn every_schedule(id: &str, params: Params) -> ExploreReport {
+fn every_schedule(id: &str, params: serde_json::Value) -> ExploreReport {
     explorer(id, params)
         .exhaustive(dfs::Options::default(), 1000, |_| true)
         .unwrap()
 }
 
 fn one_run(id: &str) -> RunResult {
-    explorer(id, Params::default())
+    explorer(id, serde_json::Value::Null)
         .run(&mut RoundRobin, true)
         .unwrap()
 }
@@ -91,7 +91,7 @@ fn the_seven_reference_checks_hold_with_the_reference_counts() {
         ),
     ];
     for (id, checks) in expected {
-        let report = every_schedule(id, Params::default());
+        let report = every_schedule(id, serde_json::Value::Null);
         assert!(
             report.complete && report.counterexample.is_none(),
             "{id}: {:?}",
@@ -124,9 +124,9 @@ fn the_relay_is_really_killed_after_the_consumer_commit() {
 
 #[test]
 fn two_relays_deliver_twice_and_the_inbox_absorbs_it_under_every_schedule() {
-    let report = every_schedule("outbox-two-relays", Params::default());
+    let report = every_schedule("outbox-two-relays", serde_json::Value::Null);
     assert!(report.complete && report.counterexample.is_none());
-    let broken = explorer("outbox-two-relays-no-inbox", Params::default());
+    let broken = explorer("outbox-two-relays-no-inbox", serde_json::Value::Null);
     let report = broken
         .exhaustive(dfs::Options::default(), 1000, |_| true)
         .unwrap();
@@ -178,7 +178,7 @@ fn the_crash_sweep_passes_at_every_point_with_an_inbox_and_names_the_failing_poi
 
 #[test]
 fn a_short_inbox_retention_loses_a_late_redelivery_and_a_long_one_does_not() {
-    let report = every_schedule("inbox-retention", Params::default());
+    let report = every_schedule("inbox-retention", serde_json::Value::Null);
     let c = report
         .counterexample
         .expect("the explorer finds the redelivery after pruning");
@@ -193,16 +193,12 @@ fn a_short_inbox_retention_loses_a_late_redelivery_and_a_long_one_does_not() {
         .failed_checks
         .iter()
         .any(|f| f.name == "audit effects" && f.actual == "2"));
-    let remedy = every_schedule("inbox-retention-remedy", Params::default());
+    let remedy = every_schedule("inbox-retention-remedy", serde_json::Value::Null);
     assert!(remedy.complete && remedy.counterexample.is_none());
     // The boundary: history kept for exactly the delay plus a tick is enough.
     let enough = every_schedule(
         "inbox-retention",
-        Params {
-            window: Some(1200),
-            delay: Some(900),
-            ..Params::default()
-        },
+        serde_json::json!({"window": 1200, "delay": 900}),
     );
     assert!(
         enough.counterexample.is_none(),
@@ -213,7 +209,7 @@ fn a_short_inbox_retention_loses_a_late_redelivery_and_a_long_one_does_not() {
 
 #[test]
 fn outbox_parameters_are_validated() {
-    let error = |id: &str, params: Params| {
+    let error = |id: &str, params: serde_json::Value| {
         scenarios::build_with(id, &params)
             .err()
             .unwrap()
@@ -221,28 +217,15 @@ fn outbox_parameters_are_validated() {
     };
     assert!(error(
         "outbox-crash-sweep",
-        Params {
-            crash_point: Some("soon".into()),
-            ..Params::default()
-        }
+        serde_json::json!({"crashPoint": "soon"})
     )
-    .starts_with("invalid crashPoint: \"soon\" is not a crash point"));
-    assert!(error(
-        "inbox-retention",
-        Params {
-            window: Some(301),
-            ..Params::default()
-        }
-    )
-    .starts_with("invalid window: use a multiple of 300 seconds"));
-    assert!(error(
-        "outbox-redelivery",
-        Params {
-            window: Some(300),
-            ..Params::default()
-        }
-    )
-    .starts_with("invalid params: scenario outbox-redelivery has no parameter \"window\""));
+    .starts_with("invalid crashPoint: unknown choice \"soon\"; use 0, 1, 2"));
+    assert!(error("inbox-retention", serde_json::json!({"window": 301}))
+        .starts_with("invalid window: use a multiple of 300 seconds"));
+    assert!(
+        error("outbox-redelivery", serde_json::json!({"window": 300}))
+            .starts_with("invalid params: scenario outbox-redelivery has no parameter \"window\"")
+    );
 }
 
 #[test]
@@ -286,4 +269,35 @@ fn single_operations_run_alone_and_refused_ones_write_nothing() {
         ),
         before
     );
+}
+
+/// The crash points a scenario declares are exactly the points the sweep
+/// visits: the page's list offers every one and nothing else.
+#[test]
+fn declared_crash_points_are_the_sweeps_points() {
+    use replayground::patterns::outbox::Consumer;
+    use replayground::scenarios::params::Kind;
+    for (id, design) in [
+        ("outbox-crash-sweep", Consumer::Inbox),
+        ("outbox-crash-sweep-no-inbox", Consumer::NoInbox),
+    ] {
+        let entry = scenarios::entry(id).unwrap();
+        let declared = entry
+            .params
+            .iter()
+            .find(|p| p.name == "crashPoint")
+            .unwrap();
+        let Kind::Choice { options } = declared.kind else {
+            panic!("{id}: crashPoint is a choice");
+        };
+        let swept: Vec<String> = crash_sweep(design)
+            .unwrap()
+            .iter()
+            .map(|row| {
+                row.crash_after
+                    .map_or("none".to_string(), |k| k.to_string())
+            })
+            .collect();
+        assert_eq!(options, swept, "{id}");
+    }
 }

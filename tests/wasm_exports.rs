@@ -86,19 +86,19 @@ fn js_values_json_cannot_hold_are_refused() {
         (js_sys::BigInt::from(5u32).into(), "BigInt"),
     ];
     for (value, expected) in cases {
-        let error = js_to_json(&value, 0).unwrap_err().to_string();
+        let error = js_to_json(&value).unwrap_err().to_string();
         assert!(error.contains(expected), "{error}");
     }
     let mut deep = JsValue::from_f64(1.0);
     for _ in 0..20 {
         deep = object(&[("x", deep)]);
     }
-    assert!(js_to_json(&deep, 0)
+    assert!(js_to_json(&deep)
         .unwrap_err()
         .to_string()
         .contains("nested more than 8 levels"));
     assert_eq!(
-        js_to_json(&JsValue::from_f64(2.0), 0).unwrap(),
+        js_to_json(&JsValue::from_f64(2.0)).unwrap(),
         serde_json::json!(2)
     );
 }

@@ -115,6 +115,14 @@ pub enum Profile {
     Powertools,
 }
 
+/// Every profile's id, in [`Profile::ALL`]'s order.
+pub const PROFILE_IDS: [&str; 4] = [
+    Profile::ALL[0].id(),
+    Profile::ALL[1].id(),
+    Profile::ALL[2].id(),
+    Profile::ALL[3].id(),
+];
+
 impl Profile {
     /// All profiles.
     pub const ALL: [Profile; 4] = [
@@ -125,7 +133,7 @@ impl Profile {
     ];
 
     /// The profile's id.
-    pub fn id(self) -> &'static str {
+    pub const fn id(self) -> &'static str {
         match self {
             Profile::Reference => "reference",
             Profile::Ietf => "ietf",
@@ -134,7 +142,7 @@ impl Profile {
         }
     }
 
-    /// Parses a profile id.
+    /// Parses a profile id (one of [`PROFILE_IDS`]).
     pub fn parse(id: &str) -> Result<Self> {
         Profile::ALL
             .into_iter()
@@ -142,7 +150,11 @@ impl Profile {
             .ok_or_else(|| {
                 Error::invalid(
                     "profile",
-                    format!("unknown profile {id:?}; use reference, ietf, stripe or powertools"),
+                    format!(
+                        "unknown profile {}; use {}",
+                        crate::scenarios::params::quote(id),
+                        PROFILE_IDS.join(", ")
+                    ),
                 )
             })
     }

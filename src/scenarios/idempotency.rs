@@ -6,6 +6,8 @@
 //! does: each scenario's setup runs the requests of the earlier ones in
 //! order, so its counts are the reference's cumulative counts.
 
+use super::params::{Default, Param};
+use super::shared;
 use super::{Entry, Params};
 use crate::patterns::idempotency::{
     self, counts_text, result_json, Design, Execute, Fault, Profile, Request, ERROR_RESULT,
@@ -37,6 +39,17 @@ struct Spec {
     entry: Entry,
 }
 
+/// Where the process of `idem-receipt-later` dies.
+const CRASH_POINT: Param = Param::choice(
+    "crashPoint",
+    &["before-receipt", "none"],
+    "before-receipt",
+    "where the process dies: between the effect's commit and the receipt's, or not at all",
+);
+
+/// The response profile, the IETF draft's by default.
+const IETF_PROFILE: Param = shared::PROFILE.default_to(Default::Text("ietf"));
+
 const SPECS: &[Spec] = &[
     Spec {
         kind: Kind::Race,
@@ -50,7 +63,7 @@ const SPECS: &[Spec] = &[
                 transaction, so SQLite lets one writer in at a time: one request creates the effect and seven replay \
                 its result, identical to the byte. The explorer proves it for every interleaving, not just one.",
             fails: false,
-            params: &["attempts", "tenant", "key", "quantity"],
+            params: &[shared::ATTEMPTS, shared::TENANT, shared::KEY, shared::QUANTITY],
             reference: true,
         },
     },
@@ -65,7 +78,7 @@ const SPECS: &[Spec] = &[
                 matches, and nothing is written. The same key from another tenant, for another operation, or another \
                 key each create their own effect: a key's scope is (tenant, operation, key).",
             fails: false,
-            params: &["quantity"],
+            params: &[shared::CONFLICTING_QUANTITY],
             reference: true,
         },
     },
@@ -110,7 +123,7 @@ const SPECS: &[Spec] = &[
                 t = 60, the explicit boundary, the same key creates a new effect with a new id. Move the clock to see \
                 where deduplication ends: it lasts exactly as long as its receipt.",
             fails: false,
-            params: &["clock"],
+            params: &[shared::CLOCK.with_marks(&[0, 30, 58, 59, 60, 61, 90, 120])],
             reference: true,
         },
     },
@@ -169,7 +182,7 @@ const SPECS: &[Spec] = &[
             explanation: "The receipt stores no fingerprint of the parameters, so a request that reuses the key with another \
                 quantity silently gets the old result: the client believes it ordered 3 and was charged for 2.",
             fails: true,
-            params: &["quantity"],
+            params: &[shared::CONFLICTING_QUANTITY],
             reference: false,
         },
     },
@@ -184,7 +197,7 @@ const SPECS: &[Spec] = &[
                 (a real kill: its locks vanish, it writes nothing more). The retry finds no receipt and applies the effect \
                 a second time. Set the crash point to none and the same design passes: the window is the bug.",
             fails: true,
-            params: &["crashPoint"],
+            params: &[CRASH_POINT],
             reference: false,
         },
     },
@@ -201,7 +214,12 @@ const SPECS: &[Spec] = &[
                 it for 24 hours; AWS Powertools deletes the record on an exception so the retry runs again, and keeps \
                 records for 1 hour. Pick a profile and move the clock past its retention window.",
             fails: false,
-            params: &["profile", "clock"],
+            params: &[
+                IETF_PROFILE,
+                shared::CLOCK
+                    .default_to(Default::Whole(30))
+                    .with_marks(&[30, 3599, 3600, 86399, 86400, 100_000]),
+            ],
             reference: false,
         },
     },
@@ -218,7 +236,7 @@ const SPECS: &[Spec] = &[
                 the IETF draft, idempotency_key_in_use at Stripe, IdempotencyAlreadyInProgressError in AWS Powertools. \
                 Still exactly one effect, under every interleaving.",
             fails: false,
-            params: &["profile"],
+            params: &[IETF_PROFILE],
             reference: false,
         },
     },
@@ -242,43 +260,15 @@ struct Resolved {
 }
 
 impl Resolved {
-    fn new(kind: Kind, params: &Params) -> Result<Self> {
-        let attempts = match params.attempts {
-            None => 8,
-            Some(n @ 1..=8) => n as usize,
-            Some(n) => return Err(Error::invalid("attempts", format!("use 1 to 8 (got {n})"))),
-        };
-        let quantity = params.quantity.unwrap_or(match kind {
-            Kind::Scope | Kind::NoFingerprint => 3,
-            _ => 2,
-        });
-        let clock = params.clock.unwrap_or(match kind {
-            Kind::Profiles => 30,
-            _ => 60,
-        });
-        let profile = match &params.profile {
-            Some(id) => Profile::parse(id)?,
-            None if matches!(kind, Kind::Profiles | Kind::InFlight) => Profile::Ietf,
-            None => Profile::Reference,
-        };
-        let crash = match params.crash_point.as_deref() {
-            None | Some("before-receipt") => true,
-            Some("none") => false,
-            Some(other) => {
-                return Err(Error::invalid(
-                    "crashPoint",
-                    format!("unknown crash point {other:?}; use before-receipt or none"),
-                ))
-            }
-        };
+    fn new(params: &Params) -> Result<Self> {
         let resolved = Resolved {
-            attempts,
-            tenant: params.tenant.clone().unwrap_or_else(|| "north".to_string()),
-            key: params.key.clone().unwrap_or_else(|| "intent-a".to_string()),
-            quantity,
-            clock,
-            profile,
-            crash,
+            attempts: params.whole_of(&shared::ATTEMPTS)? as usize,
+            tenant: params.text_of(&shared::TENANT)?,
+            key: params.text_of(&shared::KEY)?,
+            quantity: params.whole_of(&shared::QUANTITY)?,
+            clock: params.whole_of(&shared::CLOCK)?,
+            profile: Profile::parse(&params.text_of(&shared::PROFILE)?)?,
+            crash: params.text_of(&CRASH_POINT)? == "before-receipt",
         };
         // The request checks every field a caller may set.
         Request {
@@ -297,6 +287,7 @@ impl Resolved {
 pub struct IdemScenario {
     id: &'static str,
     kind: Kind,
+    given: Params,
     params: Resolved,
 }
 
@@ -309,7 +300,8 @@ pub fn build(id: &str, params: &Params) -> Result<Box<dyn Scenario>> {
     Ok(Box::new(IdemScenario {
         id: spec.entry.id,
         kind: spec.kind,
-        params: Resolved::new(spec.kind, params)?,
+        params: Resolved::new(params)?,
+        given: params.clone(),
     }))
 }
 
@@ -341,7 +333,8 @@ impl IdemScenario {
         Ok(IdemScenario {
             id: spec.entry.id,
             kind,
-            params: Resolved::new(kind, &Params::default())?,
+            params: Resolved::new(&Params::defaults(spec.entry.params))?,
+            given: Params::defaults(spec.entry.params),
         })
     }
 
@@ -356,6 +349,10 @@ impl IdemScenario {
 impl Scenario for IdemScenario {
     fn id(&self) -> &str {
         self.id
+    }
+
+    fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.given.values().clone()
     }
 
     fn setup(&self, store: &Store) -> Result<()> {

@@ -2,8 +2,12 @@
 
 pub mod idempotency;
 pub mod outbox;
+pub mod params;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+use serde_json::Value;
+
+pub use params::{Param, Params};
 
 use crate::sim::Scenario;
 use crate::{Error, Result};
@@ -24,91 +28,10 @@ pub struct Entry {
     pub explanation: &'static str,
     /// Whether the design is expected to fail under some schedule.
     pub fails: bool,
-    /// The parameters it takes.
-    pub params: &'static [&'static str],
+    /// The parameters it takes, each declared once.
+    pub params: &'static [Param],
     /// Whether it is one of the reference program's checks.
     pub reference: bool,
-}
-
-/// A scenario's parameters, as a caller (page, link, command line) gives them.
-/// Every field is optional; a scenario rejects the ones it does not take.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Params {
-    /// How many racing attempts.
-    pub attempts: Option<u32>,
-    /// The tenant.
-    pub tenant: Option<String>,
-    /// The idempotency key.
-    pub key: Option<String>,
-    /// The quantity ordered.
-    pub quantity: Option<i64>,
-    /// The virtual clock, in seconds.
-    pub clock: Option<i64>,
-    /// The response profile (`reference`, `ietf`, `stripe`, `powertools`).
-    pub profile: Option<String>,
-    /// Where a process dies.
-    pub crash_point: Option<String>,
-    /// How long inbox history is kept, in seconds.
-    pub window: Option<i64>,
-    /// The relay's maximum redelivery delay, in seconds.
-    pub delay: Option<i64>,
-}
-
-impl Params {
-    /// The names of the parameters that are set.
-    pub fn given(&self) -> Vec<&'static str> {
-        let mut given = Vec::new();
-        if self.attempts.is_some() {
-            given.push("attempts");
-        }
-        if self.tenant.is_some() {
-            given.push("tenant");
-        }
-        if self.key.is_some() {
-            given.push("key");
-        }
-        if self.quantity.is_some() {
-            given.push("quantity");
-        }
-        if self.clock.is_some() {
-            given.push("clock");
-        }
-        if self.profile.is_some() {
-            given.push("profile");
-        }
-        if self.crash_point.is_some() {
-            given.push("crashPoint");
-        }
-        if self.window.is_some() {
-            given.push("window");
-        }
-        if self.delay.is_some() {
-            given.push("delay");
-        }
-        given
-    }
-
-    /// Fails if a parameter is set that `entry` does not take.
-    pub fn check_for(&self, entry: &Entry) -> Result<()> {
-        for name in self.given() {
-            if !entry.params.contains(&name) {
-                let takes = if entry.params.is_empty() {
-                    "no parameters".to_string()
-                } else {
-                    entry.params.join(", ")
-                };
-                return Err(Error::invalid(
-                    "params",
-                    format!(
-                        "scenario {} has no parameter {name:?}; it takes {takes}",
-                        entry.id
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
 }
 
 /// Every scenario the scheduler can run.
@@ -118,23 +41,97 @@ pub fn catalog() -> Vec<Entry> {
     all
 }
 
-/// Builds a scenario by id with its default parameters.
-pub fn build(id: &str) -> Result<Box<dyn Scenario>> {
-    build_with(id, &Params::default())
-}
+/// The TypeScript declarations of every scenario's parameters, generated
+/// from the declarations (a test keeps the file current).
+pub const PARAMS_TYPESCRIPT: &str = include_str!("../params.d.ts");
 
-/// Builds a scenario by id with `params`.
-pub fn build_with(id: &str, params: &Params) -> Result<Box<dyn Scenario>> {
-    let entry = catalog().into_iter().find(|e| e.id == id).ok_or_else(|| {
+/// The catalog entry of scenario `id`, or an error listing the known ones.
+pub fn entry(id: &str) -> Result<Entry> {
+    catalog().into_iter().find(|e| e.id == id).ok_or_else(|| {
         let ids: Vec<&str> = catalog().iter().map(|e| e.id).collect();
         Error::invalid(
             "scenario",
-            format!("unknown scenario {id:?}; known: {}", ids.join(", ")),
+            format!(
+                "unknown scenario {}; known: {}",
+                params::quote(id),
+                ids.join(", ")
+            ),
         )
-    })?;
-    params.check_for(&entry)?;
-    match outbox::build(id, params) {
+    })
+}
+
+/// Builds a scenario by id with its default parameters.
+pub fn build(id: &str) -> Result<Box<dyn Scenario>> {
+    build_with(id, &Value::Null)
+}
+
+/// Builds a scenario by id with parameters given as JSON (an object, or
+/// null for the defaults), checked against the scenario's declarations.
+pub fn build_with(id: &str, given: &Value) -> Result<Box<dyn Scenario>> {
+    let entry = entry(id)?;
+    let params = Params::parse(entry.id, entry.params, given)?;
+    build_resolved(&entry, params)
+}
+
+/// Builds a scenario from parameters already checked against its declarations.
+pub fn build_resolved(entry: &Entry, params: Params) -> Result<Box<dyn Scenario>> {
+    match outbox::build(entry.id, &params) {
         Some(scenario) => scenario,
-        None => idempotency::build(id, params),
+        None => idempotency::build(entry.id, &params),
     }
+}
+
+/// Parameters every scenario that takes them shares; a scenario may give
+/// one another default with [`Param::default_to`].
+pub mod shared {
+    use super::params::{Default, Param};
+    use crate::patterns::idempotency::{MAX_CLOCK, MAX_KEY_CHARS, PROFILE_IDS};
+
+    /// The most clients the race takes (the exhaustive search's reach).
+    pub const MAX_RACE_ATTEMPTS: i64 = 8;
+    /// How many clients race.
+    pub const ATTEMPTS: Param = Param::whole(
+        "attempts",
+        (1, MAX_RACE_ATTEMPTS),
+        8,
+        "how many clients send the request at once, each on its own connection",
+    );
+    /// The tenant of the racing requests.
+    pub const TENANT: Param = Param::text(
+        "tenant",
+        MAX_KEY_CHARS,
+        "north",
+        "the tenant the requests come from (part of the key's scope)",
+    );
+    /// The idempotency key.
+    pub const KEY: Param = Param::text(
+        "key",
+        MAX_KEY_CHARS,
+        "intent-a",
+        "the idempotency key the client sends",
+    );
+    /// The quantity ordered.
+    pub const QUANTITY: Param = Param::whole(
+        "quantity",
+        (1, crate::input::MAX_SAFE_INTEGER),
+        2,
+        "the quantity ordered; the receipt's fingerprint covers it",
+    );
+    /// The virtual clock.
+    pub const CLOCK: Param = Param::whole(
+        "clock",
+        (0, MAX_CLOCK),
+        60,
+        "the virtual clock when the request arrives",
+    )
+    .in_steps_of(1, "seconds");
+    /// The response profile.
+    pub const PROFILE: Param = Param::choice(
+        "profile",
+        &PROFILE_IDS,
+        "reference",
+        "whose rules answer replays, conflicts and errors",
+    );
+    /// A quantity that conflicts with the reference's 2 by default.
+    pub const CONFLICTING_QUANTITY: Param = QUANTITY.default_to(Default::Whole(3));
 }

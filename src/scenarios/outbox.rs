@@ -8,6 +8,7 @@
 
 use serde::Serialize;
 
+use super::params::{Default, Param};
 use super::{Entry, Params};
 use crate::patterns::outbox::{
     self, effect_count, scalar, Clock, Consume, Consumer, CreateOrder, Event, HistoryJob, Relay,
@@ -42,6 +43,44 @@ struct Spec {
 /// The relay's steps up to and including the audit consumer's commit: the
 /// reference's crash point.
 const AFTER_AUDIT_COMMIT: usize = 6;
+
+/// Where the relay of `outbox-crash-sweep` dies: after that many of its steps.
+const CRASH_POINT_INBOX: Param = Param::choice(
+    "crashPoint",
+    &[
+        "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "none",
+    ],
+    "6",
+    "how many of its steps the relay takes before it is killed (none: it is not)",
+);
+
+/// The same for the relay of `outbox-crash-sweep-no-inbox`, which has fewer steps.
+const CRASH_POINT_NO_INBOX: Param = Param::choice(
+    "crashPoint",
+    &["0", "1", "2", "3", "4", "5", "6", "7", "8", "none"],
+    "6",
+    "how many of its steps the relay takes before it is killed (none: it is not)",
+);
+
+/// How long the inbox keeps history.
+const WINDOW: Param = Param::whole(
+    "window",
+    (TICK, 24 * 3600),
+    300,
+    "how long the inbox keeps an event's row before the retention job prunes it",
+)
+.in_steps_of(TICK, "seconds")
+.with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200]);
+
+/// The relay's longest redelivery delay.
+const DELAY: Param = Param::whole(
+    "delay",
+    (TICK, 24 * 3600),
+    900,
+    "the longest a restarted relay may wait before it redelivers",
+)
+.in_steps_of(TICK, "seconds")
+.with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200]);
 
 const SPECS: &[Spec] = &[
     Spec {
@@ -186,7 +225,7 @@ const SPECS: &[Spec] = &[
                 transaction, between subscribers, before marking sent) and a new relay starts. Whatever was committed \
                 stays, whatever was not rolls back, and the inbox makes the restart safe at every point.",
             fails: false,
-            params: &["crashPoint"],
+            params: &[CRASH_POINT_INBOX],
             reference: false,
         },
     },
@@ -200,7 +239,7 @@ const SPECS: &[Spec] = &[
             explanation: "The same crash and restart with subscribers that keep no inbox: at every crash point after a \
                 subscriber committed, the restart applies the event to it a second time.",
             fails: true,
-            params: &["crashPoint"],
+            params: &[CRASH_POINT_NO_INBOX],
             reference: false,
         },
     },
@@ -216,7 +255,7 @@ const SPECS: &[Spec] = &[
                 the window (5 minutes, the deduplication interval of Amazon SQS FIFO queues). The explorer finds the \
                 redelivery that arrives after the history was pruned: applied twice.",
             fails: true,
-            params: &["window", "delay"],
+            params: &[WINDOW, DELAY],
             reference: false,
         },
     },
@@ -230,7 +269,7 @@ const SPECS: &[Spec] = &[
             explanation: "The same relay and pruner, with history kept for an hour: longer than the relay's maximum \
                 redelivery delay, so every redelivery still finds its inbox row, under every interleaving.",
             fails: false,
-            params: &["window", "delay"],
+            params: &[WINDOW.default_to(Default::Whole(3600)), DELAY],
             reference: false,
         },
     },
@@ -245,6 +284,7 @@ pub fn entries() -> Vec<Entry> {
 pub struct OutboxScenario {
     id: &'static str,
     kind: Kind,
+    given: Params,
     crash_after: Option<usize>,
     window: i64,
     delay: i64,
@@ -260,33 +300,19 @@ pub fn build(id: &str, params: &Params) -> Option<Result<Box<dyn Scenario>>> {
 }
 
 fn make(spec: &Spec, params: &Params) -> Result<OutboxScenario> {
-    let crash_after = match params.crash_point.as_deref() {
-        None => Some(AFTER_AUDIT_COMMIT),
-        Some("none") => None,
-        Some(text) => Some(text.parse::<usize>().ok().filter(|&n| n <= 64).ok_or_else(|| {
-            Error::invalid(
-                "crashPoint",
-                format!("{text:?} is not a crash point: use the number of relay steps before the crash (0 to 64) or none"),
-            )
+    let crash_after = match params.text_of(&CRASH_POINT_INBOX)?.as_str() {
+        "none" => None,
+        steps => Some(steps.parse::<usize>().map_err(|_| {
+            Error::invalid("crashPoint", format!("{steps:?} is not a number of steps"))
         })?),
     };
-    let remedy = matches!(spec.kind, Kind::Retention { remedy: true });
-    let window = params.window.unwrap_or(if remedy { 3600 } else { 300 });
-    let delay = params.delay.unwrap_or(900);
-    for (field, value) in [("window", window), ("delay", delay)] {
-        if value % TICK != 0 || !(TICK..=24 * 3600).contains(&value) {
-            return Err(Error::invalid(
-                field,
-                format!("use a multiple of {TICK} seconds from {TICK} to 86400 (got {value})"),
-            ));
-        }
-    }
     Ok(OutboxScenario {
         id: spec.entry.id,
         kind: spec.kind,
+        given: params.clone(),
         crash_after,
-        window,
-        delay,
+        window: params.whole_of(&WINDOW)?,
+        delay: params.whole_of(&DELAY)?,
     })
 }
 
@@ -351,6 +377,10 @@ impl Scenario for OutboxScenario {
         self.id
     }
 
+    fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.given.values().clone()
+    }
+
     fn setup(&self, store: &Store) -> Result<()> {
         outbox::setup(store)?;
         for &prior in priors(self.kind) {
@@ -358,7 +388,7 @@ impl Scenario for OutboxScenario {
                 .iter()
                 .find(|s| s.kind == prior)
                 .expect("every kind has a spec");
-            crate::sim::run_in_order(&make(spec, &Params::default())?, store)?;
+            crate::sim::run_in_order(&make(spec, &Params::defaults(spec.entry.params))?, store)?;
         }
         match self.kind {
             Kind::CrashSweep(_) => seed_order(store, &first())?,
@@ -618,10 +648,14 @@ pub fn crash_sweep(design: Consumer) -> Result<Vec<SweepRow>> {
     };
     let spec = SPECS.iter().find(|s| s.entry.id == id).expect("listed");
     // A run without a crash gives the relay's steps and their names.
-    let clean = Params {
-        crash_point: Some("none".into()),
-        ..Params::default()
+    let with_crash_point = |point: &str| {
+        Params::parse(
+            spec.entry.id,
+            spec.entry.params,
+            &serde_json::json!({ "crashPoint": point }),
+        )
     };
+    let clean = with_crash_point("none")?;
     let explorer = Explorer::new(Box::new(make(spec, &clean)?))?;
     let baseline = explorer.run(&mut RoundRobin, true)?;
     let names: Vec<String> = baseline
@@ -633,10 +667,7 @@ pub fn crash_sweep(design: Consumer) -> Result<Vec<SweepRow>> {
         .collect();
     let mut rows = Vec::new();
     for k in (0..names.len()).map(Some).chain([None]) {
-        let params = Params {
-            crash_point: Some(k.map_or("none".to_string(), |k| k.to_string())),
-            ..Params::default()
-        };
+        let params = with_crash_point(&k.map_or("none".to_string(), |k| k.to_string()))?;
         let explorer = Explorer::new(Box::new(make(spec, &params)?))?;
         let mut run = explorer.start(false)?;
         while let Some(&next) = run.runnable().first() {

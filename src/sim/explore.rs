@@ -21,6 +21,8 @@ pub const MAX_RUN_STEPS: usize = 10_000;
 pub struct RunResult {
     /// The scenario's id.
     pub scenario: String,
+    /// The parameter values the run used, by name.
+    pub params: serde_json::Map<String, serde_json::Value>,
     /// The run's schedule, encoded.
     pub schedule: String,
     /// Steps taken.
@@ -239,6 +241,11 @@ impl Explorer {
         })
     }
 
+    /// The parameter values the scenario runs with, by name.
+    pub fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.scenario.params()
+    }
+
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()
@@ -265,6 +272,7 @@ impl Explorer {
         let passed = checks.iter().all(|c| c.pass);
         Ok(RunResult {
             scenario: self.scenario.id().to_string(),
+            params: self.scenario.params(),
             schedule: run.schedule().encode(),
             steps: run.steps(),
             labels: run.labels(),

@@ -13,6 +13,7 @@ pub mod explore;
 pub mod schedule;
 pub mod scheduler;
 pub mod soak;
+pub mod strategy;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -374,6 +375,8 @@ impl Check {
 pub trait Scenario {
     /// A stable, URL-safe id.
     fn id(&self) -> &str;
+    /// The parameter values it runs with, by name (defaults filled in).
+    fn params(&self) -> serde_json::Map<String, serde_json::Value>;
     /// Creates the schema and any rows the attempts start from.
     fn setup(&self, store: &Store) -> Result<()>;
     /// Fresh attempts, in their order (attempt 0 is `A`).

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use super::explore::Explorer;
-use super::scheduler::{Pct, Random, Scheduler};
+use super::strategy::{Kind, Strategy};
 use crate::scenarios;
 use crate::Result;
 
@@ -55,12 +55,12 @@ pub fn soak_scenario(id: &str, runs: u64, seed: u64) -> Result<SoakRow> {
         ok: false,
     };
     for i in 0..budget {
-        let run_seed = seed.wrapping_add(i / 2);
-        let mut scheduler: Box<dyn Scheduler> = if i % 2 == 0 {
-            Box::new(Random::new(run_seed))
-        } else {
-            Box::new(Pct::new(run_seed, 3, 64)?)
-        };
+        let kind = if i % 2 == 0 { Kind::Random } else { Kind::Pct };
+        let mut scheduler = Strategy {
+            seed,
+            ..Strategy::of(kind)
+        }
+        .scheduler(i / 2)?;
         let result = explorer.run(scheduler.as_mut(), false)?;
         row.runs += 1;
         if !result.passed {

@@ -39,11 +39,6 @@ const ui = {
   roundTripError: $('round-trip-error'),
 };
 
-// The parameters a scenario may take, and the type of each.
-const PARAMS = {
-  attempts: Number, tenant: String, key: String, quantity: Number, clock: Number,
-  profile: String, crashPoint: String, window: Number, delay: Number,
-};
 const DEFAULT_SCENARIO = 'idem-race';
 
 const state = {
@@ -110,86 +105,96 @@ function renderCatalog() {
 
 // ---------------------------------------------------------------- params
 
-const CLOCK_CHOICES = {
-  'idem-retention': [0, 30, 58, 59, 60, 61, 90, 120],
-  'idem-profiles': [30, 3599, 3600, 86399, 86400, 100000],
-};
-const WINDOW_CHOICES = [300, 600, 900, 1200, 1800, 3600, 7200];
+// Every control comes from the scenario's parameter declarations (the
+// catalog's `params`: name, type, range, default, meaning); the page knows no
+// parameter by name.
 
-// One labelled control for parameter `name` of the current scenario.
-function paramControl(name) {
-  const label = el('label', name === 'crashPoint' ? 'crash point' : name);
-  const value = state.params[name];
+// "crashPoint" -> "crash point".
+const words = (name) => name.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
+
+// A value with its unit, for people: "60 s", "5 min".
+function withUnit(param, value) {
+  if (param.unit !== 'seconds') return String(value);
+  return value >= 60 && value % 60 === 0 ? `${value / 60} min` : `${value} s`;
+}
+
+// The value a parameter has in the current run, as the engine reports it.
+const currentValue = (param) => state.view?.params?.[param.name] ?? param.default;
+
+// One labelled control for parameter `param`, showing the value in use.
+function paramControl(param) {
+  const label = el('label', words(param.name));
+  label.title = param.meaning;
+  const value = currentValue(param);
   let input;
-  const select = (options) => {
+  if (param.type === 'choice') {
     input = el('select');
-    for (const [val, text] of options) {
-      const option = el('option', text);
-      option.value = String(val);
-      input.append(option);
+    for (const option of param.options) {
+      const item = el('option', option);
+      item.value = option;
+      input.append(item);
     }
-  };
-  if (name === 'profile') {
-    select([['reference', 'reference (60 s)'], ['ietf', 'IETF draft'], ['stripe', 'Stripe'], ['powertools', 'AWS Powertools']]);
-  } else if (name === 'crashPoint') {
-    select([['none', 'none'], ...Array.from({ length: 14 }, (_, i) => [i, `after ${i} relay steps`])]);
-  } else if (name === 'clock' && CLOCK_CHOICES[state.entry.id]) {
-    const choices = CLOCK_CHOICES[state.entry.id];
+    input.value = String(value);
+  } else if (param.type === 'whole' && param.marks.length) {
+    // A slider over the values worth trying (the one in use among them).
+    const marks = [...new Set([...param.marks, value])].sort((a, b) => a - b);
     input = el('input');
     input.type = 'range';
     input.min = '0';
-    input.max = String(choices.length - 1);
+    input.max = String(marks.length - 1);
     input.step = '1';
-    input.dataset.choices = JSON.stringify(choices);
-    const shown = el('output', '', 'clock-value');
-    const current = value ?? (state.entry.id === 'idem-retention' ? 60 : 30);
-    input.value = String(Math.max(0, choices.indexOf(current)));
-    shown.textContent = `t = ${choices[Number(input.value)]} s`;
-    input.addEventListener('input', () => { shown.textContent = `t = ${choices[Number(input.value)]} s`; });
+    input.value = String(marks.indexOf(value));
+    input.dataset.marks = JSON.stringify(marks);
+    const shown = el('output', withUnit(param, value), 'param-value');
+    input.addEventListener('input', () => { shown.textContent = withUnit(param, marks[Number(input.value)]); });
+    input.setAttribute('aria-valuetext', withUnit(param, value));
+    input.name = param.name;
     label.append(input, shown);
-    input.name = name;
     return label;
-  } else if (name === 'window' || name === 'delay') {
-    select(WINDOW_CHOICES.map((s) => [s, `${s / 60} min`]));
-  } else if (name === 'tenant' || name === 'key') {
-    input = el('input');
-    input.type = 'text';
-    input.maxLength = 255;
-    input.autocomplete = 'off';
-  } else {
+  } else if (param.type === 'whole') {
     input = el('input');
     input.type = 'number';
-    input.min = '1';
-    if (name === 'attempts') input.max = '8';
+    input.min = String(param.min);
+    input.max = String(param.max);
+    input.step = String(param.multipleOf);
+    input.required = true;
+    input.value = String(value);
+  } else {
+    input = el('input');
+    input.type = 'text';
+    input.maxLength = param.maxChars;
+    input.required = true;
+    input.autocomplete = 'off';
+    input.value = String(value);
   }
-  input.name = name;
-  if (value !== undefined) input.value = String(value);
+  input.name = param.name;
   label.append(input);
   return label;
 }
 
 // Draws the parameter controls of the current scenario.
 function renderParams() {
-  const names = state.entry.params;
-  ui.params.replaceChildren(...names.map(paramControl));
-  ui.params.hidden = names.length === 0;
-  if (names.length) {
+  const params = state.entry.params;
+  ui.params.replaceChildren(...params.map(paramControl));
+  ui.params.hidden = params.length === 0;
+  if (params.length) {
     const apply = el('button', 'Apply');
     apply.type = 'submit';
     ui.params.append(apply);
   }
 }
 
-// Reads the parameter controls into an object (only values that are set).
+// Reads the parameter controls: the values that differ from the defaults,
+// typed as declared (the engine checks them).
 function readParams() {
   const params = {};
-  for (const input of ui.params.querySelectorAll('[name]')) {
-    if (input.value === '') continue;
-    if (input.dataset.choices) {
-      params[input.name] = JSON.parse(input.dataset.choices)[Number(input.value)];
-    } else {
-      params[input.name] = PARAMS[input.name] === Number ? Number(input.value) : input.value;
-    }
+  for (const param of state.entry.params) {
+    const input = ui.params.querySelector(`[name="${param.name}"]`);
+    if (!input) continue;
+    let value = input.value;
+    if (input.dataset.marks) value = JSON.parse(input.dataset.marks)[Number(value)];
+    else if (param.type === 'whole') value = value.trim() === '' ? NaN : Number(value);
+    if (value !== param.default) params[param.name] = Number.isNaN(value) ? input.value : value;
   }
   return params;
 }
@@ -213,14 +218,11 @@ function updateLink() {
   ui.permalink.href = url;
 }
 
-// Reads the link through the engine's permalink parser: { id, params, schedule, step }.
+// Reads the link through the engine's permalink parser: { id, params,
+// schedule, step, problems } (a bad part is dropped and named in problems).
 async function readLink() {
   const link = await engine.parsePermalink(location.search);
-  const params = {};
-  for (const [name, value] of Object.entries(link.params)) {
-    if (value !== null && value !== undefined) params[name] = value;
-  }
-  return { id: link.scenario, params, schedule: link.schedule, step: link.step ?? null };
+  return { id: link.scenario, params: link.params, schedule: link.schedule, step: link.step ?? null, problems: link.problems };
 }
 
 // ---------------------------------------------------------------- scenario
@@ -656,6 +658,7 @@ async function start() {
   let link = null;
   try {
     link = await readLink();
+    if (link.problems.length) notice(`Part of this link was dropped: ${link.problems.join('; ')}.`);
   } catch (error) {
     notice(`This link could not be opened: ${error.message}. Showing the default scenario instead.`);
   }

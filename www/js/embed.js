@@ -178,6 +178,11 @@ class ReplaygroundScenario extends HTMLElement {
     const { labels, trace, result, statuses } = this.view;
     const head = el('div', '', 'head');
     head.append(el('strong', this.entry.title, 'title'));
+    // The parameters this embed runs with, where they differ from the scenario's defaults.
+    const changed = this.entry.params
+      .filter((p) => this.view.params?.[p.name] !== undefined && this.view.params[p.name] !== p.default)
+      .map((p) => `${p.name} ${this.view.params[p.name]}`);
+    if (changed.length) head.append(el('small', changed.join(' · '), 'params'));
     const buttons = el('div', '', 'controls');
     for (const action of this.controls) {
       const button = el('button', { step: 'Step ▶', run: 'Run ⏭', reset: 'Reset ⏮' }[action]);

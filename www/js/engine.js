@@ -6,13 +6,46 @@
 let worker = null;
 let nextId = 1;
 const pending = new Map();
+const restartListeners = new Set();
 
-// Starts the worker once.
+// The most calls that may wait for the engine at once. A page that sends
+// more (thousands of explorations at once) is told so at once instead of
+// growing the engine's memory until it fails.
+export const MAX_PENDING = 64;
+
+// Calls `listener(reason)` whenever the engine had to be restarted (its
+// module trapped or its worker died); everything it held (steppers,
+// searches) is gone, so the page reloads what it shows.
+export function onRestart(listener) {
+  restartListeners.add(listener);
+  return () => restartListeners.delete(listener);
+}
+
+// Ends the current worker: every pending call is rejected with a sentence,
+// and the next call starts a fresh engine.
+function restart(reason) {
+  const dead = worker;
+  worker = null;
+  dead?.terminate();
+  const message = `the engine stopped (${reason}) and was restarted; what it held is gone, so reload the scenario`;
+  for (const call of pending.values()) call.reject(new Error(message));
+  pending.clear();
+  for (const listener of restartListeners) listener(reason);
+}
+
+// Starts the worker once (again after a restart).
 function connect() {
   if (worker) return worker;
-  worker = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
-  worker.onmessage = ({ data }) => {
+  const started = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  worker = started;
+  started.onmessage = ({ data }) => {
+    if (started !== worker) return;
     const call = pending.get(data.id);
+    if (data.fatal) {
+      // The module trapped: it answers nothing correctly any more.
+      restart(data.error);
+      return;
+    }
     if (!call) return;
     if (data.progress) {
       call.onProgress?.(data.progress);
@@ -22,20 +55,33 @@ function connect() {
     if (data.ok) call.resolve(data.value);
     else call.reject(new Error(data.error));
   };
-  worker.onerror = (event) => {
-    for (const call of pending.values()) call.reject(new Error(event.message || 'the engine stopped'));
-    pending.clear();
+  started.onerror = (event) => {
+    event.preventDefault?.();
+    if (started === worker) restart(event.message || 'its worker failed');
   };
-  return worker;
+  return started;
 }
 
 // Sends one operation to the worker; resolves with its value.
 function call(op, args = [], onProgress = null) {
   const id = nextId++;
+  if (pending.size >= MAX_PENDING) {
+    const busy = Promise.reject(new Error(
+      `the engine is busy: ${pending.size} calls are already waiting (at most ${MAX_PENDING}); try again when they finish`));
+    return { id, promise: busy };
+  }
   const promise = new Promise((resolve, reject) => pending.set(id, { resolve, reject, onProgress }));
   connect().postMessage({ id, op, args });
   return { id, promise };
 }
+
+// How many calls wait for the engine now.
+export const pendingCalls = () => pending.size;
+
+// For tests of the restart path: makes the engine's module really trap (a
+// failed allocation inside the wasm module, the same failure as running out
+// of memory).
+export const trapForTests = () => call('trapForTests').promise;
 
 // Crate and SQLite versions of the loaded module: { replayground, sqlite, sqliteSourceId }.
 export const versions = () => call('versions').promise;
@@ -59,7 +105,7 @@ export function explore(id, options, onProgress) {
   const started = call('explore', [id, options], onProgress);
   return {
     promise: started.promise,
-    cancel: () => connect().postMessage({ op: 'cancel', target: started.id }),
+    cancel: () => worker?.postMessage({ op: 'cancel', target: started.id }),
   };
 }
 

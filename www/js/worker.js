@@ -4,6 +4,7 @@
 // { id, progress } between slices and stop when told { op: 'cancel', target }.
 import init, * as wasm from '../pkg/replayground.js';
 
+// `init()` resolves to the module's raw exports.
 const ready = init();
 const steppers = new Map();
 const cancelled = new Set();
@@ -52,6 +53,8 @@ const ops = {
     if (!['state', 'step', 'undo', 'setSchedule'].includes(method)) throw new Error(`no stepper method ${method}`);
     return stepper[method](arg);
   },
+  // A real trap: a failed allocation aborts inside the module (see engine.js).
+  trapForTests: async () => (await ready).__wbindgen_malloc(0xfffffff0, 8),
   closeStepper: ([handle]) => {
     steppers.get(handle)?.free();
     steppers.delete(handle);
@@ -67,10 +70,14 @@ onmessage = async ({ data }) => {
   }
   try {
     await ready;
-    const value = op === 'explore' ? await explore(id, args) : ops[op]?.(args);
+    const value = op === 'explore' ? await explore(id, args) : await ops[op]?.(args);
     if (value === undefined && !(op in ops) && op !== 'explore') throw new Error(`unknown operation ${op}`);
     postMessage({ id, ok: true, value });
   } catch (error) {
-    postMessage({ id, ok: false, error: error instanceof Error ? error.message : String(error) });
+    const message = error instanceof Error ? error.message : String(error);
+    // A trap (unreachable, out of bounds, out of memory) leaves the module
+    // unusable: say so, and the adapter starts a fresh engine.
+    const fatal = error instanceof WebAssembly.RuntimeError;
+    postMessage({ id, ok: false, error: message, fatal });
   }
 };

@@ -46,7 +46,12 @@ impl Pct {
         if self.priorities.len() < attempts {
             // Initial priorities are all above the change points' (0..depth).
             let mut order: Vec<u64> = (0..attempts as u64).collect();
-            self.rng.shuffle(&mut order);
+            // Fisher-Yates with u32 draws: `Rng::shuffle` draws usize, which
+            // gives other orders on 32-bit wasm than on 64-bit native.
+            for i in (1..order.len()).rev() {
+                let j = self.rng.u32(..=i as u32) as usize;
+                order.swap(i, j);
+            }
             self.priorities = order
                 .into_iter()
                 .map(|p| p + u64::from(self.depth))

@@ -1,20 +1,27 @@
 //! The JavaScript face of the crate: every `#[wasm_bindgen]` export lives here.
 //!
 //! Exports take `JsValue` and check it themselves: [`js_to_json`] turns any
-//! JavaScript value into JSON or a clear error (no NaN, no lone surrogates,
-//! no functions, bounded depth), and [`crate::input`] turns the JSON into
-//! typed inputs. Nothing is written before the whole input is accepted.
-//! Results cross as plain JSON-compatible objects.
+//! JavaScript value into JSON or a clear error (plain data only, no NaN, no
+//! lone surrogates, bounded size and depth, and no caller exception ever
+//! unwinds through Rust), and [`crate::input`] turns the JSON into typed
+//! inputs. Nothing is written before the whole input is accepted. Results
+//! cross as plain JSON-compatible objects.
+
+mod boundary;
+
+pub use boundary::js_to_json;
 
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::patterns::idempotency::{self, Profile};
 use crate::patterns::outbox;
-use crate::scenarios::{self, Params};
-use crate::sim::explore::{ExploreReport, Explorer, RunResult, Sampler};
-use crate::sim::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
+use crate::scenarios;
+use crate::sim::explore::{ExploreReport, Explorer, RunResult};
+use crate::sim::scheduler::dfs;
+use crate::sim::strategy::{self, Search, Strategy};
 use crate::sim::{Schedule, Status, Verdict};
 use crate::storage::{self, Store};
 use crate::{input, Error};
@@ -28,16 +35,16 @@ export interface RoundTrip {
   sqliteVersion: string; writtenId: number; readDuringWrite: string[];
   writerLock: string; readAfterCommit: string[];
 }
+/** A parameter's declaration: what the page builds its control from. */
+export type ParamDeclaration = { name: string; default: number | string; meaning: string } & (
+  | { type: "whole"; min: number; max: number; multipleOf: number; unit: string }
+  | { type: "text"; maxChars: number }
+  | { type: "choice"; options: string[] });
 /** A scenario of the catalog. */
 export interface CatalogEntry {
-  id: string; pattern: "idempotency" | "outbox" | "inbox"; title: string;
-  suite: "idempotency" | "outbox"; explanation: string; fails: boolean; params: string[]; reference: boolean;
-}
-/** A scenario's parameters; each scenario takes some of them (see CatalogEntry.params). */
-export interface ScenarioParams {
-  attempts?: number; tenant?: string; key?: string; quantity?: number;
-  clock?: number; profile?: "reference" | "ietf" | "stripe" | "powertools";
-  crashPoint?: string; window?: number; delay?: number;
+  id: ScenarioId; pattern: "idempotency" | "outbox" | "inbox"; title: string;
+  suite: "idempotency" | "outbox"; explanation: string; fails: boolean;
+  params: ParamDeclaration[]; reference: boolean;
 }
 /** How `runScenario` chooses the interleaving. */
 export interface RunOptions {
@@ -57,11 +64,20 @@ export interface ExploreOptions {
 export interface RequestInput { tenant: string; operation: string; key: string; quantity: number; now: number; }
 "#;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `performance.now()`: a monotonic clock in milliseconds, in pages and workers.
-    #[wasm_bindgen(js_namespace = performance, js_name = now)]
-    fn performance_now() -> f64;
+/// Each scenario's parameters, generated from their declarations.
+#[wasm_bindgen(typescript_custom_section)]
+const PARAMS_TS: &str = crate::scenarios::PARAMS_TYPESCRIPT;
+
+/// `performance.now()`: a monotonic clock in milliseconds, in a page or a worker.
+fn performance_now() -> f64 {
+    let global = js_sys::global();
+    let performance = match global.dyn_ref::<web_sys::Window>() {
+        Some(window) => window.performance(),
+        None => global
+            .dyn_ref::<web_sys::WorkerGlobalScope>()
+            .and_then(web_sys::WorkerGlobalScope::performance),
+    };
+    performance.map_or(0.0, |p| p.now())
 }
 
 /// Installs the panic hook, so a panic (a bug) reaches the console with its message.
@@ -81,90 +97,6 @@ fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
         .map_err(|e| JsError::new(&format!("cannot convert the result for JavaScript: {e}")))
 }
 
-/// The deepest nesting accepted in an input.
-const MAX_DEPTH: usize = 8;
-/// The most entries an input object or array may have.
-const MAX_ENTRIES: u32 = 256;
-
-/// Converts a JavaScript value to JSON, refusing what JSON cannot hold.
-pub fn js_to_json(value: &JsValue, depth: usize) -> Result<Value, Error> {
-    let bad = |reason: String| Error::invalid("input", reason);
-    if depth > MAX_DEPTH {
-        return Err(bad(format!("nested more than {MAX_DEPTH} levels deep")));
-    }
-    if value.is_undefined() || value.is_null() {
-        return Ok(Value::Null);
-    }
-    if let Some(b) = value.as_bool() {
-        return Ok(Value::Bool(b));
-    }
-    if let Some(n) = value.as_f64() {
-        if !n.is_finite() {
-            return Err(bad(format!("numbers must be finite (got {n})")));
-        }
-        if n.fract() == 0.0 && n.abs() <= 9.0e15 {
-            return Ok(Value::from(n as i64));
-        }
-        return serde_json::Number::from_f64(n)
-            .map(Value::Number)
-            .ok_or_else(|| bad(format!("{n} is not a JSON number")));
-    }
-    if value.is_string() {
-        let js = js_sys::JsString::from(value.clone());
-        if !js.is_valid_utf16() {
-            return Err(bad(
-                "text contains a lone surrogate (invalid UTF-16)".to_string()
-            ));
-        }
-        return Ok(Value::String(value.as_string().unwrap_or_default()));
-    }
-    if value.is_bigint() {
-        return Err(bad("BigInt is not accepted; use a number".to_string()));
-    }
-    if value.is_function() || value.is_symbol() {
-        return Err(bad(
-            "expected plain data, got a function or a symbol".to_string()
-        ));
-    }
-    if js_sys::Array::is_array(value) {
-        let array = js_sys::Array::from(value);
-        if array.length() > MAX_ENTRIES {
-            return Err(bad(format!("arrays may hold at most {MAX_ENTRIES} items")));
-        }
-        return array
-            .iter()
-            .map(|item| js_to_json(&item, depth + 1))
-            .collect::<Result<Vec<_>, _>>()
-            .map(Value::Array);
-    }
-    if value.is_object() {
-        let object = js_sys::Object::from(value.clone());
-        let entries = js_sys::Object::entries(&object);
-        if entries.length() > MAX_ENTRIES {
-            return Err(bad(format!(
-                "objects may hold at most {MAX_ENTRIES} fields"
-            )));
-        }
-        let mut map = serde_json::Map::new();
-        for entry in entries.iter() {
-            let pair = js_sys::Array::from(&entry);
-            let key = pair.get(0);
-            let key_js = js_sys::JsString::from(key.clone());
-            if !key_js.is_valid_utf16() {
-                return Err(bad("a field name contains a lone surrogate".to_string()));
-            }
-            let key = key.as_string().unwrap_or_default();
-            let item = pair.get(1);
-            if item.is_undefined() {
-                continue;
-            }
-            map.insert(key, js_to_json(&item, depth + 1)?);
-        }
-        return Ok(Value::Object(map));
-    }
-    Err(bad("unsupported value".to_string()))
-}
-
 /// A whole-number argument in `min..=max` (`None` when undefined or null).
 fn number_arg(
     field: &'static str,
@@ -173,13 +105,13 @@ fn number_arg(
     max: i64,
 ) -> Result<Option<i64>, JsError> {
     let mut map = serde_json::Map::new();
-    map.insert(field.to_string(), js_to_json(value, 0).map_err(js_error)?);
+    map.insert(field.to_string(), js_to_json(value).map_err(js_error)?);
     input::whole(&map, field, min, max).map_err(js_error)
 }
 
 /// A required string argument.
 fn string_arg(field: &'static str, value: &JsValue) -> Result<String, JsError> {
-    match js_to_json(value, 0).map_err(js_error)? {
+    match js_to_json(value).map_err(js_error)? {
         Value::String(s) => Ok(s),
         Value::Null => Err(js_error(Error::invalid(field, "is required"))),
         _ => Err(js_error(Error::invalid(field, "expected a string"))),
@@ -188,7 +120,7 @@ fn string_arg(field: &'static str, value: &JsValue) -> Result<String, JsError> {
 
 /// An optional options object, as JSON (`{}` when absent).
 fn options_arg(value: &JsValue) -> Result<serde_json::Map<String, Value>, JsError> {
-    match js_to_json(value, 0).map_err(js_error)? {
+    match js_to_json(value).map_err(js_error)? {
         Value::Null => Ok(serde_json::Map::new()),
         Value::Object(map) => Ok(map),
         _ => Err(js_error(Error::invalid("options", "expected an object"))),
@@ -263,16 +195,10 @@ pub fn profile_table() -> Result<JsValue, JsError> {
 }
 
 fn build(id: &str, options: &serde_json::Map<String, Value>) -> Result<Explorer, Error> {
-    let params: Params = input::params(options.get("params").unwrap_or(&Value::Null))?;
-    Explorer::new(scenarios::build_with(id, &params)?)
-}
-
-fn seed_of(options: &serde_json::Map<String, Value>) -> Result<u64, Error> {
-    Ok(input::whole(options, "seed", 0, input::MAX_SAFE_INTEGER)?.unwrap_or(1) as u64)
-}
-
-fn depth_of(options: &serde_json::Map<String, Value>) -> Result<u32, Error> {
-    Ok(input::whole(options, "depth", 1, 10)?.unwrap_or(3) as u32)
+    Explorer::new(scenarios::build_with(
+        id,
+        options.get("params").unwrap_or(&Value::Null),
+    )?)
 }
 
 /// Runs a scenario once, with a strategy or an encoded schedule, and
@@ -283,37 +209,50 @@ pub fn run_scenario(
     #[wasm_bindgen(unchecked_param_type = "RunOptions | undefined")] options: JsValue,
 ) -> Result<JsValue, JsError> {
     let id = string_arg("scenario", &id)?;
-    let options = options_arg(&options)?;
+    let mut options = options_arg(&options)?;
     input::only(
         &options,
         &["params", "strategy", "seed", "depth", "schedule"],
         "options",
     )
     .map_err(js_error)?;
-    let strategy = input::text(&options, "strategy", 32).map_err(js_error)?;
-    let explorer = build(&id, &options).map_err(js_error)?;
-    let result = match strategy.as_deref().unwrap_or("round-robin") {
-        "round-robin" => explorer.run(&mut RoundRobin, true),
-        "random" => seed_of(&options).and_then(|seed| explorer.run(&mut Random::new(seed), true)),
-        "pct" => seed_of(&options).and_then(|seed| {
-            let mut pct = Pct::new(seed, depth_of(&options)?, 64)?;
-            explorer.run(&mut pct, true)
-        }),
-        "replay" => {
-            let text = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)
-                .map_err(js_error)?
-                .ok_or_else(|| {
-                    js_error(Error::invalid(
-                        "schedule",
-                        "is required for strategy replay",
-                    ))
-                })?;
-            Schedule::decode(&text).and_then(|s| explorer.replay(&s, true))
+    let params = options.remove("params").unwrap_or(Value::Null);
+    let schedule =
+        input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS).map_err(js_error)?;
+    let replay = options.get("strategy").and_then(Value::as_str) == Some("replay");
+    options.remove("schedule");
+    let result = if replay {
+        options.remove("strategy");
+        input::only(&options, &[], "options (strategy replay takes only a schedule)")
+            .map_err(js_error)?;
+        let text = schedule.ok_or_else(|| {
+            js_error(Error::invalid(
+                "schedule",
+                "is required for strategy replay",
+            ))
+        })?;
+        let explorer = Explorer::new(scenarios::build_with(&id, &params).map_err(js_error)?)
+            .map_err(js_error)?;
+        Schedule::decode(&text).and_then(|s| explorer.replay(&s, true))
+    } else {
+        if schedule.is_some() {
+            return Err(js_error(Error::invalid(
+                "schedule",
+                "is only taken with strategy replay",
+            )));
         }
-        other => Err(Error::invalid(
-            "strategy",
-            format!("unknown strategy {other:?}; use round-robin, random, pct or replay"),
-        )),
+        let strategy = Strategy::from_json(&options, strategy::Kind::RoundRobin).map_err(js_error)?;
+        if strategy.kind == strategy::Kind::Exhaustive {
+            return Err(js_error(Error::invalid(
+                "strategy",
+                "runScenario makes one run; use exploreScenario or Exploration to search every interleaving",
+            )));
+        }
+        let explorer = Explorer::new(scenarios::build_with(&id, &params).map_err(js_error)?)
+            .map_err(js_error)?;
+        strategy
+            .scheduler(0)
+            .and_then(|mut scheduler| explorer.run(scheduler.as_mut(), true))
     }
     .map_err(js_error)?;
     to_js(&result)
@@ -338,15 +277,10 @@ pub fn explore_scenario(
 #[wasm_bindgen]
 pub struct Exploration {
     explorer: Explorer,
-    kind: ExplorationKind,
+    search: Search,
     done: bool,
     cancelled: bool,
     report: Option<ExploreReport>,
-}
-
-enum ExplorationKind {
-    Exhaustive(Box<dfs::Dfs>),
-    Sample(Sampler<'static>),
 }
 
 #[derive(Serialize)]
@@ -367,7 +301,7 @@ impl Exploration {
         #[wasm_bindgen(unchecked_param_type = "ExploreOptions | undefined")] options: JsValue,
     ) -> Result<Exploration, JsError> {
         let id = string_arg("scenario", &id)?;
-        let options = options_arg(&options)?;
+        let mut options = options_arg(&options)?;
         input::only(
             &options,
             &[
@@ -381,40 +315,14 @@ impl Exploration {
             "options",
         )
         .map_err(js_error)?;
-        let strategy = input::text(&options, "strategy", 32).map_err(js_error)?;
-        let runs = input::whole(&options, "runs", 1, 10_000_000).map_err(js_error)?;
-        let seed = seed_of(&options).map_err(js_error)?;
-        let depth = depth_of(&options).map_err(js_error)?;
-        let bound = input::whole(&options, "preemptionBound", 0, 1000).map_err(js_error)?;
-        let kind = match strategy.as_deref().unwrap_or("exhaustive") {
-            "exhaustive" => ExplorationKind::Exhaustive(Box::new(dfs::Dfs::new(dfs::Options {
-                preemption_bound: bound.map(|b| b as u32),
-                max_runs: runs.map(|r| r as u64),
-                ..dfs::Options::default()
-            }))),
-            "random" => ExplorationKind::Sample(Sampler::new(
-                &format!("random (seed {seed})"),
-                runs.unwrap_or(1000) as u64,
-                move |i| Ok(Box::new(Random::new(seed.wrapping_add(i))) as Box<dyn Scheduler>),
-            )),
-            "pct" => ExplorationKind::Sample(Sampler::new(
-                &format!("PCT (seed {seed}, depth {depth})"),
-                runs.unwrap_or(1000) as u64,
-                move |i| {
-                    Ok(Box::new(Pct::new(seed.wrapping_add(i), depth, 64)?) as Box<dyn Scheduler>)
-                },
-            )),
-            other => {
-                return Err(js_error(Error::invalid(
-                    "strategy",
-                    format!("unknown strategy {other:?}; use exhaustive, random or pct"),
-                )))
-            }
-        };
-        let explorer = build(&id, &options).map_err(js_error)?;
+        let params = options.remove("params").unwrap_or(Value::Null);
+        let strategy =
+            Strategy::from_json(&options, strategy::Kind::Exhaustive).map_err(js_error)?;
+        let explorer = Explorer::new(scenarios::build_with(&id, &params).map_err(js_error)?)
+            .map_err(js_error)?;
         Ok(Exploration {
             explorer,
-            kind,
+            search: strategy.search(),
             done: false,
             cancelled: false,
             report: None,
@@ -448,7 +356,11 @@ impl Exploration {
             ));
         }
         if self.report.is_none() {
-            self.report = Some(self.build_report().map_err(js_error)?);
+            self.report = Some(
+                self.search
+                    .report(&self.explorer, self.cancelled)
+                    .map_err(js_error)?,
+            );
         }
         to_js(&self.report)
     }
@@ -456,35 +368,18 @@ impl Exploration {
 
 impl Exploration {
     fn progress(&self) -> ProgressView {
-        let (stats, planned_runs) = match &self.kind {
-            ExplorationKind::Exhaustive(search) => (search.stats(), None),
-            ExplorationKind::Sample(sampler) => (sampler.stats(), Some(sampler.planned())),
-        };
         ProgressView {
             done: self.done,
-            stats,
-            planned_runs,
+            stats: self.search.stats(),
+            planned_runs: self.search.planned(),
         }
     }
 
     fn advance_runs(&mut self, runs: u64) -> Result<(), Error> {
-        if self.done {
-            return Ok(());
+        if !self.done {
+            self.done = self.search.advance(&self.explorer, runs)?;
         }
-        self.done = match &mut self.kind {
-            ExplorationKind::Exhaustive(search) => search.advance(&self.explorer, runs)?,
-            ExplorationKind::Sample(sampler) => sampler.advance(&self.explorer, runs)?,
-        };
         Ok(())
-    }
-
-    fn build_report(&self) -> Result<ExploreReport, Error> {
-        match &self.kind {
-            ExplorationKind::Exhaustive(search) => {
-                self.explorer.report_search(search, self.cancelled)
-            }
-            ExplorationKind::Sample(sampler) => sampler.report(&self.explorer, self.cancelled),
-        }
     }
 }
 
@@ -500,6 +395,8 @@ pub struct Stepper {
 #[serde(rename_all = "camelCase")]
 struct StepperView {
     scenario: String,
+    /// The parameter values the scenario runs with (defaults filled in).
+    params: serde_json::Map<String, Value>,
     labels: Vec<String>,
     schedule: String,
     runnable: Vec<usize>,
@@ -544,7 +441,7 @@ impl Stepper {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "number")] attempt: JsValue,
     ) -> Result<JsValue, JsError> {
-        let map = serde_json::json!({ "attempt": js_to_json(&attempt, 0).map_err(js_error)? });
+        let map = serde_json::json!({ "attempt": js_to_json(&attempt).map_err(js_error)? });
         let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)
             .map_err(js_error)?
             .ok_or_else(|| js_error(Error::invalid("attempt", "is required")))?
@@ -600,6 +497,7 @@ impl Stepper {
         };
         Ok(StepperView {
             scenario: self.explorer.scenario_id().to_string(),
+            params: self.explorer.params(),
             labels: run.labels(),
             schedule: run.schedule().encode(),
             runnable: run.runnable(),
@@ -638,8 +536,7 @@ impl IdempotencySession {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "RequestInput")] request: JsValue,
     ) -> Result<JsValue, JsError> {
-        let request =
-            input::request(&js_to_json(&request, 0).map_err(js_error)?).map_err(js_error)?;
+        let request = input::request(&js_to_json(&request).map_err(js_error)?).map_err(js_error)?;
         self.sent += 1;
         let label = format!("request {}", self.sent);
         to_js(&idempotency::execute_alone(&self.store, &label, request).map_err(js_error)?)
@@ -682,7 +579,7 @@ impl OutboxSession {
         #[wasm_bindgen(unchecked_param_type = "{ orderId: string; amount: number }")]
         order: JsValue,
     ) -> Result<JsValue, JsError> {
-        let event = input::order(&js_to_json(&order, 0).map_err(js_error)?).map_err(js_error)?;
+        let event = input::order(&js_to_json(&order).map_err(js_error)?).map_err(js_error)?;
         to_js(&outbox::create_order_alone(&self.store, event).map_err(js_error)?)
     }
 
@@ -696,7 +593,7 @@ impl OutboxSession {
         delivery: JsValue,
     ) -> Result<JsValue, JsError> {
         let (subscriber, event) =
-            input::delivery(&js_to_json(&delivery, 0).map_err(js_error)?).map_err(js_error)?;
+            input::delivery(&js_to_json(&delivery).map_err(js_error)?).map_err(js_error)?;
         to_js(&outbox::deliver_alone(&self.store, &subscriber, event).map_err(js_error)?)
     }
 

@@ -1,0 +1,274 @@
+//! How runs are chosen: one type for the command line, the JS exports, the
+//! page and the soak. Front ends only parse into a [`Strategy`] (clap and
+//! serde alike) and print what it reports; defaults, bounds and PCT's step
+//! estimate live here and nowhere else.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::explore::{ExploreReport, Explorer, Sampler};
+use super::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
+use crate::{Error, Result};
+
+/// Which way runs are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(not(target_family = "wasm"), derive(clap::ValueEnum))]
+pub enum Kind {
+    /// Every interleaving, depth first, with the reductions on.
+    Exhaustive,
+    /// One run, each attempt in turn.
+    RoundRobin,
+    /// Seeded uniform picks among the runnable attempts.
+    Random,
+    /// Probabilistic concurrency testing: random priorities, `depth - 1` changes.
+    Pct,
+}
+
+impl Kind {
+    /// Every kind, as named in JSON and on the command line.
+    pub const ALL: [Kind; 4] = [Kind::Exhaustive, Kind::RoundRobin, Kind::Random, Kind::Pct];
+
+    /// The kind's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Kind::Exhaustive => "exhaustive",
+            Kind::RoundRobin => "round-robin",
+            Kind::Random => "random",
+            Kind::Pct => "pct",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Kind> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "strategy",
+                    format!(
+                        "unknown strategy {}; use {}",
+                        crate::scenarios::params::quote(text),
+                        Kind::ALL.map(Kind::name).join(", ")
+                    ),
+                )
+            })
+    }
+}
+
+/// The seed when none is given.
+pub const DEFAULT_SEED: u64 = 1;
+/// Sampled runs when no number is given.
+pub const DEFAULT_RUNS: u64 = 1000;
+/// The most runs one search may be asked for.
+pub const MAX_RUNS: u64 = 10_000_000;
+/// PCT's bug depth when none is given.
+pub const DEFAULT_DEPTH: u32 = 3;
+/// PCT's estimate of a run's length, in steps, which spreads its priority
+/// change points (Burckhardt et al. take the run length k).
+pub const PCT_STEP_ESTIMATE: usize = 64;
+
+/// A strategy with its settings, checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Strategy {
+    /// Which way.
+    pub kind: Kind,
+    /// The first run's seed (run `i` uses `seed + i`).
+    pub seed: u64,
+    /// Runs to sample, or the exhaustive search's run budget (`None`: unbounded).
+    pub runs: Option<u64>,
+    /// PCT's bug depth.
+    pub depth: u32,
+    /// Exhaustive search: at most this many preemptions per run.
+    pub preemption_bound: Option<u32>,
+    /// Exhaustive search: state caching and symmetry (off only to compare).
+    pub reduction: bool,
+}
+
+impl Strategy {
+    /// A strategy of `kind` with every setting at its default.
+    pub const fn of(kind: Kind) -> Strategy {
+        Strategy {
+            kind,
+            seed: DEFAULT_SEED,
+            runs: None,
+            depth: DEFAULT_DEPTH,
+            preemption_bound: None,
+            reduction: true,
+        }
+    }
+
+    /// Checks the settings: a zero budget or an out-of-range depth is refused.
+    pub fn checked(self) -> Result<Strategy> {
+        if let Some(runs) = self.runs {
+            if !(1..=MAX_RUNS).contains(&runs) {
+                return Err(Error::invalid(
+                    "runs",
+                    format!("use 1 to {MAX_RUNS} (got {runs})"),
+                ));
+            }
+        }
+        if !(1..=10).contains(&self.depth) {
+            return Err(Error::invalid(
+                "depth",
+                format!("use 1 to 10 (got {})", self.depth),
+            ));
+        }
+        if self.seed > crate::input::MAX_SAFE_INTEGER as u64 {
+            return Err(Error::invalid(
+                "seed",
+                format!("use 0 to 2^53 - 1 (got {})", self.seed),
+            ));
+        }
+        Ok(self)
+    }
+
+    /// A strategy from JSON options (`strategy`, `seed`, `runs`, `depth`,
+    /// `preemptionBound`), `default` when `strategy` is absent. The caller
+    /// has checked that no other field is present.
+    pub fn from_json(options: &Map<String, Value>, default: Kind) -> Result<Strategy> {
+        use crate::input::{text, whole, MAX_SAFE_INTEGER};
+        let kind = match text(options, "strategy", 32)? {
+            Some(name) => Kind::parse(&name)?,
+            None => default,
+        };
+        Strategy {
+            kind,
+            seed: whole(options, "seed", 0, MAX_SAFE_INTEGER)?.map_or(DEFAULT_SEED, |s| s as u64),
+            runs: whole(options, "runs", 1, MAX_RUNS as i64)?.map(|r| r as u64),
+            depth: whole(options, "depth", 1, 10)?.map_or(DEFAULT_DEPTH, |d| d as u32),
+            preemption_bound: whole(options, "preemptionBound", 0, 1000)?.map(|b| b as u32),
+            reduction: true,
+        }
+        .checked()
+    }
+
+    /// The strategy in words ("PCT (seed 7, depth 3)").
+    pub fn describe(&self) -> String {
+        match self.kind {
+            Kind::Exhaustive => "exhaustive".to_string(),
+            Kind::RoundRobin => "round-robin".to_string(),
+            Kind::Random => format!("random (seed {})", self.seed),
+            Kind::Pct => format!("PCT (seed {}, depth {})", self.seed, self.depth),
+        }
+    }
+
+    /// The scheduler of sampled run `run` (0-based): run `i` of a random or
+    /// PCT search uses seed `seed + i`.
+    pub fn scheduler(&self, run: u64) -> Result<Box<dyn Scheduler>> {
+        let seed = self.seed.wrapping_add(run);
+        Ok(match self.kind {
+            Kind::RoundRobin | Kind::Exhaustive => Box::new(RoundRobin),
+            Kind::Random => Box::new(Random::new(seed)),
+            Kind::Pct => Box::new(Pct::new(seed, self.depth, PCT_STEP_ESTIMATE)?),
+        })
+    }
+
+    /// A resumable search with this strategy.
+    pub fn search(&self) -> Search {
+        match self.kind {
+            Kind::Exhaustive => Search::Exhaustive(Box::new(dfs::Dfs::new(dfs::Options {
+                state_caching: self.reduction,
+                symmetry: self.reduction,
+                preemption_bound: self.preemption_bound,
+                max_runs: self.runs,
+            }))),
+            Kind::RoundRobin | Kind::Random | Kind::Pct => {
+                let planned = match self.kind {
+                    Kind::RoundRobin => 1,
+                    _ => self.runs.unwrap_or(DEFAULT_RUNS),
+                };
+                let strategy = *self;
+                Search::Sample(Sampler::new(&self.describe(), planned, move |i| {
+                    strategy.scheduler(i)
+                }))
+            }
+        }
+    }
+}
+
+/// A search in progress: the exhaustive walk or a sampler.
+pub enum Search {
+    /// Every interleaving.
+    Exhaustive(Box<dfs::Dfs>),
+    /// Sampled runs.
+    Sample(Sampler<'static>),
+}
+
+impl Search {
+    /// Makes up to `runs` more runs; returns whether the search is over.
+    pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
+        match self {
+            Search::Exhaustive(search) => search.advance(explorer, runs),
+            Search::Sample(sampler) => sampler.advance(explorer, runs),
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> dfs::Stats {
+        match self {
+            Search::Exhaustive(search) => search.stats(),
+            Search::Sample(sampler) => sampler.stats(),
+        }
+    }
+
+    /// The runs planned, when known (sampling).
+    pub fn planned(&self) -> Option<u64> {
+        match self {
+            Search::Exhaustive(_) => None,
+            Search::Sample(sampler) => Some(sampler.planned()),
+        }
+    }
+
+    /// The report, once over or cancelled.
+    pub fn report(&self, explorer: &Explorer, cancelled: bool) -> Result<ExploreReport> {
+        match self {
+            Search::Exhaustive(search) => explorer.report_search(search, cancelled),
+            Search::Sample(sampler) => sampler.report(explorer, cancelled),
+        }
+    }
+
+    /// Runs the search to its end.
+    pub fn run_to_end(mut self, explorer: &Explorer) -> Result<ExploreReport> {
+        while !self.advance(explorer, 10_000)? {}
+        self.report(explorer, false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse(v: Value) -> Result<Strategy> {
+        Strategy::from_json(v.as_object().unwrap(), Kind::Exhaustive)
+    }
+
+    #[test]
+    fn defaults_and_refusals() {
+        let s = parse(json!({"strategy": "pct"})).unwrap();
+        assert_eq!(
+            (s.seed, s.depth, s.runs),
+            (DEFAULT_SEED, DEFAULT_DEPTH, None)
+        );
+        assert_eq!(parse(json!({})).unwrap().kind, Kind::Exhaustive);
+        for (given, expected) in [
+            (json!({"runs": 0}), "invalid runs: 0 is out of range (1 to 10000000)"),
+            (json!({"depth": 11}), "invalid depth: 11 is out of range (1 to 10)"),
+            (
+                json!({"strategy": "bfs"}),
+                "invalid strategy: unknown strategy \"bfs\"; use exhaustive, round-robin, random, pct",
+            ),
+        ] {
+            assert_eq!(parse(given).unwrap_err().to_string(), expected);
+        }
+        let zero = Strategy {
+            runs: Some(0),
+            ..Strategy::of(Kind::Random)
+        };
+        assert_eq!(
+            zero.checked().unwrap_err().to_string(),
+            "invalid runs: use 1 to 10000000 (got 0)"
+        );
+    }
+}

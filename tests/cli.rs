@@ -1,0 +1,192 @@
+//! The command line as a user meets it: `--json` prints exactly one JSON
+//! document, text ends with a newline, a closed pipe ends it quietly, zero
+//! budgets and bad parameters are refused with the field the user wrote,
+//! and strategies give the schedules the library and the browser give.
+#![cfg(not(target_family = "wasm"))]
+
+use std::io::Read;
+use std::process::{Command, Output, Stdio};
+
+fn replayground(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_replayground"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8(output.stdout.clone()).unwrap()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8(output.stderr.clone()).unwrap()
+}
+
+/// Every subcommand that takes `--json`, with arguments that keep it quick.
+const JSON_COMMANDS: &[&[&str]] = &[
+    &["version"],
+    &["scenarios"],
+    &["explore", "idem-race", "--params", r#"{"attempts":3}"#],
+    &["explore", "idem-check-then-write"],
+    &["explore", "idem-race", "--strategy", "pct", "--runs", "20"],
+    &["run", "idempotency"],
+    &["run", "outbox"],
+    &[
+        "run",
+        "idem-profiles",
+        "--params",
+        r#"{"profile":"stripe"}"#,
+    ],
+    &["replay", "idem-check-then-write", "A6B3AB4"],
+    &["soak", "--runs", "50"],
+    &["sweep"],
+    &["sweep", "--no-inbox"],
+    &["bench", "--rounds", "1", "--iterations", "1"],
+    &["round-trip"],
+];
+
+#[test]
+fn every_json_output_is_exactly_one_json_document() {
+    for args in JSON_COMMANDS {
+        let mut args = args.to_vec();
+        args.push("--json");
+        let output = replayground(&args);
+        let text = stdout(&output);
+        let parsed: Result<serde_json::Value, _> = serde_json::from_str(&text);
+        assert!(
+            parsed.is_ok(),
+            "replayground {}: stdout is not one JSON document ({:?}):\n{}",
+            args.join(" "),
+            parsed.err(),
+            text.chars().take(300).collect::<String>()
+        );
+    }
+}
+
+#[test]
+fn text_output_ends_with_a_newline() {
+    for args in JSON_COMMANDS {
+        let output = replayground(args);
+        for (name, text) in [("stdout", stdout(&output)), ("stderr", stderr(&output))] {
+            assert!(
+                text.is_empty() || text.ends_with('\n'),
+                "replayground {}: {name} ends without a newline: {:?}",
+                args.join(" "),
+                text.chars().rev().take(60).collect::<String>()
+            );
+        }
+    }
+}
+
+/// `replayground run idem-race --json | head -c 1`: the reader goes away
+/// after one byte of about 100 KB, and the command ends quietly.
+#[test]
+fn a_closed_pipe_ends_the_command_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_replayground"))
+        .args(["run", "idem-race", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut byte = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut byte).unwrap();
+    // Dropping the pipe's reading end closes it.
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!err.contains("Broken pipe"), "{err}");
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        output.status.signal(),
+        Some(libc_sigpipe()),
+        "{:?}",
+        output.status
+    );
+}
+
+fn libc_sigpipe() -> i32 {
+    13 // SIGPIPE on Linux
+}
+
+#[test]
+fn zero_budgets_and_bad_parameters_are_refused_by_the_name_the_user_wrote() {
+    for (args, expected) in [
+        (
+            &["explore", "idem-check-then-write", "--runs", "0"][..],
+            "replayground: invalid runs: use 1 to 10000000 (got 0)\n",
+        ),
+        (
+            &[
+                "explore",
+                "idem-race",
+                "--strategy",
+                "random",
+                "--runs",
+                "0",
+            ][..],
+            "replayground: invalid runs: use 1 to 10000000 (got 0)\n",
+        ),
+        (
+            &["soak", "--runs", "0"][..],
+            "replayground: invalid --runs: use at least 1\n",
+        ),
+        (
+            &["run", "idem-retention", "--params", r#"{"clock":-1}"#][..],
+            "replayground: invalid clock: -1 is out of range (0 to 315360000 seconds)\n",
+        ),
+        (
+            &["run", "inbox-retention", "--params", r#"{"window":601}"#][..],
+            "replayground: invalid window: use a multiple of 300 seconds (got 601)\n",
+        ),
+        (
+            &["explore", "idem-race", "--depth", "0", "--strategy", "pct"][..],
+            "replayground: invalid depth: use 1 to 10 (got 0)\n",
+        ),
+    ] {
+        let output = replayground(args);
+        assert!(!output.status.success(), "{args:?}");
+        assert_eq!(stderr(&output), expected, "{args:?}");
+        assert_eq!(stdout(&output), "", "{args:?}");
+    }
+    // What the JS exports accept, the command line accepts.
+    let output = replayground(&[
+        "run",
+        "inbox-retention",
+        "--params",
+        r#"{"window":600,"delay":1200}"#,
+        "--json",
+    ]);
+    let result: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(result["params"]["window"], 600);
+    assert_eq!(result["params"]["delay"], 1200);
+}
+
+/// The recorded schedules of tests/strategy_schedules.json are what the
+/// command line prints; the library (tests/strategies.rs) and the JS export
+/// in Chromium (tests/wasm_exports.rs) compare with the same recording.
+#[test]
+fn the_command_line_gives_the_recorded_schedules() {
+    let recorded: Vec<serde_json::Value> =
+        serde_json::from_str(include_str!("strategy_schedules.json")).unwrap();
+    assert!(recorded.len() >= 6);
+    for case in &recorded {
+        let (scenario, strategy, seed) = (
+            case["scenario"].as_str().unwrap(),
+            case["strategy"].as_str().unwrap(),
+            case["seed"].to_string(),
+        );
+        let output = replayground(&[
+            "run",
+            scenario,
+            "--strategy",
+            strategy,
+            "--seed",
+            &seed,
+            "--params",
+            &case["params"].to_string(),
+            "--json",
+        ]);
+        let result: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+        assert_eq!(result["schedule"], case["schedule"], "{case}");
+    }
+}

@@ -1,0 +1,157 @@
+//! Every parameter of every scenario, set to a value other than its default
+//! through each entry point the core offers (JSON as the JS exports, the
+//! embeds and `--params` give it; a permalink's text), must reach the run:
+//! the run reports the value, and the run differs from the default run.
+//! The page's controls and the embed attribute are covered end to end in
+//! tests/e2e/params.test.mjs; the command line below.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::input;
+use replayground::scenarios::{self, params::Kind, Param};
+use replayground::sim::explore::{Explorer, RunResult};
+use replayground::sim::scheduler::RoundRobin;
+use serde_json::{json, Value};
+
+/// A valid value other than the default.
+fn other_value(param: &Param) -> Value {
+    let default = param.default_value();
+    match param.kind {
+        Kind::Whole {
+            max, multiple_of, ..
+        } => {
+            let d = default.as_i64().unwrap();
+            if d + multiple_of <= max {
+                json!(d + multiple_of)
+            } else {
+                json!(d - multiple_of)
+            }
+        }
+        Kind::Text { .. } => json!("zeta"),
+        Kind::Choice { options } => json!(options.iter().find(|o| **o != default).unwrap()),
+    }
+}
+
+/// The link text of a value.
+fn link_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn run(id: &str, given: &Value) -> RunResult {
+    let explorer = Explorer::new(scenarios::build_with(id, given).unwrap()).unwrap();
+    explorer.run(&mut RoundRobin, true).unwrap()
+}
+
+/// What a run did, without the parameter echo.
+fn behaviour(result: &RunResult) -> Value {
+    let mut value = serde_json::to_value(result).unwrap();
+    value.as_object_mut().unwrap().remove("params");
+    value
+}
+
+#[test]
+fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
+    let mut checked = 0;
+    for entry in scenarios::catalog() {
+        let baseline = run(entry.id, &Value::Null);
+        for param in entry.params {
+            assert_eq!(
+                baseline.params[param.name],
+                param.default_value(),
+                "{} {}",
+                entry.id,
+                param.name
+            );
+            let value = other_value(param);
+            // JSON: the JS exports, the embed attribute and --params.
+            let given = json!({ param.name: value.clone() });
+            let result = run(entry.id, &given);
+            assert_eq!(
+                result.params[param.name], value,
+                "{} {}",
+                entry.id, param.name
+            );
+            assert_ne!(
+                behaviour(&result),
+                behaviour(&baseline),
+                "{} ran the same with {} = {value}",
+                entry.id,
+                param.name
+            );
+            // A permalink gives text; it parses to the same value.
+            let query = format!(
+                "?s={}&{}={}",
+                entry.id,
+                param.name,
+                js_encode(&link_text(&value))
+            );
+            let link = input::permalink(&query).unwrap();
+            assert!(link.problems.is_empty(), "{query}: {:?}", link.problems);
+            assert_eq!(link.params[param.name], value, "{query}");
+            let from_link = run(entry.id, &Value::Object(link.params.clone()));
+            assert_eq!(behaviour(&from_link), behaviour(&result), "{query}");
+            checked += 1;
+        }
+    }
+    // attempts, tenant, key, quantity; quantity; clock; quantity; crashPoint;
+    // profile, clock; profile; crashPoint; crashPoint; window, delay; window, delay.
+    assert_eq!(checked, 17);
+}
+
+/// A scenario refuses a parameter it does not declare, on every path.
+#[test]
+fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
+    let error = scenarios::build_with("idem-race", &json!({"window": 600}))
+        .err()
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        error,
+        "invalid params: scenario idem-race has no parameter \"window\"; it takes attempts, tenant, key, quantity"
+    );
+    let link = input::permalink("?s=idem-race&window=600").unwrap();
+    assert!(link.params.is_empty());
+    assert_eq!(link.problems.len(), 1, "{:?}", link.problems);
+}
+
+fn js_encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The command line takes the same JSON and runs with it.
+#[cfg(not(target_family = "wasm"))]
+#[test]
+fn the_command_line_passes_every_parameter_to_the_run() {
+    let mut checked = 0;
+    for entry in scenarios::catalog() {
+        for param in entry.params {
+            let value = other_value(param);
+            let given = json!({ param.name: value.clone() }).to_string();
+            let output = std::process::Command::new(env!("CARGO_BIN_EXE_replayground"))
+                .args(["run", entry.id, "--params", &given, "--json"])
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8(output.stdout).unwrap();
+            let result: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+                panic!(
+                    "{} {given}: not one JSON document ({e}): {stdout}",
+                    entry.id
+                )
+            });
+            assert_eq!(result["params"][param.name], value, "{} {given}", entry.id);
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 17);
+}
