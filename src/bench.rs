@@ -149,7 +149,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             "write transaction (BEGIN IMMEDIATE; INSERT; COMMIT), replayground VFS",
             budget,
             clock,
-            || write_transaction(conn.sqlite()?, &params),
+            || write_transaction(&*conn.sqlite()?, &params),
         )?);
     }
     {
@@ -170,7 +170,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
                     SqlValue::from("web-order"),
                     SqlValue::Text(format!("k{key}")),
                 ];
-                let db = conn.sqlite()?;
+                let db = &conn.sqlite()?;
                 storage::run_sql(db, "BEGIN IMMEDIATE", &[])?;
                 storage::run_sql(
                     db,

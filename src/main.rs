@@ -415,8 +415,30 @@ mod cli {
         Ok(())
     }
 
+    /// The lock the unix VFS holds for `connection` on its main database
+    /// (0 NONE to 4 EXCLUSIVE): `SQLITE_FCNTL_LOCKSTATE`, the handle's `eFileLock`.
+    fn unix_lock_state(connection: &rusqlite::Connection) -> i32 {
+        use rusqlite::ffi;
+        let mut state: std::ffi::c_int = -1;
+        // SAFETY: the handle is open for the whole call; LOCKSTATE writes one int.
+        let rc = unsafe {
+            ffi::sqlite3_file_control(
+                connection.handle(),
+                c"main".as_ptr(),
+                ffi::SQLITE_FCNTL_LOCKSTATE,
+                (&mut state as *mut std::ffi::c_int).cast(),
+            )
+        };
+        if rc == ffi::SQLITE_OK {
+            state
+        } else {
+            -1
+        }
+    }
+
     /// Runs statements on a plain rusqlite connection (unix VFS, no busy
-    /// timeout), one JSON line in and one JSON line out per statement.
+    /// timeout), one JSON line in and one JSON line out per statement. Each
+    /// reply also tells the lock the connection holds afterwards.
     fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
         use std::io::{BufRead, Write};
         let connection = rusqlite::Connection::open(db)?;
@@ -425,8 +447,13 @@ mod cli {
         for line in std::io::stdin().lock().lines() {
             let sql: String = serde_json::from_str(&line?)?;
             let reply = match storage::run_sql(&connection, &sql, &[]) {
-                Ok(rows) => serde_json::json!({ "rows": rows.rows }),
-                Err(e) => serde_json::json!({ "code": e.sqlite_code().unwrap_or(-1) }),
+                Ok(rows) => {
+                    serde_json::json!({ "rows": rows.rows, "lock": unix_lock_state(&connection) })
+                }
+                Err(e) => serde_json::json!({
+                    "code": e.sqlite_code().unwrap_or(-1),
+                    "lock": unix_lock_state(&connection),
+                }),
             };
             let mut out = stdout.lock();
             writeln!(out, "{reply}")?;

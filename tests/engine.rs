@@ -303,3 +303,211 @@ fn bad_names_are_refused_before_anything_is_created() {
 fn the_vfs_passes_the_rsqlite_vfs_test_suite() {
     vfs::run_rsqlite_vfs_test_suite().unwrap();
 }
+
+fn refused(conn: &Conn, sql: &str) -> Error {
+    conn.execute(sql, &[])
+        .err()
+        .unwrap_or_else(|| panic!("{} `{sql}` must be refused", conn.label()))
+}
+
+fn one_value(conn: &Conn, sql: &str) -> SqlValue {
+    let rows = conn
+        .execute(sql, &[])
+        .unwrap_or_else(|e| panic!("{} `{sql}`: {e}", conn.label()))
+        .rows;
+    assert_eq!(rows.len(), 1, "`{sql}` gave {rows:?}");
+    rows[0][0].clone()
+}
+
+const NO_WAL: &str = "WAL mode is not supported by this engine yet";
+
+#[test]
+fn journal_mode_wal_is_refused_with_an_error_that_says_so() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    // SQLite takes any case-insensitive prefix of "wal" ("w", "wa") as WAL.
+    for sql in [
+        "PRAGMA journal_mode = WAL",
+        "pragma JOURNAL_MODE=wal",
+        "PRAGMA journal_mode='Wal'",
+        "PRAGMA  journal_mode  =  \"wal\"",
+        "PRAGMA journal_mode(WAL)",
+        "PRAGMA main.journal_mode=WAL",
+        "PRAGMA journal_mode = w",
+        "PRAGMA journal_mode = wa",
+    ] {
+        let error = refused(&a, sql);
+        assert_eq!(error.sqlite_code(), Some(1), "`{sql}`: {error}");
+        assert!(error.to_string().contains(NO_WAL), "`{sql}`: {error}");
+    }
+    // Nothing changed, and the other modes are still SQLite's.
+    assert_eq!(
+        one_value(&a, "PRAGMA journal_mode"),
+        SqlValue::from("delete")
+    );
+    for mode in ["truncate", "persist", "memory", "off", "delete"] {
+        let sql = format!("PRAGMA journal_mode = {mode}");
+        assert_eq!(one_value(&a, &sql), SqlValue::from(mode));
+    }
+    // Not WAL: "walx" is no mode at all (a query), "" is DELETE.
+    assert_eq!(
+        one_value(&a, "PRAGMA journal_mode = walx"),
+        SqlValue::from("delete")
+    );
+    ok(&a, "INSERT INTO t (v) VALUES ('still a rollback journal')");
+    assert!(store
+        .files()
+        .iter()
+        .all(|(name, _)| !name.ends_with("-wal")));
+}
+
+#[test]
+fn a_wal_attempt_in_exclusive_locking_mode_and_a_kill_leave_the_database_readable() {
+    // In locking_mode EXCLUSIVE SQLite would run WAL without shared memory
+    // (its heap-memory WAL index) and leave a WAL-format database that no
+    // connection of this engine can open: it must be refused there too.
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "a").unwrap();
+    ok(&a, "PRAGMA locking_mode = EXCLUSIVE");
+    let error = refused(&a, "PRAGMA journal_mode = WAL");
+    assert!(error.to_string().contains(NO_WAL), "{error}");
+    ok(&a, "INSERT INTO t (v) VALUES ('committed')");
+    ok(&a, "BEGIN");
+    ok(&a, "INSERT INTO t (v) VALUES ('lost')");
+    a.kill().unwrap();
+    let b = store.connect("main.db", "b").unwrap();
+    assert_eq!(
+        b.execute("SELECT v FROM t", &[]).unwrap().rows,
+        vec![vec![SqlValue::from("committed")]]
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA journal_mode"),
+        SqlValue::from("delete")
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA integrity_check"),
+        SqlValue::from("ok")
+    );
+    assert!(store
+        .files()
+        .iter()
+        .all(|(name, _)| !name.ends_with("-wal")));
+}
+
+#[test]
+fn mmap_size_answers_as_on_real_files() {
+    // The unix VFS on 64-bit Linux: 0 by default, the limit set, at most
+    // SQLITE_MAX_MMAP_SIZE (0x7fff0000), a negative size means the default.
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    let int = |sql: &str| one_value(&a, sql);
+    assert_eq!(int("PRAGMA mmap_size"), SqlValue::Integer(0));
+    assert_eq!(int("PRAGMA mmap_size = 65536"), SqlValue::Integer(65536));
+    assert_eq!(int("PRAGMA main.mmap_size"), SqlValue::Integer(65536));
+    assert_eq!(
+        int("PRAGMA mmap_size = 1000000000000"),
+        SqlValue::Integer(0x7fff_0000)
+    );
+    ok(&a, "INSERT INTO t (v) VALUES ('read back through xRead')");
+    assert_eq!(int("SELECT count(*) FROM t"), SqlValue::Integer(1));
+    assert_eq!(int("PRAGMA mmap_size = -1"), SqlValue::Integer(0));
+    let b = store.connect("main.db", "b").unwrap();
+    assert_eq!(one_value(&b, "PRAGMA mmap_size"), SqlValue::Integer(0));
+}
+
+#[test]
+fn a_plain_name_attaches_a_file_of_the_same_store() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    ok(&a, "ATTACH 'aux.db' AS aux");
+    ok(&a, "CREATE TABLE aux.u (x)");
+    ok(&a, "INSERT INTO aux.u VALUES (1)");
+    assert!(store.files().iter().any(|(name, _)| name == "aux.db"));
+    // Another connection attaches the same file and sees the row.
+    let b = store.connect("main.db", "b").unwrap();
+    ok(&b, "ATTACH 'aux.db' AS other");
+    assert_eq!(one_value(&b, "SELECT x FROM other.u"), SqlValue::Integer(1));
+    // The attached file is locked like the main one: a writer there blocks
+    // another writer there.
+    ok(&a, "BEGIN IMMEDIATE");
+    ok(&a, "INSERT INTO aux.u VALUES (2)");
+    busy(&b, "INSERT INTO other.u VALUES (3)");
+    ok(&a, "COMMIT");
+    ok(&b, "INSERT INTO other.u VALUES (3)");
+    assert_eq!(
+        one_value(&a, "SELECT group_concat(x) FROM aux.u"),
+        SqlValue::from("1,2,3")
+    );
+    // WAL is refused for attached files too.
+    let error = refused(&a, "PRAGMA aux.journal_mode = WAL");
+    assert!(error.to_string().contains(NO_WAL), "{error}");
+    ok(&a, "DETACH aux");
+}
+
+#[test]
+fn a_kill_reaches_the_attached_files_locks_and_pending_writes() {
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "a").unwrap();
+    ok(&a, "ATTACH 'aux.db' AS aux");
+    ok(&a, "CREATE TABLE aux.u (x)");
+    ok(&a, "PRAGMA aux.cache_size = 2");
+    ok(&a, "BEGIN");
+    ok(&a, "INSERT INTO t (v) VALUES ('main')");
+    for _ in 0..40 {
+        ok(&a, "INSERT INTO aux.u VALUES (printf('%.800c', 'a'))");
+    }
+    a.kill().unwrap();
+    let b = store.connect("main.db", "b").unwrap();
+    ok(&b, "ATTACH 'aux.db' AS aux");
+    // The kill released a's lock on aux.db (its cache had spilled there with
+    // an EXCLUSIVE lock) and b rolls the hot journal back.
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM aux.u"),
+        SqlValue::Integer(0)
+    );
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(0)
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA aux.integrity_check"),
+        SqlValue::from("ok")
+    );
+    ok(&b, "INSERT INTO aux.u VALUES (1)");
+}
+
+#[test]
+fn names_that_would_leave_the_store_are_refused() {
+    let store = store_with_table();
+    let other = Store::new("other").unwrap();
+    other.connect("main.db", "other").unwrap();
+    let a = store.connect("main.db", "a").unwrap();
+    for name in [
+        format!("/{}/main.db", other.name()),
+        format!("/{}/aux.db", store.name()),
+        "/tmp/replayground-escape.db".to_string(),
+        "../aux.db".to_string(),
+        "sub/aux.db".to_string(),
+        "..".to_string(),
+        ".hidden".to_string(),
+        "file:aux.db?vfs=unix".to_string(),
+        "file:/tmp/replayground-escape.db?vfs=unix".to_string(),
+        "file:aux.db?vfs=memdb".to_string(),
+        "file:aux.db".to_string(),
+    ] {
+        let error = refused(&a, &format!("ATTACH '{name}' AS x"));
+        assert_eq!(error.sqlite_code(), Some(14), "{name}: {error}");
+    }
+    // Also when the name is computed, and for VACUUM INTO.
+    let error = refused(&a, "ATTACH 'file:' || 'aux.db?vfs=unix' AS x");
+    assert_eq!(error.sqlite_code(), Some(14), "{error}");
+    let error = refused(
+        &a,
+        "VACUUM INTO 'file:/tmp/replayground-escape.db?vfs=unix'",
+    );
+    assert_eq!(error.sqlite_code(), Some(14), "{error}");
+    assert!(!std::path::Path::new("/tmp/replayground-escape.db").exists());
+    let names: Vec<String> = store.files().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["main.db"]);
+    assert_eq!(other.files().len(), 1);
+}

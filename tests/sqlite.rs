@@ -83,6 +83,20 @@ fn both_targets_compile_sqlite_with_the_same_features() {
     let store = Store::new("options").unwrap();
     let conn = store.connect("main.db", "probe").unwrap();
     let rows = conn.execute("PRAGMA compile_options", &[]).unwrap().rows;
+    // The unix VFS's mmap ceiling on 64-bit Linux, so that `PRAGMA mmap_size`
+    // answers alike (wasm32 would default to 0, a constant answer).
+    assert!(
+        rows.contains(&vec![SqlValue::from("MAX_MMAP_SIZE=0x7fff0000")]),
+        "{rows:?}"
+    );
+    // URI filenames stay off (upstream's default; both crates turn them on):
+    // a name in ATTACH is then a plain name the VFS keeps within the store.
+    assert!(
+        !rows
+            .iter()
+            .any(|r| matches!(&r[0], SqlValue::Text(t) if t.starts_with("USE_URI"))),
+        "{rows:?}"
+    );
     let mut features: Vec<String> = rows
         .into_iter()
         .filter_map(|r| match r.into_iter().next() {

@@ -39,8 +39,12 @@ impl FileLocks {
     /// Raises `held` (one handle's level) to `want`, as `unixLock` does.
     ///
     /// On refusal `held` may have moved to PENDING: a writer that asked for
-    /// EXCLUSIVE while readers remain keeps PENDING, which stops new readers,
-    /// so that it gets EXCLUSIVE once the current ones finish.
+    /// EXCLUSIVE from RESERVED while readers remain keeps PENDING, which stops
+    /// new readers, so that it gets EXCLUSIVE once the current ones finish.
+    /// A request for EXCLUSIVE straight from SHARED (SQLite rolling back a hot
+    /// journal) takes no PENDING on the way: refused, the handle stays SHARED,
+    /// as `unixLock` leaves it (it takes the pending byte only when
+    /// `eFileLock == RESERVED_LOCK`).
     pub fn lock(
         &mut self,
         held: &mut LockLevel,
@@ -63,8 +67,10 @@ impl FileLocks {
             self.shared += 1;
             return Ok(Ok(()));
         }
-        // EXCLUSIVE goes through PENDING, which is kept even if EXCLUSIVE is refused.
-        if want == Exclusive && *held < Pending {
+        // From RESERVED, EXCLUSIVE goes through PENDING, which is kept even if
+        // EXCLUSIVE is refused. From SHARED it does not (hot-journal recovery
+        // must not look like a writer to the other readers).
+        if want == Exclusive && *held == Reserved {
             *held = Pending;
             self.level = Pending;
         }
@@ -98,7 +104,15 @@ impl FileLocks {
         *held = to;
     }
 
-    /// Whether some handle holds RESERVED or stronger (`xCheckReservedLock`).
+    /// What `xCheckReservedLock` answers: whether some handle holds RESERVED
+    /// or stronger.
+    ///
+    /// `unixCheckReservedLock` answers yes when the asking process's inode is
+    /// above SHARED or another process holds the RESERVED byte. Those agree
+    /// with "some handle is above SHARED" in every state SQLite asks from
+    /// (it asks while holding SHARED): RESERVED and PENDING hold the reserved
+    /// byte, and EXCLUSIVE without it (hot-journal recovery) leaves no other
+    /// handle SHARED to ask.
     pub fn reserved(&self) -> bool {
         self.level > LockLevel::Shared
     }
@@ -155,6 +169,31 @@ mod tests {
         assert_eq!((file.level, file.shared), (Shared, 1));
         file.unlock(&mut a, None);
         assert_eq!(file, FileLocks::default());
+    }
+
+    #[test]
+    fn a_refused_hot_journal_recovery_stays_shared_without_pending() {
+        // unixLock takes the pending byte only on the way from RESERVED: a
+        // reader asking for EXCLUSIVE to roll back a hot journal while another
+        // reader holds SHARED is refused and keeps SHARED, and nothing says
+        // "reserved" afterwards (a stale PENDING made the retry skip recovery).
+        let mut file = FileLocks::default();
+        let (mut reader, mut recoverer, mut late) = (None, None, None);
+        assert!(granted(&mut file, &mut reader, Shared));
+        assert!(granted(&mut file, &mut recoverer, Shared));
+        assert!(!granted(&mut file, &mut recoverer, Exclusive));
+        assert_eq!(recoverer, Shared, "no PENDING is kept");
+        assert_eq!((file.level, file.shared), (Shared, 2));
+        assert!(!file.reserved(), "nobody holds RESERVED");
+        assert!(
+            granted(&mut file, &mut late, Shared),
+            "new readers are not stopped"
+        );
+        assert!(!granted(&mut file, &mut recoverer, Exclusive));
+        file.unlock(&mut reader, None);
+        file.unlock(&mut late, None);
+        assert!(granted(&mut file, &mut recoverer, Exclusive));
+        assert_eq!(file.level, Exclusive);
     }
 
     #[test]

@@ -187,15 +187,9 @@ impl Snapshot {
     }
 }
 
-/// Checks a name used inside a URI path: a store label or a database file name.
+/// Checks a store label or a database file name (the names the VFS accepts).
 fn check_name(field: &'static str, name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.len() <= 64
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-        && !name.starts_with('.');
-    if ok {
+    if vfs::is_store_file_name(name) {
         Ok(())
     } else {
         Err(Error::invalid(
@@ -359,6 +353,21 @@ impl Store {
     }
 }
 
+/// A connection's rusqlite handle (see [`Conn::sqlite`]); derefs to
+/// [`rusqlite::Connection`].
+pub struct SqliteRef<'a> {
+    sqlite: &'a Connection,
+    _active: ActiveConn,
+}
+
+impl std::ops::Deref for SqliteRef<'_> {
+    type Target = Connection;
+
+    fn deref(&self) -> &Connection {
+        self.sqlite
+    }
+}
+
 /// A row a statement changed, as SQLite's update hook reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -414,15 +423,16 @@ impl Conn {
         }
         let id = vfs::next_id();
         store.add_conn(id, label);
-        let uri = format!("file:/{}/{db}?vfs={}&conn={id}", store.name, vfs::VFS_NAME);
+        // A plain name, not a URI: the VFS places it in the store of the
+        // active connection (this one), and the connection's ATTACH names are
+        // plain names too (no SQLITE_OPEN_URI; both builds have URIs off).
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_URI
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let changes = store.track_changes.get().then(ChangeLog::default);
         let opened = {
             let _active = ActiveConn::set(id);
-            Connection::open_with_flags(&uri, flags).and_then(|mut c| {
+            Connection::open_with_flags_and_vfs(db, flags, vfs::VFS_NAME).and_then(|mut c| {
                 // No busy handler: BUSY comes back at once and the scheduler
                 // decides who runs next (rusqlite's default would wait 5 s).
                 c.busy_timeout(Duration::ZERO)?;
@@ -497,17 +507,24 @@ impl Conn {
     }
 
     /// The underlying rusqlite connection, while the connection is alive.
-    pub fn sqlite(&self) -> Result<&Connection> {
-        self.sqlite.as_ref().ok_or_else(|| Error::Dead {
+    ///
+    /// While the returned guard lives, the VFS attributes the files SQLite
+    /// opens to this connection (its journals, attached databases): hold it
+    /// only for calls on this connection.
+    pub fn sqlite(&self) -> Result<SqliteRef<'_>> {
+        let sqlite = self.sqlite.as_ref().ok_or_else(|| Error::Dead {
             connection: self.label.clone(),
+        })?;
+        Ok(SqliteRef {
+            sqlite,
+            _active: ActiveConn::set(self.id),
         })
     }
 
     /// Runs one SQL statement to completion (see [`run_sql`]).
     pub fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
         let sqlite = self.sqlite()?;
-        let _active = ActiveConn::set(self.id);
-        run_sql(sqlite, sql, params)
+        run_sql(&sqlite, sql, params)
     }
 
     /// Kills the connection as if its process called `_exit`: its locks

@@ -10,6 +10,14 @@
 //! their rollback journals) that can be snapshotted and restored as a whole.
 //! Stores live in a thread-local registry: SQLite calls the VFS on the thread
 //! that uses the connection, and a [`super::Store`] cannot leave its thread.
+//!
+//! Connections open plain file names (`main.db`, and `aux.db` in `ATTACH`),
+//! never paths or URIs (both builds have URI filenames off): `xFullPathname`
+//! places a name in the store of the connection making the call (see
+//! [`ActiveConn`]) and refuses anything else, so no name leaves the store.
+//! Every file SQLite opens for a connection (its databases, their journals,
+//! a super-journal) belongs to that connection: a kill releases its locks on
+//! all of them and discards all their later writes.
 
 use std::cell::{Cell, RefCell};
 use std::collections::{BTreeMap, HashMap};
@@ -18,15 +26,21 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use rsqlite_vfs::ffi::{
+    sqlite3_file, SQLITE_ERROR, SQLITE_FCNTL_LOCKSTATE, SQLITE_FCNTL_MMAP_SIZE,
+    SQLITE_FCNTL_PRAGMA, SQLITE_NOMEM, SQLITE_NOTFOUND, SQLITE_OK,
+};
 use rsqlite_vfs::{
     AccessMode, DeviceCharacteristics, FileKind, LockLevel, OpenAccess, OpenOptions, OpenRequest,
-    OpenedFile, OsCallback, SQLiteIoMethods, SQLiteVfs, SectorSize, SyncOptions, VfsAppData,
-    VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
+    OpenedFile, OsCallback, SQLiteIoMethods, SQLiteVfs, SQLiteVfsFile, SectorSize, SyncOptions,
+    VfsAppData, VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
 };
 
 use super::locks::FileLocks;
 
-/// The name connections give in their URI (`?vfs=replayground`).
+/// The name of the VFS, which connections open their database with.
 pub const VFS_NAME: &str = "replayground";
 
 /// Identifies a connection within the thread; 0 means "not attributed".
@@ -38,8 +52,10 @@ type FileData = Rc<RefCell<Vec<u8>>>;
 thread_local! {
     static STORES: RefCell<HashMap<String, Weak<StoreInner>>> = RefCell::new(HashMap::new());
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
-    /// The connection whose SQLite call is running. Only `xDelete` needs it:
-    /// the other callbacks know their connection from the file handle.
+    /// The connection whose SQLite call is running: `xFullPathname` places
+    /// names in its store, `xOpen` gives it the file, and `xDelete` of a dead
+    /// one deletes nothing. The other callbacks know their connection from
+    /// the file handle.
     static ACTIVE_CONN: Cell<ConnId> = const { Cell::new(0) };
 }
 
@@ -141,6 +157,20 @@ impl StoreInner {
     /// The store registered under `name` on this thread.
     pub(crate) fn find(name: &str) -> Option<Rc<StoreInner>> {
         STORES.with(|stores| stores.borrow().get(name).and_then(Weak::upgrade))
+    }
+
+    /// The store on this thread that connection `conn` is open on.
+    fn of_conn(conn: ConnId) -> Option<Rc<StoreInner>> {
+        if conn == 0 {
+            return None;
+        }
+        STORES.with(|stores| {
+            stores
+                .borrow()
+                .values()
+                .filter_map(Weak::upgrade)
+                .find(|store| store.conns.borrow().contains_key(&conn))
+        })
     }
 
     pub(crate) fn add_conn(&self, conn: ConnId, label: &str) {
@@ -321,6 +351,7 @@ impl StoreInner {
             conn,
             main_db: options.kind() == Some(FileKind::MainDb),
             read_only: options.access() == OpenAccess::ReadOnly,
+            mmap_limit: 0,
         })
     }
 
@@ -404,7 +435,17 @@ pub struct LockingFile {
     conn: ConnId,
     main_db: bool,
     read_only: bool,
+    /// The memory-mapping limit SQLite set (`SQLITE_FCNTL_MMAP_SIZE`). Nothing
+    /// is mapped (`xFetch` declines); it is kept to answer as the unix VFS does.
+    mmap_limit: i64,
 }
+
+/// `SQLITE_MAX_MMAP_SIZE` on 64-bit Linux (the unix VFS's ceiling for
+/// `PRAGMA mmap_size`); both builds are compiled with it.
+pub const MAX_MMAP_SIZE: i64 = 0x7fff_0000;
+
+/// The error a `PRAGMA journal_mode` that selects WAL gets.
+pub const WAL_REFUSED: &str = "WAL mode is not supported by this engine yet (it has no shared memory): use a rollback journal mode (DELETE, TRUNCATE, PERSIST, MEMORY or OFF)";
 
 impl LockingFile {
     fn anonymous(options: OpenOptions) -> Self {
@@ -416,7 +457,32 @@ impl LockingFile {
             conn: 0,
             main_db: false,
             read_only: options.access() == OpenAccess::ReadOnly,
+            mmap_limit: 0,
         }
+    }
+
+    /// The lock this handle holds (`SQLITE_FCNTL_LOCKSTATE`).
+    fn lock_state(&self) -> LockLevel {
+        match &self.store {
+            Some(store) => store
+                .handles
+                .borrow()
+                .get(&self.handle)
+                .map_or(LockLevel::None, |h| h.level),
+            None => LockLevel::None,
+        }
+    }
+
+    /// `SQLITE_FCNTL_MMAP_SIZE` as `unixFileControl` answers it: sets the
+    /// limit to `requested` (at most [`MAX_MMAP_SIZE`]; a negative request
+    /// only asks) and returns the previous limit.
+    fn set_mmap_limit(&mut self, requested: i64) -> i64 {
+        let previous = self.mmap_limit;
+        let requested = requested.min(MAX_MMAP_SIZE);
+        if requested >= 0 {
+            self.mmap_limit = requested;
+        }
+        previous
     }
 
     /// Whether writes through this handle must vanish (its connection is dead).
@@ -561,6 +627,31 @@ impl OsCallback for FixedOs {
     }
 }
 
+/// Whether `name` can name a file of a store: 1 to 64 ASCII letters, digits,
+/// '-', '_' or '.', not starting with '.' (no path, no URI, no `..`).
+pub fn is_store_file_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 64
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && !name.starts_with('.')
+}
+
+/// `xFullPathname`: a plain file name, placed in the store of the connection
+/// making the call (or the default store of the `rsqlite-vfs` test suite).
+fn full_name(data: &VfsData, name: &str) -> VfsResult<String> {
+    if !is_store_file_name(name) {
+        return Err(cant_open(format!(
+            "{name:?} is not a file name of this store: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.' (no paths, no URIs)"
+        )));
+    }
+    let store = StoreInner::of_conn(ACTIVE_CONN.with(Cell::get))
+        .or_else(|| data.default_store.clone())
+        .ok_or_else(|| cant_open(format!("no connection of a store is opening {name:?}")))?;
+    Ok(format!("/{}/{name}", store.name))
+}
+
 fn resolve(data: &VfsData, name: &str) -> Option<(Rc<StoreInner>, String)> {
     match name.strip_prefix('/') {
         Some(rest) => {
@@ -589,7 +680,7 @@ impl VfsStore for LockingStore {
         let path = filename.path();
         let (store, file) = resolve(data, path)
             .ok_or_else(|| cant_open(format!("no store on this thread holds {path:?}")))?;
-        let conn = u64::try_from(filename.integer(c"conn", 0)).unwrap_or(0);
+        let conn = ACTIVE_CONN.with(Cell::get);
         let file = store.open(&file, conn, options)?;
         Ok(OpenedFile {
             file,
@@ -624,8 +715,8 @@ impl VfsStore for LockingStore {
             .is_some_and(|(store, file)| store.files.borrow().contains_key(&file)))
     }
 
-    fn full_pathname(_data: &VfsData, name: &str) -> VfsResult<String> {
-        Ok(name.to_string())
+    fn full_pathname(data: &VfsData, name: &str) -> VfsResult<String> {
+        full_name(data, name)
     }
 
     fn delete_file(data: &VfsData, name: &str, _sync_dir: bool) -> VfsResult<()> {
@@ -642,8 +733,101 @@ impl VfsStore for LockingStore {
 /// The I/O method table of the VFS.
 pub struct LockingIo;
 
+/// Whether a `PRAGMA journal_mode` argument selects WAL. SQLite takes the
+/// first mode (delete, persist, off, truncate, memory, wal) of which the
+/// argument is a case-insensitive prefix, so "w" and "wa" are WAL too.
+pub fn selects_wal(argument: &str) -> bool {
+    !argument.is_empty() && "wal".starts_with(&argument.to_ascii_lowercase())
+}
+
+/// Copies `message` into memory from `sqlite3_malloc`, which SQLite frees.
+fn sqlite_string(message: &str) -> *mut c_char {
+    let Ok(len) = i32::try_from(message.len() + 1) else {
+        return std::ptr::null_mut();
+    };
+    // SAFETY: a fresh allocation of len bytes, filled with message and a NUL.
+    unsafe {
+        let out = rusqlite::ffi::sqlite3_malloc(len).cast::<c_char>();
+        if !out.is_null() {
+            message.as_ptr().copy_to(out.cast(), message.len());
+            out.add(message.len()).write(0);
+        }
+        out
+    }
+}
+
 impl SQLiteIoMethods for LockingIo {
     type Store = LockingStore;
+
+    /// Version 3, as the unix VFS: only from version 3 on does SQLite tell
+    /// the VFS the `PRAGMA mmap_size` limit. The inherited `xFetch` declines
+    /// every mapping, so pages are still read with `xRead`; there is no
+    /// `xShmMap`, so SQLite offers WAL only in exclusive locking mode, where
+    /// [`LockingIo::xFileControl`] refuses it.
+    const VERSION: c_int = 3;
+
+    /// The file controls the unix VFS answers and this VFS needs:
+    ///
+    /// - `SQLITE_FCNTL_PRAGMA` (sent for every PRAGMA, before SQLite runs it,
+    ///   to the file of the database it names): a `journal_mode` that selects
+    ///   WAL on a database of a store fails with [`WAL_REFUSED`]. SQLite would
+    ///   otherwise keep the old mode without a word (no shared memory), or, in
+    ///   exclusive locking mode, write a WAL database no other connection of
+    ///   this engine could open. Every other pragma runs as SQLite's own.
+    /// - `SQLITE_FCNTL_MMAP_SIZE`: the limit, as `unixFileControl` keeps it,
+    ///   so that `PRAGMA mmap_size` answers as on real files.
+    /// - `SQLITE_FCNTL_LOCKSTATE`: the handle's lock.
+    ///
+    /// Anything else is `SQLITE_NOTFOUND`, as before (the size hint included:
+    /// this VFS does not use it).
+    unsafe extern "C" fn xFileControl(
+        file: *mut sqlite3_file,
+        op: c_int,
+        arg: *mut c_void,
+    ) -> c_int {
+        // SAFETY: SQLite passes a file this VFS opened, and the argument the
+        // operation documents (char*[4], sqlite3_int64*, int*).
+        let file = unsafe { (*SQLiteVfsFile::from_file(file)).handle_mut::<LockingFile>() };
+        match op {
+            SQLITE_FCNTL_PRAGMA => {
+                let args = arg.cast::<*mut c_char>();
+                let text = |i: usize| {
+                    let ptr = unsafe { *args.add(i) };
+                    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy())
+                };
+                let wal = file.main_db
+                    && file.store.is_some()
+                    && text(1).is_some_and(|name| name.eq_ignore_ascii_case("journal_mode"))
+                    && text(2).is_some_and(|argument| selects_wal(&argument));
+                if !wal {
+                    return SQLITE_NOTFOUND;
+                }
+                let message = sqlite_string(WAL_REFUSED);
+                if message.is_null() {
+                    return SQLITE_NOMEM;
+                }
+                unsafe { *args = message };
+                SQLITE_ERROR
+            }
+            SQLITE_FCNTL_MMAP_SIZE => {
+                let size = arg.cast::<i64>();
+                unsafe { *size = file.set_mmap_limit(*size) };
+                SQLITE_OK
+            }
+            SQLITE_FCNTL_LOCKSTATE => {
+                let level = match file.lock_state() {
+                    LockLevel::None => 0,
+                    LockLevel::Shared => 1,
+                    LockLevel::Reserved => 2,
+                    LockLevel::Pending => 3,
+                    LockLevel::Exclusive => 4,
+                };
+                unsafe { *arg.cast::<c_int>() = level };
+                SQLITE_OK
+            }
+            _ => SQLITE_NOTFOUND,
+        }
+    }
 }
 
 /// The VFS itself.

@@ -3,10 +3,16 @@
 //! process per connection, no busy timeout, kills by SIGKILL). The result code
 //! and rows of every statement must be identical.
 //!
+//! After every statement the lock the connection holds on its main database
+//! must be identical too: the VFS's [`Conn::lock_level`] against the unix
+//! VFS's own record of the handle's lock (`SQLITE_FCNTL_LOCKSTATE`, which
+//! each worker process reports for itself after each statement).
+//!
 //! Natively both sides run and are compared, and the real-file results must
-//! equal the recorded `expected.json`. In the browser, where there are no
-//! files and no processes, the VFS side is compared with that recording.
-//! `REPLAYGROUND_BLESS=1 cargo test --test differential` rewrites it.
+//! equal the recorded `expected.json` (outcomes) and `expected_locks.json`
+//! (locks). In the browser, where there are no files and no processes, the
+//! VFS side is compared with those recordings.
+//! `REPLAYGROUND_BLESS=1 cargo test --test differential` rewrites them.
 
 mod schedules;
 
@@ -37,25 +43,45 @@ enum Outcome {
 
 type Recording = BTreeMap<String, Vec<Outcome>>;
 
+/// The lock a connection holds after a statement: `none`, `shared`,
+/// `reserved`, `pending` or `exclusive`; `None` for kill and close steps.
+type Lock = Option<String>;
+
+type LockRecording = BTreeMap<String, Vec<Lock>>;
+
 const RECORDING: &str = include_str!("expected.json");
+const LOCK_RECORDING: &str = include_str!("expected_locks.json");
 
 /// One way of running connections: the VFS or real files.
 trait Side {
-    fn sql(&mut self, conn: usize, sql: &str) -> Outcome;
+    /// Runs one statement; also tells the lock the connection holds afterwards.
+    fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String);
     fn kill(&mut self, conn: usize) -> Outcome;
     fn close(&mut self, conn: usize) -> Outcome;
 }
 
-fn run(schedule: &Schedule, side: &mut dyn Side) -> Vec<Outcome> {
-    schedule
-        .ops
-        .iter()
-        .map(|(conn, action)| match action {
-            Action::Sql(sql) => side.sql(*conn, sql),
-            Action::Kill => side.kill(*conn),
-            Action::Close => side.close(*conn),
-        })
-        .collect()
+/// What one schedule produced on one side.
+struct Run {
+    outcomes: Vec<Outcome>,
+    locks: Vec<Lock>,
+}
+
+fn run(schedule: &Schedule, side: &mut dyn Side) -> Run {
+    let mut outcomes = Vec::new();
+    let mut locks = Vec::new();
+    for (conn, action) in &schedule.ops {
+        let (outcome, lock) = match action {
+            Action::Sql(sql) => {
+                let (outcome, lock) = side.sql(*conn, sql);
+                (outcome, Some(lock))
+            }
+            Action::Kill => (side.kill(*conn), None),
+            Action::Close => (side.close(*conn), None),
+        };
+        outcomes.push(outcome);
+        locks.push(lock);
+    }
+    Run { outcomes, locks }
 }
 
 struct VfsSide {
@@ -80,19 +106,27 @@ impl VfsSide {
 }
 
 impl Side for VfsSide {
-    fn sql(&mut self, conn: usize, sql: &str) -> Outcome {
+    fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String) {
         if !self.conns.contains_key(&conn) {
             match self.store.connect("main.db", &format!("c{conn}")) {
                 Ok(c) => {
                     self.conns.insert(conn, c);
                 }
-                Err(e) => return Outcome::Error(e.sqlite_code().unwrap_or(-1)),
+                Err(e) => {
+                    return (
+                        Outcome::Error(e.sqlite_code().unwrap_or(-1)),
+                        "none".to_string(),
+                    )
+                }
             }
         }
-        match self.conns[&conn].execute(sql, &[]) {
+        let c = &self.conns[&conn];
+        let outcome = match c.execute(sql, &[]) {
             Ok(rows) => Outcome::Rows(rows.rows),
             Err(e) => Outcome::Error(e.sqlite_code().unwrap_or(-1)),
-        }
+        };
+        let lock = format!("{:?}", c.lock_level()).to_lowercase();
+        (outcome, lock)
     }
 
     fn kill(&mut self, conn: usize) -> Outcome {
@@ -117,10 +151,15 @@ impl Side for VfsSide {
 }
 
 /// The first difference between two runs of `schedule`, as a readable sentence.
-fn difference(schedule: &Schedule, expected: &[Outcome], actual: &[Outcome]) -> Option<String> {
+fn difference<T: PartialEq + std::fmt::Debug>(
+    what: &str,
+    schedule: &Schedule,
+    expected: &[T],
+    actual: &[T],
+) -> Option<String> {
     if expected.len() != actual.len() {
         return Some(format!(
-            "{}: {} outcomes expected, {} produced",
+            "{}: {} {what} expected, {} produced",
             schedule.name,
             expected.len(),
             actual.len()
@@ -129,13 +168,17 @@ fn difference(schedule: &Schedule, expected: &[Outcome], actual: &[Outcome]) -> 
     let step = expected.iter().zip(actual).position(|(e, a)| e != a)?;
     let (conn, action) = &schedule.ops[step];
     Some(format!(
-        "{}: step {step} (connection {conn}: {action:?}): real SQLite files gave {:?}, the VFS gave {:?}",
+        "{}: step {step} (connection {conn}: {action:?}): real SQLite files gave {what} {:?}, the VFS gave {:?}",
         schedule.name, expected[step], actual[step]
     ))
 }
 
 fn recording() -> Recording {
     serde_json::from_str(RECORDING).expect("expected.json parses")
+}
+
+fn lock_recording() -> LockRecording {
+    serde_json::from_str(LOCK_RECORDING).expect("expected_locks.json parses")
 }
 
 #[test]
@@ -153,6 +196,11 @@ fn the_suite_has_30_handwritten_schedules_with_busy_answers_and_kills() {
         all.len(),
         "expected.json is out of date: bless it"
     );
+    assert_eq!(
+        lock_recording().len(),
+        all.len(),
+        "expected_locks.json is out of date: bless it"
+    );
     let outcomes: Vec<&Outcome> = recorded.values().flatten().collect();
     let busy = outcomes
         .iter()
@@ -169,17 +217,22 @@ fn the_suite_has_30_handwritten_schedules_with_busy_answers_and_kills() {
 #[test]
 fn the_vfs_gives_the_recorded_results_of_real_sqlite_files() {
     let recorded = recording();
+    let recorded_locks = lock_recording();
     let mut failures = Vec::new();
     for schedule in schedules::all() {
-        let Some(expected) = recorded.get(&schedule.name) else {
+        let (Some(expected), Some(expected_locks)) = (
+            recorded.get(&schedule.name),
+            recorded_locks.get(&schedule.name),
+        ) else {
             failures.push(format!(
-                "{}: not in expected.json (bless it)",
+                "{}: not in expected.json or expected_locks.json (bless them)",
                 schedule.name
             ));
             continue;
         };
         let actual = run(&schedule, &mut VfsSide::new());
-        failures.extend(difference(&schedule, expected, &actual));
+        failures.extend(difference("outcome", &schedule, expected, &actual.outcomes));
+        failures.extend(difference("lock", &schedule, expected_locks, &actual.locks));
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -230,9 +283,12 @@ mod files {
         fn worker(&mut self, conn: usize) -> &mut Worker {
             let db = self.db.clone();
             self.workers.entry(conn).or_insert_with(|| {
+                // The directory is the worker's own, as a store is the VFS's:
+                // `ATTACH 'aux.db'` names a file beside the main database.
                 let mut child = Command::new(env!("CARGO_BIN_EXE_replayground"))
                     .arg("sql-worker")
                     .arg(&db)
+                    .current_dir(db.parent().expect("a directory"))
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .spawn()
@@ -248,14 +304,18 @@ mod files {
         }
     }
 
+    /// The lock names, by SQLite's numbering (NONE 0 to EXCLUSIVE 4).
+    const LOCK_NAMES: [&str; 5] = ["none", "shared", "reserved", "pending", "exclusive"];
+
     #[derive(Deserialize)]
     struct Reply {
         rows: Option<Vec<Vec<SqlValue>>>,
         code: Option<i32>,
+        lock: usize,
     }
 
     impl Side for FileSide {
-        fn sql(&mut self, conn: usize, sql: &str) -> Outcome {
+        fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String) {
             let worker = self.worker(conn);
             writeln!(worker.stdin, "{}", serde_json::to_string(sql).unwrap()).unwrap();
             worker.stdin.flush().unwrap();
@@ -263,11 +323,15 @@ mod files {
             worker.stdout.read_line(&mut line).unwrap();
             let reply: Reply = serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("sql-worker replied {line:?}: {e}"));
-            match (reply.rows, reply.code) {
+            let outcome = match (reply.rows, reply.code) {
                 (Some(rows), _) => Outcome::Rows(rows),
                 (None, Some(code)) => Outcome::Error(code),
                 (None, None) => panic!("sql-worker replied {line:?}"),
-            }
+            };
+            let lock = LOCK_NAMES
+                .get(reply.lock)
+                .unwrap_or_else(|| panic!("sql-worker replied lock {}", reply.lock));
+            (outcome, lock.to_string())
         }
 
         fn kill(&mut self, conn: usize) -> Outcome {
@@ -310,28 +374,41 @@ mod files {
     #[test]
     fn the_vfs_matches_real_sqlite_files_statement_by_statement() {
         let mut real_results = Recording::new();
+        let mut real_locks = LockRecording::new();
         let mut failures = Vec::new();
         for schedule in schedules::all() {
             let real = run(&schedule, &mut FileSide::new());
             let vfs = run(&schedule, &mut VfsSide::new());
-            failures.extend(difference(&schedule, &real, &vfs));
-            real_results.insert(schedule.name.clone(), real);
+            failures.extend(difference(
+                "outcome",
+                &schedule,
+                &real.outcomes,
+                &vfs.outcomes,
+            ));
+            failures.extend(difference("lock", &schedule, &real.locks, &vfs.locks));
+            real_results.insert(schedule.name.clone(), real.outcomes);
+            real_locks.insert(schedule.name.clone(), real.locks);
+        }
+
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/differential");
+        if std::env::var_os("REPLAYGROUND_BLESS").is_some() {
+            // Recorded even when the VFS differs: the recording is of real files.
+            for (file, json) in [
+                ("expected.json", serde_json::to_string_pretty(&real_results)),
+                (
+                    "expected_locks.json",
+                    serde_json::to_string_pretty(&real_locks),
+                ),
+            ] {
+                let mut json = json.unwrap();
+                json.push('\n');
+                std::fs::write(format!("{dir}/{file}"), json).unwrap();
+            }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/differential/expected.json"
+        assert!(
+            recording() == real_results && lock_recording() == real_locks,
+            "real SQLite files no longer give the results in {dir}/expected*.json; rerun with REPLAYGROUND_BLESS=1 and review the diff"
         );
-        if std::env::var_os("REPLAYGROUND_BLESS").is_some() {
-            let mut json = serde_json::to_string_pretty(&real_results).unwrap();
-            json.push('\n');
-            std::fs::write(path, json).unwrap();
-        } else {
-            assert!(
-                recording() == real_results,
-                "real SQLite files no longer give the results in {path}; rerun with REPLAYGROUND_BLESS=1 and review the diff"
-            );
-        }
     }
 }

@@ -198,6 +198,539 @@ pub fn handwritten() -> Vec<Schedule> {
     ]
 }
 
+/// The connection that adds rows before a schedule starts, then closes.
+const S: usize = 8;
+
+/// Steps that bring `t` to five rows (`seed`, `b` to `e`).
+const FIVE_ROWS: [(usize, &str); 2] = [
+    (S, "INSERT INTO t (v) VALUES ('b'), ('c'), ('d'), ('e')"),
+    (S, "close"),
+];
+
+const MARK_LAST: &str = "UPDATE t SET v = v || '+' WHERE id = (SELECT max(id) FROM t)";
+
+fn with_five_rows(name: &str, steps: &[(usize, &str)]) -> Schedule {
+    let mut all = FIVE_ROWS.to_vec();
+    all.extend_from_slice(steps);
+    schedule(name, &all)
+}
+
+/// Hot journals: a writer killed mid-transaction (with `synchronous = OFF` its
+/// journal is hot at once; otherwise after its cache spilled into the
+/// database), readers that keep SHARED (`locking_mode = EXCLUSIVE`), recovery
+/// attempts refused while they read, retried, and what is read and written
+/// before and after the journal is rolled back.
+pub fn hot_journal() -> Vec<Schedule> {
+    // A writer's uncommitted change with a hot journal while B keeps SHARED.
+    let hot_while_b_reads = [
+        (A, "PRAGMA synchronous = OFF"),
+        (A, "BEGIN"),
+        (A, MARK_LAST),
+        (B, "PRAGMA locking_mode = EXCLUSIVE"),
+        (B, "SELECT * FROM t"),
+        (A, "kill"),
+    ];
+    let hot = |rest: &[(usize, &'static str)]| {
+        let mut steps = hot_while_b_reads.to_vec();
+        steps.extend_from_slice(rest);
+        steps
+    };
+    let mut spill = vec![(A, "PRAGMA cache_size = 2"), (A, "BEGIN")];
+    spill.extend(std::iter::repeat_n((A, BIG), 40));
+    let spilled = |rest: &[(usize, &'static str)]| {
+        let mut steps = spill.clone();
+        steps.extend_from_slice(rest);
+        steps
+    };
+    let mut spill_sync_off = vec![(A, "PRAGMA synchronous = OFF")];
+    spill_sync_off.extend(spilled(&[(A, "kill")]));
+    spill_sync_off.extend([
+        (B, "PRAGMA locking_mode = EXCLUSIVE"),
+        (B, "SELECT count(*) FROM t"),
+        (C, "SELECT count(*) FROM t"),
+        (B, "PRAGMA locking_mode = NORMAL"),
+        (B, "SELECT count(*) FROM t"),
+        (C, "SELECT count(*) FROM t"),
+    ]);
+
+    vec![
+        // The reported case: the refused recovery leaves C at SHARED, and the
+        // retry is refused again while B reads.
+        with_five_rows(
+            "hot-journal-refused-recovery-keeps-shared",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (C, "PRAGMA data_version"),
+                (B, "close"),
+                (C, "PRAGMA data_version"),
+                (C, "SELECT * FROM t"),
+                (D, SEL),
+                (C, "close"),
+                (D, SEL),
+            ]),
+        ),
+        // A recovery skipped would let C commit over the hot journal with an
+        // in-memory journal of its own; the next reader's rollback would then
+        // undo C's committed row.
+        with_five_rows(
+            "hot-journal-refused-recovery-then-memory-journal-commit",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (B, "close"),
+                (C, "PRAGMA journal_mode = MEMORY"),
+                (C, "UPDATE t SET v = 'c-wrote' WHERE id = 1"),
+                (C, "close"),
+            ]),
+        ),
+        with_five_rows(
+            "hot-journal-refused-recovery-then-write",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (C, "BEGIN IMMEDIATE"),
+                (C, INS),
+                (B, "PRAGMA locking_mode = NORMAL"),
+                (B, SEL),
+                (C, "BEGIN IMMEDIATE"),
+                (C, INS),
+                (C, "COMMIT"),
+                (D, SEL),
+                (C, "PRAGMA locking_mode = NORMAL"),
+                (C, SEL),
+                (D, SEL),
+            ]),
+        ),
+        // A reader in normal mode gives its SHARED back after the refusal.
+        with_five_rows(
+            "hot-journal-normal-reader-refused-then-recovers",
+            &hot(&[
+                (C, SEL),
+                (C, SEL),
+                (D, "BEGIN IMMEDIATE"),
+                (B, "PRAGMA locking_mode = NORMAL"),
+                (C, SEL),
+                (B, SEL),
+                (C, SEL),
+                (C, "PRAGMA data_version"),
+                (D, "BEGIN IMMEDIATE"),
+                (D, "COMMIT"),
+            ]),
+        ),
+        // Two connections keep SHARED, each refused in turn.
+        with_five_rows(
+            "hot-journal-two-exclusive-readers-refused-in-turn",
+            &[
+                (A, "PRAGMA synchronous = OFF"),
+                (A, "BEGIN"),
+                (A, MARK_LAST),
+                (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (B, SEL),
+                (C, SEL),
+                (A, "kill"),
+                (D, SEL),
+                (B, SEL),
+                (C, SEL),
+                (D, "PRAGMA locking_mode = EXCLUSIVE"),
+                (D, SEL),
+                (D, SEL),
+                (B, "close"),
+                (D, SEL),
+                (C, "close"),
+                (D, SEL),
+                (D, INS),
+                (D, "close"),
+                (B, SEL),
+            ],
+        ),
+        // The refused connection asks for a write lock while the journal is hot.
+        with_five_rows(
+            "hot-journal-begin-exclusive-refused-and-retried",
+            &hot(&[
+                (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                (C, "BEGIN EXCLUSIVE"),
+                (C, "BEGIN EXCLUSIVE"),
+                (C, "PRAGMA data_version"),
+                (B, "kill"),
+                (C, "BEGIN EXCLUSIVE"),
+                (C, MARK_LAST),
+                (C, "COMMIT"),
+                (C, "kill"),
+            ]),
+        ),
+        // A spill needs EXCLUSIVE, so a reader that keeps SHARED makes the
+        // writer's spill and commit wait (it keeps PENDING); killed, it leaves
+        // a journal that is not hot (synchronous is on and nothing was synced).
+        schedule(
+            "spill-refused-while-an-exclusive-mode-reader-holds-shared",
+            &{
+                let mut steps = vec![
+                    (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                    (B, "SELECT count(*) FROM t"),
+                ];
+                steps.extend(spilled(&[
+                    (A, "COMMIT"),
+                    (A, "kill"),
+                    (C, "PRAGMA locking_mode = EXCLUSIVE"),
+                    (C, "SELECT count(*) FROM t"),
+                    (C, "SELECT count(*) FROM t"),
+                    (B, "close"),
+                    (C, "SELECT count(*) FROM t"),
+                    (D, "SELECT count(*) FROM t"),
+                ]));
+                steps
+            },
+        ),
+        // Killed after its cache spilled: the first reader in exclusive mode
+        // rolls the journal back and keeps EXCLUSIVE; the others wait.
+        schedule(
+            "kill-after-spill-recovered-by-an-exclusive-mode-reader",
+            &spilled(&[
+                (A, "kill"),
+                (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                (B, "SELECT count(*) FROM t"),
+                (C, "SELECT count(*) FROM t"),
+                (C, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "PRAGMA locking_mode = NORMAL"),
+                (C, "SELECT count(*) FROM t"),
+                (B, "SELECT count(*) FROM t"),
+                (C, "SELECT count(*) FROM t"),
+            ]),
+        ),
+        schedule("kill-after-spill-with-synchronous-off", &spill_sync_off),
+        // A spill and a kill; the connection that rolled the journal back then
+        // writes with a hot journal of its own and is killed too.
+        schedule(
+            "kill-after-spill-then-the-recoverer-killed-mid-write",
+            &spilled(&[
+                (A, "kill"),
+                (B, "PRAGMA locking_mode = EXCLUSIVE"),
+                (B, "PRAGMA synchronous = OFF"),
+                (B, "BEGIN"),
+                (B, MARK_LAST),
+                (B, BIG),
+                (B, "kill"),
+                (C, "PRAGMA data_version"),
+                (C, "SELECT count(*) FROM t"),
+            ]),
+        ),
+    ]
+}
+
+/// The rollback journal modes (WAL is refused by the VFS, so it has no
+/// schedule here: real files would answer `wal`): commits, kills before
+/// commit, kills after a cache spill, and connections in different modes.
+/// Also `PRAGMA mmap_size`, which must answer as on real files.
+pub fn journal_modes() -> Vec<Schedule> {
+    let mut schedules = Vec::new();
+    for mode in ["delete", "truncate", "persist", "memory", "off"] {
+        let set = format!("PRAGMA journal_mode = {}", mode.to_uppercase());
+        let set = set.as_str();
+        schedules.push(schedule(
+            &format!("journal-mode-{mode}-commit-then-kill-mid-transaction"),
+            &[
+                (A, set),
+                (A, "BEGIN IMMEDIATE"),
+                (A, INS),
+                (B, SEL),
+                (A, "COMMIT"),
+                (B, SEL),
+                (B, "PRAGMA journal_mode"),
+                (A, "BEGIN IMMEDIATE"),
+                (A, "UPDATE t SET v = 'changed'"),
+                (A, INS),
+                (B, SEL),
+                (A, "kill"),
+                (B, SEL),
+                (B, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "COMMIT"),
+            ],
+        ));
+        let mut spill = vec![(A, set), (A, "PRAGMA cache_size = 2"), (A, "BEGIN")];
+        spill.extend(std::iter::repeat_n((A, BIG), 40));
+        spill.extend([
+            (B, "SELECT count(*) FROM t"),
+            (A, "kill"),
+            (B, "SELECT count(*) FROM t"),
+        ]);
+        schedules.push(schedule(
+            &format!("journal-mode-{mode}-kill-after-a-spill"),
+            &spill,
+        ));
+        schedules.push(schedule(
+            &format!("journal-mode-{mode}-beside-a-delete-mode-writer"),
+            &[
+                (A, set),
+                (A, "PRAGMA locking_mode = EXCLUSIVE"),
+                (A, INS),
+                (B, SEL),
+                (A, "PRAGMA locking_mode = NORMAL"),
+                (A, INS),
+                (B, SEL),
+                (B, INS),
+                (A, "BEGIN"),
+                (A, SEL),
+                (B, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "COMMIT"),
+                (A, "COMMIT"),
+                (B, "COMMIT"),
+                (A, "ROLLBACK"),
+                (A, INS),
+                (C, SEL),
+            ],
+        ));
+    }
+    schedules.push(schedule(
+        "journal-mode-switches-with-a-reader-and-a-writer",
+        &[
+            (A, "PRAGMA journal_mode = PERSIST"),
+            (A, INS),
+            (B, "BEGIN"),
+            (B, SEL),
+            (A, "PRAGMA journal_mode = DELETE"),
+            (A, "PRAGMA journal_mode = TRUNCATE"),
+            (B, "COMMIT"),
+            (A, "PRAGMA journal_mode = DELETE"),
+            (A, "PRAGMA journal_mode = walx"),
+            (A, "PRAGMA journal_mode = ''"),
+            (A, "PRAGMA journal_mode = MEMORY"),
+            (A, "BEGIN"),
+            (A, "PRAGMA journal_mode = OFF"),
+            (A, "COMMIT"),
+            (A, "PRAGMA journal_mode = OFF"),
+            (A, INS),
+            (A, "PRAGMA journal_mode"),
+        ],
+    ));
+    schedules.push(schedule(
+        "mmap-size-answers-as-on-real-files",
+        &[
+            (A, "PRAGMA mmap_size"),
+            (A, "PRAGMA mmap_size = 65536"),
+            (A, "PRAGMA mmap_size"),
+            (A, "PRAGMA main.mmap_size"),
+            (A, INS),
+            (A, SEL),
+            (B, "PRAGMA mmap_size"),
+            (B, "PRAGMA mmap_size = 1000000000000"),
+            (B, "BEGIN IMMEDIATE"),
+            (B, INS),
+            (A, SEL),
+            (B, "kill"),
+            (A, SEL),
+            (A, "PRAGMA mmap_size = -1"),
+            (A, "PRAGMA mmap_size = 0"),
+            (A, "PRAGMA mmap_size"),
+            (C, "PRAGMA mmap_size = 4096"),
+            (C, "PRAGMA temp.mmap_size"),
+        ],
+    ));
+    schedules
+}
+
+/// Attached databases (`ATTACH 'aux.db'`, a file beside the main one) and
+/// transactions that write both: commits through a super-journal, kills
+/// before and after commit and after spills into both files, a commit
+/// refused while another connection reads the attached file, and
+/// `synchronous = OFF` (no super-journal).
+pub fn attached() -> Vec<Schedule> {
+    const ATTACH: &str = "ATTACH 'aux.db' AS aux";
+    const AUX: &str = "CREATE TABLE IF NOT EXISTS aux.u (id INTEGER PRIMARY KEY, w TEXT)";
+    const AUX_INS: &str = "INSERT INTO aux.u (w) VALUES ('y')";
+    const AUX_BIG: &str = "INSERT INTO aux.u (w) VALUES (printf('%.800c', 'u'))";
+    const BOTH: &str = "SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM aux.u)";
+    let mut spill_both = vec![
+        (A, ATTACH),
+        (A, AUX),
+        (A, "PRAGMA cache_size = 2"),
+        (A, "PRAGMA aux.cache_size = 2"),
+        (A, "BEGIN"),
+    ];
+    spill_both.extend(std::iter::repeat_n((A, BIG), 20));
+    spill_both.extend(std::iter::repeat_n((A, AUX_BIG), 20));
+    spill_both.extend([
+        (B, ATTACH),
+        (B, BOTH),
+        (A, "kill"),
+        (C, ATTACH),
+        (C, BOTH),
+        (C, "PRAGMA aux.integrity_check"),
+        (C, "PRAGMA integrity_check"),
+        (B, BOTH),
+    ]);
+    vec![
+        schedule(
+            "attach-a-file-beside-the-main-database",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, AUX_INS),
+                (B, "SELECT w FROM aux.u"),
+                (B, ATTACH),
+                (B, "SELECT id, w FROM aux.u"),
+                (A, "SELECT seq, name FROM pragma_database_list"),
+                (A, "ATTACH 'aux.db' AS aux"),
+                (A, "DETACH aux"),
+                (A, "SELECT w FROM aux.u"),
+                (A, "ATTACH 'aux.db' AS again"),
+                (A, "SELECT id, w FROM again.u"),
+                (A, "ATTACH 'more.db' AS more"),
+                (A, "CREATE TABLE more.m (z)"),
+                (B, "ATTACH 'more.db' AS more"),
+                (B, "SELECT count(*) FROM more.m"),
+            ],
+        ),
+        schedule(
+            "attach-transaction-writes-both-and-commits",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (B, ATTACH),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (B, BOTH),
+                (A, "COMMIT"),
+                (B, BOTH),
+                (A, "BEGIN IMMEDIATE"),
+                (A, AUX_INS),
+                (B, "BEGIN IMMEDIATE"),
+                (B, AUX_INS),
+                (B, INS),
+                (B, "COMMIT"),
+                (A, INS),
+                (A, "COMMIT"),
+                (B, BOTH),
+                (C, ATTACH),
+                (C, "SELECT id, w FROM aux.u"),
+            ],
+        ),
+        schedule(
+            "attach-kill-before-a-two-file-commit",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "UPDATE t SET v = 'both'"),
+                (B, ATTACH),
+                (B, BOTH),
+                (A, "kill"),
+                (B, BOTH),
+                (B, "BEGIN IMMEDIATE"),
+                (B, AUX_INS),
+                (B, "COMMIT"),
+                (B, BOTH),
+            ],
+        ),
+        schedule(
+            "attach-kill-after-a-two-file-commit",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "COMMIT"),
+                (A, "kill"),
+                (B, ATTACH),
+                (B, BOTH),
+                (B, "SELECT id, w FROM aux.u"),
+            ],
+        ),
+        schedule("attach-kill-after-spills-into-both-files", &spill_both),
+        // The commit takes EXCLUSIVE on every file before it writes anything:
+        // refused on aux (a reader there), main stays locked until the retry.
+        schedule(
+            "attach-commit-refused-by-a-reader-of-the-attached-file-then-killed",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (B, ATTACH),
+                (B, "BEGIN"),
+                (B, "SELECT count(*) FROM aux.u"),
+                (A, "COMMIT"),
+                (C, SEL),
+                (B, SEL),
+                (A, "kill"),
+                (C, SEL),
+                (B, "COMMIT"),
+                (B, BOTH),
+            ],
+        ),
+        schedule(
+            "attach-commit-refused-then-retried",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (B, ATTACH),
+                (B, "BEGIN"),
+                (B, "SELECT count(*) FROM aux.u"),
+                (A, "COMMIT"),
+                (B, "COMMIT"),
+                (A, "COMMIT"),
+                (B, BOTH),
+                (A, "kill"),
+                (B, BOTH),
+            ],
+        ),
+        // With synchronous OFF there is no super-journal: each file commits alone.
+        schedule(
+            "attach-two-file-commit-with-synchronous-off",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "PRAGMA synchronous = OFF"),
+                (A, "PRAGMA aux.synchronous = OFF"),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "COMMIT"),
+                (A, "BEGIN"),
+                (A, AUX_INS),
+                (A, INS),
+                (B, ATTACH),
+                (B, BOTH),
+                (A, "kill"),
+                (B, BOTH),
+            ],
+        ),
+        schedule(
+            "attach-persist-journals-and-exclusive-locking",
+            &[
+                (A, ATTACH),
+                (A, AUX),
+                (A, "PRAGMA aux.journal_mode = PERSIST"),
+                (A, "PRAGMA aux.locking_mode = EXCLUSIVE"),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, AUX_INS),
+                (A, "COMMIT"),
+                (B, ATTACH),
+                (B, BOTH),
+                (A, "BEGIN"),
+                (A, AUX_INS),
+                (A, INS),
+                (A, "kill"),
+                (B, BOTH),
+                (B, "PRAGMA aux.journal_mode"),
+            ],
+        ),
+    ]
+}
+
 /// splitmix64: a tiny deterministic generator, so the random schedules are
 /// the same on every machine and in every browser.
 struct SplitMix(u64);
@@ -267,5 +800,8 @@ pub fn random(seed: u64, count: usize, len: usize) -> Vec<Schedule> {
 pub fn all() -> Vec<Schedule> {
     let mut all = handwritten();
     all.extend(random(42, 60, 14));
+    all.extend(hot_journal());
+    all.extend(journal_modes());
+    all.extend(attached());
     all
 }
