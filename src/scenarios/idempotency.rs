@@ -57,11 +57,11 @@ const SPECS: &[Spec] = &[
             id: "idem-race",
             pattern: "idempotency",
             suite: "idempotency",
-            title: "1. Eight requests, one key",
-            explanation: "Eight clients send the same request with the same idempotency key at once, each on its own \
+            title: "1. Concurrent requests, one key",
+            explanation: "Several clients (eight unless you change attempts) send the same request with the same idempotency key at once, each on its own \
                 connection. Each checks for a receipt and writes the effect and the receipt in one BEGIN IMMEDIATE \
-                transaction, so SQLite lets one writer in at a time: one request creates the effect and seven replay \
-                its result, identical to the byte. The explorer proves it for every interleaving, not just one.",
+                transaction, so SQLite lets one writer in at a time: one request creates the effect and every other one \
+                replays its result, identical to the byte. The explorer proves it for every interleaving, not just one.",
             fails: false,
             params: &[shared::ATTEMPTS, shared::TENANT, shared::KEY, shared::QUANTITY],
             reference: true,

@@ -41,14 +41,15 @@ test('every scenario runs, with its checks on screen', async () => {
     await page.locator(`#catalog button[data-scenario="${id}"][aria-current="true"]`).waitFor();
     const text = await run(page, 'exhaustive');
     if (fails) {
-      assert.match(text, /^Counterexample \(shortest/, `${id}: ${text}`);
+      assert.match(text, /^Counterexample in .+, exhaustive \(shortest/, `${id}: ${text}`);
       assert.equal(await page.locator('#verdict').getAttribute('data-kind'), 'fail', id);
       assert.ok(await page.locator('#checks tr.fail').count() > 0, `${id} shows its failing checks`);
       assert.ok(await page.locator('#explanation li').count() > 0, `${id} explains each step`);
     } else {
-      assert.match(text, /^No violation \(every schedule covered/, `${id}: ${text}`);
-      await run(page, 'round-robin');
+      assert.match(text, /^No violation in .+, exhaustive \(every schedule covered: .+\)\. Shown: one completed run\.$/, `${id}: ${text}`);
+      // The clean search shows a completed run with its checks passing, not an unfinished one.
       assert.equal(await page.locator('#verdict').getAttribute('data-kind'), 'pass', id);
+      assert.ok(await page.locator('#lanes .step').count() > 0, `${id} shows the run's steps`);
       assert.equal(await page.locator('#checks tr.fail').count(), 0, id);
       assert.ok(await page.locator('#checks tr.pass').count() >= 2, id);
     }
@@ -107,22 +108,22 @@ test('an exploration can be cancelled', async () => {
   await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
   await page.click('#cancel');
   await page.locator('#run:enabled').waitFor({ timeout: 30000 });
-  assert.match(await page.locator('#run-status').textContent(), /^No violation \(cancelled: \d+ runs\)/);
+  assert.match(await page.locator('#run-status').textContent(), /^No violation in 1\. Concurrent requests, one key, random \(seed 1\) \(cancelled after [\d,]+ runs?\)/);
   await context.close();
 });
 
 test('a bad part of a link is dropped and named; the rest of the link still opens', async () => {
   const broken = 'Broken: check in one transaction, write in another';
   for (const [query, reason, title] of [
-    ['?s=no-such-scenario', 'unknown scenario "no-such-scenario"', '1. Eight requests, one key'],
+    ['?s=no-such-scenario', 'unknown scenario "no-such-scenario"', '1. Concurrent requests, one key'],
     ['?s=idem-check-then-write&schedule=Q9!', 'the schedule was dropped: invalid schedule', broken],
     ['?s=idem-check-then-write&schedule=A99', 'the schedule was dropped: invalid schedule: step 8 does not fit', broken],
     ['?s=idem-check-then-write&schedule=A6B3AB4&step=999', 'the step was dropped: step 999 is not in this run', broken],
-    ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit', '1. Eight requests, one key'],
-    ['?s=idem-race&attempts=many', 'attempts was dropped: invalid attempts: expected a whole number, got "many"', '1. Eight requests, one key'],
-    ['?s=idem-race&attempts=12', 'invalid attempts: 12 is out of range (1 to 8)', '1. Eight requests, one key'],
-    ['?s=idem-race&clock=5', 'has no parameter "clock"', '1. Eight requests, one key'],
-    ['?schedule=A6B3AB4', 'the link names no scenario', '1. Eight requests, one key'],
+    ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit', '1. Concurrent requests, one key'],
+    ['?s=idem-race&attempts=many', 'attempts was dropped: invalid attempts: expected a whole number, got "many"', '1. Concurrent requests, one key'],
+    ['?s=idem-race&attempts=12', 'invalid attempts: 12 is out of range (1 to 8)', '1. Concurrent requests, one key'],
+    ['?s=idem-race&clock=5', 'has no parameter "clock"', '1. Concurrent requests, one key'],
+    ['?schedule=A6B3AB4', 'the link names no scenario', '1. Concurrent requests, one key'],
   ]) {
     const { context, page, seen } = await open(query);
     const message = await page.locator('#link-error').textContent();
@@ -163,5 +164,49 @@ test('the page is readable at phone width with long keys', async () => {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
   assert.ok(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
   await screenshot(page, 'playground-phone');
+  await context.close();
+});
+
+test('switching scenario during a search cancels it; no verdict lands on the new scenario', async () => {
+  const { context, page, seen } = await open('?s=idem-race');
+  await page.selectOption('#strategy', 'random');
+  await page.fill('#runs', '100000');
+  await page.click('#run');
+  await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
+  await page.click('#catalog button[data-scenario="idem-receipt-later"]');
+  await page.locator('#catalog button[data-scenario="idem-receipt-later"][aria-current="true"]').waitFor();
+  // Long enough for the old search to have finished had it gone on.
+  await page.waitForTimeout(1500);
+  const text = await page.locator('#run-status').textContent();
+  assert.doesNotMatch(text, /No violation|Counterexample|Exploring/, text);
+  assert.equal(await page.locator('#progress').isHidden(), true);
+  // The engine is free: the broken design's own search finds its counterexample.
+  const verdict = await run(page, 'exhaustive');
+  assert.match(verdict, /^Counterexample in Broken: the receipt in a second transaction, exhaustive/);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
+test('runs = 0 is refused with a sentence, not run silently', async () => {
+  const { context, page } = await open('?s=idem-race&attempts=2');
+  await page.selectOption('#strategy', 'random');
+  await page.fill('#runs', '0');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 30000 });
+  assert.equal(await page.locator('#run-status').textContent(), 'runs must be a whole number from 1 to 100000 (got 0)');
+  await context.close();
+});
+
+test('the crash point offers exactly the declared choices, and a link selects one', async () => {
+  const { context, page } = await open('?s=idem-receipt-later&crashPoint=before-receipt');
+  const options = await page.locator('select[name="crashPoint"] option').evaluateAll((o) => o.map((x) => x.value));
+  assert.deepEqual(options, ['before-receipt', 'none']);
+  assert.equal(await page.locator('select[name="crashPoint"]').inputValue(), 'before-receipt');
+  assert.equal(await page.locator('#link-error').isHidden(), true);
+  await page.selectOption('select[name="crashPoint"]', 'none');
+  await page.locator('#params button[type="submit"]').click();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('crashPoint') === 'none');
+  const verdict = await run(page, 'exhaustive');
+  assert.match(verdict, /^No violation in Broken: the receipt in a second transaction \(crash point none\), exhaustive/);
   await context.close();
 });

@@ -42,6 +42,8 @@ const ui = {
 const DEFAULT_SCENARIO = 'idem-race';
 
 const state = {
+  // Counts scenario loads: a search's answer counts only for the load it started under.
+  generation: 0,
   catalog: [],
   entry: null,
   params: {},
@@ -231,6 +233,9 @@ async function readLink() {
 async function loadScenario(id, params = {}, schedule = null) {
   const entry = state.catalog.find((e) => e.id === id);
   if (!entry) throw new Error(`there is no scenario ${JSON.stringify(id)}`);
+  // A search of what was shown before must not report on what is shown now.
+  state.generation += 1;
+  state.search?.cancel();
   const stepper = await engine.stepper(id, { params });
   state.stepper?.close();
   state.stepper = stepper;
@@ -546,8 +551,19 @@ const actions = {
   },
 };
 
+// "idem-race (attempts 2), random (seed 1)": what a verdict belongs to.
+function runContext(strategyText) {
+  const changed = state.entry.params
+    .filter((p) => state.view.params?.[p.name] !== undefined && state.view.params[p.name] !== p.default)
+    .map((p) => `${words(p.name)} ${state.view.params[p.name]}`);
+  const params = changed.length ? ` (${changed.join(', ')})` : '';
+  return `${state.entry.title}${params}, ${strategyText}`;
+}
+
 // Runs the strategy chosen in the controls and loads the resulting schedule.
 async function runStrategy() {
+  const generation = state.generation;
+  const current = () => generation === state.generation;
   const strategy = ui.strategy.value;
   const seed = Number(ui.seed.value) || 0;
   const depth = Number(ui.depth.value) || 3;
@@ -555,52 +571,69 @@ async function runStrategy() {
   ui.steps.hidden = true;
   if (strategy === 'round-robin') {
     const result = await engine.runScenario(state.entry.id, { params, strategy, seed, depth });
+    if (!current()) return;
     state.view = await state.stepper.setSchedule(result.schedule);
     state.selected = state.view.trace.length - 1;
-    status(`One round-robin run: schedule ${result.schedule}.`, result.passed ? 'pass' : 'fail');
+    status(`${result.passed ? 'Passes' : 'Fails'}: ${runContext('one round-robin run')}, schedule ${result.schedule}.`, result.passed ? 'pass' : 'fail');
     return;
   }
   const options = { params, strategy, seed, depth };
-  if (strategy !== 'exhaustive') options.runs = Math.min(100000, Math.max(1, Number(ui.runs.value) || 500));
+  if (strategy !== 'exhaustive') {
+    const runs = Number(ui.runs.value);
+    if (!Number.isInteger(runs) || runs < 1 || runs > 100000) throw new Error(`runs must be a whole number from 1 to 100000 (got ${ui.runs.value || 'nothing'})`);
+    options.runs = runs;
+  }
   ui.progress.hidden = false;
   ui.progress.removeAttribute('value');
   ui.cancel.disabled = false;
   status('Exploring…');
   const search = engine.explore(state.entry.id, options, (progress) => {
+    if (!current()) return;
     const { stats, plannedRuns } = progress;
     if (plannedRuns) {
       ui.progress.max = plannedRuns;
       ui.progress.value = stats.runs;
     }
-    status(`Exploring: ${stats.runs} runs, ${stats.distinctStates} distinct states, ${stats.violations} violations…`);
+    status(`Exploring: ${count(stats.runs, 'run')}${strategy === 'exhaustive' ? `, ${count(stats.distinctStates, 'distinct state')}` : ''}, ${count(stats.violations, 'violation')}…`);
   });
   state.search = search;
   try {
     const report = await search.promise;
+    if (!current()) return;
     showReport(report);
-    if (report.counterexample) {
-      state.view = await state.stepper.setSchedule(report.counterexample.schedule);
-      state.selected = state.view.trace.length - 1;
-    }
+    // Show a run: the counterexample, or, when none was found, one
+    // completed run with its checks passing.
+    const schedule = report.counterexample?.schedule
+      ?? (await engine.runScenario(state.entry.id, { params, strategy: 'round-robin' })).schedule;
+    if (!current()) return;
+    state.view = await state.stepper.setSchedule(schedule);
+    state.selected = state.view.trace.length - 1;
   } finally {
-    state.search = null;
+    if (state.search === search) state.search = null;
     ui.progress.hidden = true;
     ui.cancel.disabled = true;
   }
 }
 
-// Shows a search's report: coverage, and the counterexample explained.
+// "1 run", "3 runs": counts in words, plural by the page's language rules.
+const plurals = new Intl.PluralRules('en');
+function count(n, noun) {
+  return `${n.toLocaleString('en')} ${plurals.select(n) === 'one' ? noun : `${noun}s`}`;
+}
+
+// Shows a search's report: what it belongs to, coverage, and the counterexample explained.
 function showReport(report) {
   const s = report.stats;
   const coverage = report.complete
-    ? `every schedule covered: ${s.runs} runs, ${s.distinctStates} distinct states, instead of ${report.naiveInterleavings} interleavings`
-    : `${report.boundedBy}: ${s.runs} runs`;
+    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, where ${report.naiveInterleavings} interleavings are possible`
+    : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}` : `${count(s.runs, 'sampled run')}, not every schedule`;
+  const context = runContext(report.strategy);
   const c = report.counterexample;
   if (!c) {
-    status(`No violation (${coverage}).`, report.boundedBy === 'cancelled' ? '' : 'pass');
+    status(`No violation in ${context} (${coverage}). Shown: one completed run.`, report.boundedBy === 'cancelled' ? '' : 'pass');
     return;
   }
-  status(`Counterexample (${c.shortest ? 'shortest' : 'first found'}, ${c.steps} steps, schedule ${c.schedule}); ${coverage}.`, 'fail');
+  status(`Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${c.schedule}; ${coverage}).`, 'fail');
   ui.steps.replaceChildren(...c.explanation.map((line) => el('li', line.replace(/^\d+\. /, ''))));
   ui.steps.hidden = false;
 }
