@@ -32,13 +32,13 @@ async function run(page, strategy) {
 
 test('every scenario runs, with its checks on screen', async () => {
   const { context, page, seen } = await open('?s=idem-race');
-  const catalog = await page.locator('#catalog button.scenario').evaluateAll((buttons) => buttons.map((b) => ({
+  const catalog = await page.locator('#catalog [role="option"]').evaluateAll((buttons) => buttons.map((b) => ({
     id: b.dataset.scenario, fails: b.querySelector('.tag-fails') !== null,
   })));
   assert.ok(catalog.length >= 25, `${catalog.length} scenarios`);
   for (const { id, fails } of catalog) {
-    await page.click(`#catalog button[data-scenario="${id}"]`);
-    await page.locator(`#catalog button[data-scenario="${id}"][aria-current="true"]`).waitFor();
+    await page.click(`#catalog [role="option"][data-scenario="${id}"]`);
+    await page.locator(`#catalog [role="option"][data-scenario="${id}"][aria-selected="true"]`).waitFor();
     const text = await run(page, 'exhaustive');
     if (fails) {
       assert.match(text, /^Counterexample in .+, exhaustive \(shortest/, `${id}: ${text}`);
@@ -173,8 +173,8 @@ test('switching scenario during a search cancels it; no verdict lands on the new
   await page.fill('#runs', '100000');
   await page.click('#run');
   await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
-  await page.click('#catalog button[data-scenario="idem-receipt-later"]');
-  await page.locator('#catalog button[data-scenario="idem-receipt-later"][aria-current="true"]').waitFor();
+  await page.click('#catalog [role="option"][data-scenario="idem-receipt-later"]');
+  await page.locator('#catalog [role="option"][data-scenario="idem-receipt-later"][aria-selected="true"]').waitFor();
   // Long enough for the old search to have finished had it gone on.
   await page.waitForTimeout(1500);
   const text = await page.locator('#run-status').textContent();

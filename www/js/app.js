@@ -3,6 +3,11 @@
 // engine only through engine.js. All text, from users and links included, is
 // rendered with textContent, never as HTML.
 import * as engine from './engine.js';
+import { count, el, row } from './parts/dom.js';
+import { databaseSections, lockItems } from './parts/tables.js';
+import { keepInView, renderTimeline } from './parts/timeline.js';
+import { checksRows, verdictOf } from './parts/verdict.js';
+import { statusWord } from './parts/words.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -37,6 +42,7 @@ const ui = {
   note: $('note'),
   roundTripLog: $('round-trip-log'),
   roundTripError: $('round-trip-error'),
+  shortcuts: $('shortcuts'),
 };
 
 const DEFAULT_SCENARIO = 'idem-race';
@@ -53,14 +59,6 @@ const state = {
   search: null,
   busy: false,
 };
-
-// Creates an element with text content and optional class.
-function el(tag, text = '', className = '') {
-  const node = document.createElement(tag);
-  if (text !== '') node.textContent = text;
-  if (className) node.className = className;
-  return node;
-}
 
 // Shows `message` in the link-error notice (or hides it).
 function notice(message) {
@@ -83,26 +81,37 @@ function renderCatalog() {
     ['outbox', 'Transactional outbox', 'The producer writes its change and the event announcing it in one transaction; a relay delivers events until they are marked sent, so none is lost, but some arrive twice.'],
     ['inbox', 'Idempotent inbox', 'Each consumer records the ids of events it applied in the same transaction as their effects, so a redelivered event is skipped, as long as that history is kept.'],
   ];
+  // One listbox, one tab stop: the current scenario has tabindex 0, the
+  // arrow keys move between options (a roving tabindex), Enter opens one.
+  const hadFocus = ui.catalog.contains(document.activeElement);
+  ui.catalog.setAttribute('role', 'listbox');
+  ui.catalog.setAttribute('aria-label', 'Scenarios');
   ui.catalog.replaceChildren(...groups.map(([pattern, name, blurb]) => {
-    const section = el('section', '', 'catalog-group');
-    section.append(el('h3', name), el('p', blurb, 'pattern-blurb'));
+    const section = el('div', '', 'catalog-group');
+    section.setAttribute('role', 'group');
+    const heading = el('h3', name);
+    heading.id = `catalog-${pattern}`;
+    section.setAttribute('aria-labelledby', heading.id);
+    section.append(heading, el('p', blurb, 'pattern-blurb'));
     const list = el('ul');
+    list.setAttribute('role', 'presentation');
     for (const entry of state.catalog.filter((e) => e.pattern === pattern)) {
-      const item = el('li');
-      const button = el('button', '', 'scenario');
-      button.type = 'button';
-      button.dataset.action = 'pick';
-      button.dataset.scenario = entry.id;
-      button.append(el('span', entry.title, 'scenario-title'));
-      button.append(el('span', entry.fails ? 'fails' : 'holds', entry.fails ? 'tag tag-fails' : 'tag tag-holds'));
-      if (entry.reference) button.append(el('span', 'reference', 'tag'));
-      button.setAttribute('aria-current', String(entry.id === state.entry?.id));
-      item.append(button);
-      list.append(item);
+      const option = el('li', '', 'scenario');
+      option.setAttribute('role', 'option');
+      option.dataset.action = 'pick';
+      option.dataset.scenario = entry.id;
+      option.append(el('span', entry.title, 'scenario-title'));
+      option.append(el('span', entry.fails ? 'fails' : 'holds', entry.fails ? 'tag tag-fails' : 'tag tag-holds'));
+      if (entry.reference) option.append(el('span', 'reference', 'tag'));
+      const current = entry.id === state.entry?.id;
+      option.setAttribute('aria-selected', String(current));
+      option.tabIndex = current ? 0 : -1;
+      list.append(option);
     }
     section.append(list);
     return section;
   }));
+  if (hadFocus) ui.catalog.querySelector('[role="option"][tabindex="0"]')?.focus();
 }
 
 // ---------------------------------------------------------------- params
@@ -277,18 +286,11 @@ async function renderExtra() {
   }
 }
 
-// A table row of text cells.
-function row(cells, tag = 'td') {
-  const tr = el('tr');
-  for (const text of cells) tr.append(el(tag, String(text)));
-  return tr;
-}
-
 // ---------------------------------------------------------------- rendering
 
 // Redraws everything that depends on the run.
 function render() {
-  renderLanes();
+  const selectedBox = renderTimeline(ui.lanes, state.view, { selected: state.selected, busy: state.busy });
   renderDatabase();
   renderChecks();
   const over = Boolean(state.view.result);
@@ -296,162 +298,37 @@ function render() {
   ui.reset.disabled = state.busy || state.view.trace.length === 0;
   ui.run.disabled = state.busy || ui.strategy.value === 'manual';
   ui.lanes.dataset.over = String(over);
+  renderStrategyControls();
+  keepInView(selectedBox);
   updateLink();
 }
 
-// What a step's SQL returned, in a few words.
-function resultText(result) {
-  switch (result.kind) {
-    case 'rows': return result.rows.length ? `${result.rows.length} row${result.rows.length > 1 ? 's' : ''}` : (result.changes ? `${result.changes} changed` : 'ok');
-    case 'busy': return 'SQLITE_BUSY';
-    case 'error': return `error: ${result.message}`;
-    default: return '';
-  }
+// Shows only the settings the chosen strategy uses.
+function renderStrategyControls() {
+  const strategy = ui.strategy.value;
+  ui.seed.closest('label').hidden = !['random', 'pct'].includes(strategy);
+  ui.runs.closest('label').hidden = !['random', 'pct'].includes(strategy);
+  ui.depth.closest('label').hidden = strategy !== 'pct';
 }
 
-// The CSS classes of a step box.
-function stepClasses(step) {
-  const classes = ['step'];
-  const progress = step.progress.kind;
-  if (progress === 'blocked') classes.push('blocked');
-  if (progress === 'finished') {
-    classes.push('finished');
-    const kind = step.progress.outcome.kind;
-    if (kind === 'crashed') classes.push('crash');
-    if (kind === 'reply-lost') classes.push('lost');
-    if (['error', 'failed', 'rejected'].includes(kind)) classes.push('failed');
-  }
-  if (step.name.startsWith('crash')) classes.push('crash');
-  if (step.index === state.selected) classes.push('selected');
-  return classes.join(' ');
-}
-
-// What an attempt's status says, in words.
-function statusText(status) {
-  switch (status.kind) {
-    case 'runnable': return 'can step';
-    case 'blocked': return 'waiting for a lock';
-    case 'waiting': return `starts after ${state.view.labels[status.on]}`;
-    case 'finished': return status.outcome.kind;
-    case 'failed': return `failed: ${status.error}`;
-    default: return status.kind;
-  }
-}
-
-// The lock each attempt holds after the selected step.
-function locksAt(index) {
-  const step = state.view.trace[index];
-  return step ? step.locks : state.view.labels.map((label) => ({ attempt: label, level: 'NONE' }));
-}
-
-// Draws one lane per attempt, with its steps as boxes in time order.
-function renderLanes() {
-  const { labels, runnable, statuses, trace } = state.view;
-  const locks = locksAt(state.selected);
-  ui.lanes.style.setProperty('--lanes', String(labels.length));
-  const nodes = [];
-  labels.forEach((label, i) => {
-    const head = el('div', '', 'lane-head');
-    head.style.gridColumn = String(i + 1);
-    const button = el('button', `Step ${label}`, 'step-button');
-    button.type = 'button';
-    button.dataset.action = 'step';
-    button.dataset.attempt = String(i);
-    button.disabled = state.busy || !runnable.includes(i);
-    button.title = `Let ${label} take its next step (${String.fromCharCode(97 + i)})`;
-    head.append(el('span', label, 'lane-label'), button);
-    head.append(el('span', statusText(statuses[i]), `lane-status status-${statuses[i].kind}`));
-    head.append(el('span', locks[i]?.level ?? 'NONE', `lock lock-${(locks[i]?.level ?? 'NONE').toLowerCase()}`));
-    nodes.push(head);
-  });
-  for (const step of trace) {
-    const box = el('button', '', stepClasses(step));
-    box.type = 'button';
-    box.dataset.action = 'select';
-    box.dataset.step = String(step.index);
-    box.style.gridColumn = String(step.attempt + 1);
-    box.style.gridRow = String(step.index + 2);
-    box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
-    if (step.sql) box.append(el('code', step.sql, 'step-sql'));
-    const result = resultText(step.result);
-    if (result) box.append(el('span', result, 'step-result'));
-    if (step.progress.kind === 'finished') box.append(el('span', step.progress.outcome.kind, 'step-outcome'));
-    box.append(el('span', step.note, 'step-note'));
-    nodes.push(box);
-  }
-  ui.lanes.replaceChildren(...nodes);
-}
-
-// Rows of `tables` as JSON strings, per "db/table".
-function rowKeys(tables) {
-  const keys = new Map();
-  for (const [db, byTable] of Object.entries(tables ?? {})) {
-    for (const [table, content] of Object.entries(byTable)) {
-      keys.set(`${db}/${table}`, new Set(content.rows.map((r) => JSON.stringify(r))));
-    }
-  }
-  return keys;
-}
-
-// Draws the committed tables after the selected step, the changed rows
-// highlighted, and each connection's lock.
+// Draws the database panel after the selected step: locks, uncommitted
+// changes of that step, and the committed tables.
 function renderDatabase() {
-  const { trace, initialTables } = state.view;
+  const { trace } = state.view;
   const index = state.selected;
   const step = trace[index];
-  const tables = step ? step.tables : initialTables;
-  const before = rowKeys(index > 0 ? trace[index - 1].tables : initialTables);
   ui.selectedStep.textContent = step ? `after step ${index + 1} (${step.label}: ${step.name})` : 'before the first step';
-  ui.locks.replaceChildren(...locksAt(index).map((l) => {
-    const item = el('li');
-    item.append(el('span', l.attempt), el('span', l.level, `lock lock-${l.level.toLowerCase()}`));
-    return item;
-  }));
+  ui.locks.replaceChildren(...lockItems(state.view, index));
   ui.changes.replaceChildren(...(step?.changes ?? []).map((c) => el('li', `${c.label ?? step.label} ${c.op} ${c.table} rowid ${c.rowid} (${c.db}, uncommitted until its transaction commits)`)));
-  const sections = [];
-  for (const [db, byTable] of Object.entries(tables ?? {})) {
-    const section = el('section', '', 'db');
-    section.append(el('h4', db));
-    for (const [name, content] of Object.entries(byTable)) {
-      const previous = before.get(`${db}/${name}`) ?? new Set();
-      const table = el('table', '', 'results data');
-      const caption = el('caption', `${name} (${content.rows.length})`);
-      table.append(caption, row(content.columns, 'th'));
-      for (const values of content.rows) {
-        const tr = row(values.map((v) => (v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : v)));
-        for (const td of tr.children) td.title = td.textContent;
-        if (!previous.has(JSON.stringify(values))) tr.className = 'changed';
-        table.append(tr);
-      }
-      const scroll = el('div', '', 'table-scroll');
-      scroll.append(table);
-      section.append(scroll);
-    }
-    sections.push(section);
-  }
-  ui.tables.replaceChildren(...sections);
+  ui.tables.replaceChildren(...databaseSections(state.view, index));
 }
 
-// Draws the checks (expected against actual) once the run is over.
+// Draws the verdict and the checks (expected against actual) once the run is over.
 function renderChecks() {
-  const { result, verdict, runnable, labels } = state.view;
-  if (!result) {
-    ui.verdict.textContent = `The run is not over: ${runnable.map((i) => labels[i]).join(', ') || 'nobody'} can step.`;
-    ui.verdict.dataset.kind = '';
-    ui.checks.replaceChildren();
-    return;
-  }
-  const failed = result.checks.filter((c) => !c.pass).length;
-  const deadlock = verdict?.kind === 'deadlock' ? ` Deadlock: ${verdict.waits.join('; ')}.` : '';
-  ui.verdict.textContent = failed
-    ? `${failed} check${failed > 1 ? 's' : ''} failed for schedule ${result.schedule}.${deadlock}`
-    : `Every check passed for schedule ${result.schedule}.`;
-  ui.verdict.dataset.kind = failed ? 'fail' : 'pass';
-  ui.checks.replaceChildren(row(['check', 'expected', 'actual', ''], 'th'), ...result.checks.map((c) => {
-    const tr = row([c.name, c.expected, c.actual, c.pass ? 'pass' : 'FAIL']);
-    tr.className = c.pass ? 'pass' : 'fail';
-    return tr;
-  }));
+  const verdict = verdictOf(state.view);
+  ui.verdict.textContent = verdict.text;
+  ui.verdict.dataset.kind = verdict.kind;
+  ui.checks.replaceChildren(...checksRows(state.view));
 }
 
 // ---------------------------------------------------------------- actions
@@ -528,8 +405,10 @@ const actions = {
         tr.className = r.passed ? 'pass' : 'fail';
         table.append(tr);
       }
-      ui.extra.querySelector('table.sweep')?.remove();
-      ui.extra.append(table);
+      ui.extra.querySelector('.sweep-scroll')?.remove();
+      const scroll = el('div', '', 'table-scroll sweep-scroll');
+      scroll.append(table);
+      ui.extra.append(scroll);
     });
   },
   // The engine check: two connections, one database.
@@ -615,12 +494,6 @@ async function runStrategy() {
   }
 }
 
-// "1 run", "3 runs": counts in words, plural by the page's language rules.
-const plurals = new Intl.PluralRules('en');
-function count(n, noun) {
-  return `${n.toLocaleString('en')} ${plurals.select(n) === 'one' ? noun : `${noun}s`}`;
-}
-
 // Shows a search's report: what it belongs to, coverage, and the counterexample explained.
 function showReport(report) {
   const s = report.stats;
@@ -653,9 +526,41 @@ document.addEventListener('submit', (event) => {
 });
 ui.strategy.addEventListener('change', () => render());
 
+// Who holds a lock now, in words: "A holds RESERVED".
+function lockItemsText() {
+  const last = state.view.trace[state.view.trace.length - 1];
+  return (last?.locks ?? []).filter((l) => l.level !== 'NONE').map((l) => `${l.attempt} holds ${l.level}`).join(', ');
+}
+
+// The catalog's keys: arrows move, Home and End jump, Enter or Space opens.
+ui.catalog.addEventListener('keydown', (event) => {
+  const options = [...ui.catalog.querySelectorAll('[role="option"]')];
+  const at = options.indexOf(document.activeElement);
+  if (at < 0) return;
+  const move = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
+  let next = null;
+  if (move) next = options[Math.max(0, Math.min(options.length - 1, at + move))];
+  else if (event.key === 'Home') next = options[0];
+  else if (event.key === 'End') next = options[options.length - 1];
+  else if (event.key === 'Enter' || event.key === ' ') {
+    event.preventDefault();
+    actions.pick(options[at]);
+    return;
+  } else return;
+  event.preventDefault();
+  for (const option of options) option.tabIndex = option === next ? 0 : -1;
+  next.focus();
+});
+
+// Single-key shortcuts can be turned off (WCAG 2.1.4); the choice is kept.
+const SHORTCUTS_KEY = 'replayground.shortcuts';
+ui.shortcuts.checked = localStorage.getItem(SHORTCUTS_KEY) !== 'off';
+ui.shortcuts.addEventListener('change', () => localStorage.setItem(SHORTCUTS_KEY, ui.shortcuts.checked ? 'on' : 'off'));
+
 // Keyboard: a-z step that attempt, u undo, arrows move the selection.
 document.addEventListener('keydown', (event) => {
-  if (event.target.closest('input, select, textarea') || event.ctrlKey || event.metaKey || event.altKey || !state.view) return;
+  if (!ui.shortcuts.checked) return;
+  if (event.target.closest('input, select, textarea, [role="listbox"]') || event.ctrlKey || event.metaKey || event.altKey || !state.view) return;
   const key = event.key.toLowerCase();
   if (key === 'u') {
     if (!ui.undo.disabled) actions.undo();
@@ -665,7 +570,16 @@ document.addEventListener('keydown', (event) => {
     render();
   } else if (/^[a-z]$/.test(key)) {
     const attempt = key.charCodeAt(0) - 97;
-    if (state.view.runnable.includes(attempt) && !state.busy) actions.step({ dataset: { attempt: String(attempt) } });
+    const label = state.view.labels[attempt];
+    if (label === undefined) return;
+    if (state.busy) return;
+    if (state.view.runnable.includes(attempt)) {
+      actions.step({ dataset: { attempt: String(attempt) } });
+    } else {
+      // Say why nothing happened.
+      const holders = lockItemsText();
+      status(`${label} cannot step now: it is ${statusWord(state.view.statuses[attempt], state.view.labels)}${holders ? ` (${holders})` : ''}.`);
+    }
   } else {
     return;
   }

@@ -5,7 +5,8 @@
 //
 // Attributes (all optional but `scenario`):
 //   scenario   a catalog id                                   (required)
-//   schedule   the interleaving to play, e.g. A6B3AB4         (default: lowest runnable attempt first)
+//   schedule   the interleaving to play, e.g. A6B3AB4         (default: the shortest counterexample of a
+//                                                             design that fails, else a round-robin run)
 //   params     the scenario's parameters as JSON              (default: the scenario's own)
 //   controls   which buttons to show: any of "step run reset" (default: "step run reset")
 //   step       how many steps to show at first               (default: 0)
@@ -16,6 +17,10 @@
 // embed on a page shares one engine (one Web Worker, one wasm instance) and
 // runs its own stepper. A wrong attribute shows its message in the embed.
 import * as engine from './engine.js';
+import { el, iconButton } from './parts/dom.js';
+import { databaseSections } from './parts/tables.js';
+import { keepInView, renderTimeline } from './parts/timeline.js';
+import { verdictOf } from './parts/verdict.js';
 
 const STYLESHEET = new URL('../css/embed.css', import.meta.url).href;
 const CONTROLS = ['step', 'run', 'reset'];
@@ -27,32 +32,14 @@ function loadCatalog() {
   return catalog;
 }
 
-// Decodes a schedule string (A3B2A) into attempt indices; throws on bad text.
-export function decodeSchedule(text) {
-  const steps = [];
-  const pattern = /([A-Z])(\d*)/gy;
-  let match;
-  let at = 0;
-  while (at < text.length) {
-    pattern.lastIndex = at;
-    match = pattern.exec(text);
-    if (!match) throw new Error(`invalid schedule: unexpected ${JSON.stringify(text[at])} at position ${at}`);
-    const count = match[2] === '' ? 1 : Number(match[2]);
-    if (!Number.isInteger(count) || count < 1 || count > 100000 || steps.length + count > 100000) {
-      throw new Error('invalid schedule: a repeat count must be 1 to 100000');
-    }
-    for (let i = 0; i < count; i += 1) steps.push(match[1].charCodeAt(0) - 65);
-    at = pattern.lastIndex;
-  }
-  return steps;
-}
-
-// Creates an element with text content and optional class.
-function el(tag, text = '', className = '') {
-  const node = document.createElement(tag);
-  if (text !== '') node.textContent = text;
-  if (className) node.className = className;
-  return node;
+// The schedule an embed plays when none is given: a failing design's
+// shortest counterexample (its point is how it breaks), else a round-robin
+// run, where every attempt takes turns and they contend.
+async function defaultSchedule(id, params) {
+  const search = engine.explore(id, { params });
+  const report = await search.promise;
+  if (report.counterexample) return report.counterexample.schedule;
+  return (await engine.runScenario(id, { params, strategy: 'round-robin' })).schedule;
 }
 
 class ReplaygroundScenario extends HTMLElement {
@@ -68,6 +55,8 @@ class ReplaygroundScenario extends HTMLElement {
     link.href = STYLESHEET;
     this.frame = el('div', '', 'frame');
     this.root.append(link, this.frame);
+    this.frame.addEventListener('click', (event) => this.onClick(event));
+    this.error = '';
     this.stepper = null;
     this.view = null;
     this.plan = [];
@@ -117,7 +106,6 @@ class ReplaygroundScenario extends HTMLElement {
       const controls = (this.getAttribute('controls') ?? CONTROLS.join(' ')).split(/\s+/).filter(Boolean);
       const unknown = controls.filter((c) => !CONTROLS.includes(c));
       if (unknown.length) throw new Error(`unknown control ${JSON.stringify(unknown[0])}; use step, run and reset`);
-      this.plan = decodeSchedule(this.getAttribute('schedule') ?? '');
       const initial = this.hasAttribute('step') ? Number(this.getAttribute('step')) : 0;
       if (!Number.isInteger(initial) || initial < 0) throw new Error('the step attribute must be a whole number');
       const stepper = await engine.stepper(id, { params });
@@ -125,11 +113,26 @@ class ReplaygroundScenario extends HTMLElement {
         stepper.close();
         return;
       }
+      // The engine decodes and checks the schedule: a bad one is reported
+      // now, not when Step is pressed. The plan is the run's choices.
+      const schedule = this.getAttribute('schedule') ?? await defaultSchedule(id, params);
+      let full;
+      try {
+        full = await stepper.setSchedule(schedule);
+      } catch (error) {
+        stepper.close();
+        throw new Error(`the schedule attribute does not fit scenario ${id}: ${error.message}`);
+      }
+      if (generation !== this.generation) {
+        stepper.close();
+        return;
+      }
+      this.plan = full.trace.map((step) => step.attempt);
       this.stepper?.close();
       this.stepper = stepper;
       this.entry = entry;
       this.controls = controls;
-      this.view = stepper.state;
+      this.view = await stepper.setSchedule('');
       if (initial > 0) await this.advance(initial);
       this.selected = this.view.trace.length - 1;
       this.frame.dataset.state = 'ready';
@@ -139,43 +142,33 @@ class ReplaygroundScenario extends HTMLElement {
     }
   }
 
-  // The attempt that takes the next step: the schedule's, or the lowest runnable.
-  next() {
-    const done = this.view.trace.length;
-    if (done < this.plan.length) return this.plan[done];
-    return this.view.runnable[0];
-  }
-
-  // Takes up to `count` steps.
+  // Takes up to `count` more steps of the plan (the choices the engine
+  // decoded from the schedule; nothing here reads schedule text).
   async advance(count) {
-    for (let i = 0; i < count; i += 1) {
-      const attempt = this.next();
-      if (attempt === undefined || !this.view.runnable.includes(attempt)) {
-        if (attempt !== undefined && this.view.trace.length < this.plan.length) {
-          throw new Error(`the schedule does not fit: step ${this.view.trace.length + 1} names an attempt that cannot run`);
-        }
-        return;
-      }
-      this.view = await this.stepper.step(attempt);
+    const end = Math.min(this.plan.length, this.view.trace.length + count);
+    while (this.view.trace.length < end) {
+      this.view = await this.stepper.step(this.plan[this.view.trace.length]);
     }
   }
 
-  // Runs a control's action and redraws.
+  // Runs a control's action and redraws; an error is shown beside the
+  // player, which stays usable.
   async act(action) {
     try {
       if (action === 'step') await this.advance(1);
-      if (action === 'run') await this.advance(10000);
+      if (action === 'run') await this.advance(this.plan.length);
       if (action === 'reset') this.view = await this.stepper.setSchedule('');
       this.selected = this.view.trace.length - 1;
-      this.render();
+      this.error = '';
     } catch (error) {
-      this.fail(error.message);
+      this.error = error.message;
     }
+    this.render();
   }
 
   // Draws the player: title, controls, lanes, tables of the selected step, verdict.
   render() {
-    const { labels, trace, result, statuses } = this.view;
+    const { trace, result } = this.view;
     const head = el('div', '', 'head');
     head.append(el('strong', this.entry.title, 'title'));
     // The parameters this embed runs with, where they differ from the scenario's defaults.
@@ -184,77 +177,46 @@ class ReplaygroundScenario extends HTMLElement {
       .map((p) => `${p.name} ${this.view.params[p.name]}`);
     if (changed.length) head.append(el('small', changed.join(' · '), 'params'));
     const buttons = el('div', '', 'controls');
+    const labels = { step: ['step', 'Step'], run: ['run', 'Run'], reset: ['reset', 'Reset'] };
     for (const action of this.controls) {
-      const button = el('button', { step: 'Step ▶', run: 'Run ⏭', reset: 'Reset ⏮' }[action]);
-      button.type = 'button';
-      button.dataset.action = action;
-      button.disabled = action === 'reset' ? trace.length === 0 : Boolean(result);
-      button.addEventListener('click', () => this.act(action));
+      const button = iconButton(...labels[action]);
+      button.dataset.control = action;
+      const atEnd = trace.length >= this.plan.length || Boolean(result);
+      button.disabled = action === 'reset' ? trace.length === 0 : atEnd;
       buttons.append(button);
     }
     head.append(buttons);
 
     const lanes = el('div', '', 'lanes');
-    lanes.style.setProperty('--lanes', String(labels.length));
-    labels.forEach((label, i) => {
-      const lane = el('div', '', 'lane-head');
-      lane.style.gridColumn = String(i + 1);
-      const status = statuses[i];
-      const word = status.kind === 'finished' ? status.outcome.kind : status.kind;
-      const level = trace[this.selected]?.locks[i]?.level ?? 'NONE';
-      lane.append(el('span', label, 'label'), el('span', word, 'word'), el('span', level, `lock lock-${level.toLowerCase()}`));
-      lanes.append(lane);
-    });
-    for (const step of trace) {
-      const box = el('button', '', 'step');
-      box.type = 'button';
-      if (step.progress.kind === 'blocked') box.classList.add('blocked');
-      if (step.progress.kind === 'finished') box.classList.add('finished');
-      if (step.name.startsWith('crash')) box.classList.add('crash');
-      if (step.index === this.selected) box.classList.add('selected');
-      box.style.gridColumn = String(step.attempt + 1);
-      box.style.gridRow = String(step.index + 2);
-      box.append(el('span', `${step.index + 1}. ${step.name}`, 'name'));
-      if (step.sql) box.append(el('code', step.sql));
-      box.append(el('span', step.note, 'note'));
-      box.addEventListener('click', () => {
-        this.selected = step.index;
-        this.render();
-      });
-      lanes.append(box);
-    }
+    const selectedBox = renderTimeline(lanes, this.view, { selected: this.selected, stepButtons: false });
     const scroller = el('div', '', 'scroll');
     scroller.append(lanes);
 
     const tables = el('div', '', 'tables');
-    const committed = trace[this.selected]?.tables ?? this.view.initialTables;
-    for (const [db, byTable] of Object.entries(committed ?? {})) {
-      for (const [name, content] of Object.entries(byTable)) {
-        const table = el('table');
-        table.append(el('caption', `${db} · ${name} (${content.rows.length})`));
-        const header = el('tr');
-        for (const column of content.columns) header.append(el('th', column));
-        table.append(header);
-        for (const values of content.rows) {
-          const tr = el('tr');
-          for (const v of values) tr.append(el('td', v === null ? 'NULL' : String(v)));
-          table.append(tr);
-        }
-        tables.append(table);
-      }
-    }
+    tables.append(...databaseSections(this.view, this.selected));
 
     const verdict = el('p', '', 'verdict');
-    if (result) {
-      const failed = result.checks.filter((c) => !c.pass);
-      verdict.textContent = failed.length
-        ? `Fails: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}`
-        : `Every check passes (${result.checks.length}).`;
-      verdict.dataset.kind = failed.length ? 'fail' : 'pass';
-    } else {
-      verdict.textContent = `${trace.length} steps taken.`;
+    const v = verdictOf(this.view);
+    verdict.textContent = v.text;
+    verdict.dataset.kind = v.kind;
+    const parts = [head, scroller, tables, verdict];
+    if (this.error) parts.push(el('p', this.error, 'error'));
+    this.frame.replaceChildren(...parts);
+    keepInView(selectedBox);
+  }
+
+  // Clicks inside the player: a control, or a step to select.
+  onClick(event) {
+    const control = event.target.closest('[data-control]');
+    if (control && !control.disabled) {
+      this.act(control.dataset.control);
+      return;
     }
-    this.frame.replaceChildren(head, scroller, tables, verdict);
+    const step = event.target.closest('[data-action="select"]');
+    if (step) {
+      this.selected = Number(step.dataset.step);
+      this.render();
+    }
   }
 }
 

@@ -1,0 +1,52 @@
+// Small DOM helpers and the words the page and the embeds share. Every piece
+// of text goes in with textContent, never as HTML.
+
+// Creates an element with text content and an optional class.
+export function el(tag, text = '', className = '') {
+  const node = document.createElement(tag);
+  if (text !== '') node.textContent = text;
+  if (className) node.className = className;
+  return node;
+}
+
+// A table row of text cells.
+export function row(cells, tag = 'td') {
+  const tr = el('tr');
+  for (const text of cells) tr.append(el(tag, String(text)));
+  return tr;
+}
+
+// "1 run", "3 runs": a count and its noun, plural by the language's rules.
+const plurals = new Intl.PluralRules('en');
+export function count(n, noun, pluralNoun = `${noun}s`) {
+  return `${Number(n).toLocaleString('en')} ${plurals.select(n) === 'one' ? noun : pluralNoun}`;
+}
+
+// Inline SVG icons: no font has to carry a glyph for them.
+const ICONS = {
+  step: 'M5 3 L13 8 L5 13 Z',
+  run: 'M2 3 L8 8 L2 13 Z M8 3 L14 8 L8 13 Z',
+  reset: 'M3 3 H5 V13 H3 Z M14 3 L6 8 L14 13 Z',
+  undo: 'M2 8 L8 3 V6 C12 6 14 8 14 13 C12 10 11 10 8 10 V13 Z',
+};
+export function icon(name) {
+  const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('width', '12');
+  svg.setAttribute('height', '12');
+  svg.setAttribute('aria-hidden', 'true');
+  svg.setAttribute('class', 'icon');
+  const path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+  path.setAttribute('d', ICONS[name]);
+  path.setAttribute('fill', 'currentColor');
+  svg.append(path);
+  return svg;
+}
+
+// A button with an icon and a label.
+export function iconButton(name, label) {
+  const button = el('button');
+  button.type = 'button';
+  button.append(icon(name), document.createTextNode(` ${label}`));
+  return button;
+}

@@ -1,0 +1,57 @@
+// The committed tables of every database after the selected step, the rows
+// that step changed highlighted; and each connection's lock. Used by the
+// page and the embeds.
+import { el, row } from './dom.js';
+import { locksAt } from './words.js';
+
+// Rows of `tables` as JSON strings, per "db/table".
+function rowKeys(tables) {
+  const keys = new Map();
+  for (const [db, byTable] of Object.entries(tables ?? {})) {
+    for (const [table, content] of Object.entries(byTable)) {
+      keys.set(`${db}/${table}`, new Set(content.rows.map((r) => JSON.stringify(r))));
+    }
+  }
+  return keys;
+}
+
+// A cell's text: NULL, JSON for blobs and objects, the value otherwise.
+const cellText = (v) => (v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+// One section per database with one table per table, after step `selected`.
+export function databaseSections(view, selected) {
+  const { trace, initialTables } = view;
+  const step = trace[selected];
+  const tables = step ? step.tables : initialTables;
+  const before = rowKeys(selected > 0 ? trace[selected - 1].tables : initialTables);
+  const sections = [];
+  for (const [db, byTable] of Object.entries(tables ?? {})) {
+    const section = el('section', '', 'db');
+    section.append(el('h4', db));
+    for (const [name, content] of Object.entries(byTable)) {
+      const previous = before.get(`${db}/${name}`) ?? new Set();
+      const table = el('table', '', 'results data');
+      table.append(el('caption', `${name} (${content.rows.length})`), row(content.columns, 'th'));
+      for (const values of content.rows) {
+        const tr = row(values.map(cellText));
+        for (const td of tr.children) td.title = td.textContent;
+        if (!previous.has(JSON.stringify(values))) tr.className = 'changed';
+        table.append(tr);
+      }
+      const scroll = el('div', '', 'table-scroll');
+      scroll.append(table);
+      section.append(scroll);
+    }
+    sections.push(section);
+  }
+  return sections;
+}
+
+// Each connection's lock after step `selected`, as list items.
+export function lockItems(view, selected) {
+  return locksAt(view, selected).map((l) => {
+    const item = el('li');
+    item.append(el('span', l.attempt), el('span', l.level, `lock lock-${l.level.toLowerCase()}`));
+    return item;
+  });
+}

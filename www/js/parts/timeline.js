@@ -1,0 +1,88 @@
+// The timeline: one lane per attempt, each step a box in time order, lane
+// heads with the attempt's status and lock after the selected step. Used by
+// the page and the embeds; clicks reach the host through data-action
+// attributes ("step" with data-attempt, "select" with data-step).
+import { el } from './dom.js';
+import { locksAt, resultText, statusAt } from './words.js';
+
+// The CSS classes of a step box.
+function stepClasses(step, selected) {
+  const classes = ['step'];
+  const progress = step.progress.kind;
+  if (progress === 'blocked') classes.push('blocked');
+  if (progress === 'finished') {
+    classes.push('finished');
+    const kind = step.progress.outcome.kind;
+    if (kind === 'crashed') classes.push('crash');
+    if (kind === 'reply-lost') classes.push('lost');
+    if (['error', 'failed', 'rejected'].includes(kind)) classes.push('failed');
+  }
+  if (step.name.startsWith('crash')) classes.push('crash');
+  if (step.index === selected) classes.push('selected');
+  return classes.join(' ');
+}
+
+// Fills `container` (a grid) with the lanes of `view`; options:
+// { selected, busy, stepButtons }. Returns the selected step's box.
+export function renderTimeline(container, view, { selected = -1, busy = false, stepButtons = true } = {}) {
+  const { labels, runnable, trace } = view;
+  const locks = locksAt(view, selected);
+  container.style.setProperty('--lanes', String(labels.length));
+  const nodes = [];
+  labels.forEach((label, i) => {
+    const head = el('div', '', 'lane-head');
+    head.style.gridColumn = String(i + 1);
+    head.append(el('span', label, 'lane-label'));
+    if (stepButtons) {
+      const button = el('button', `Step ${label}`, 'step-button');
+      button.type = 'button';
+      button.dataset.action = 'step';
+      button.dataset.attempt = String(i);
+      button.disabled = busy || !runnable.includes(i);
+      button.title = runnable.includes(i)
+        ? `Let ${label} take its next step (${String.fromCharCode(97 + i)})`
+        : `${label} cannot step now: ${view.statuses[i].kind === 'blocked' ? 'it waits for a lock' : 'it is done or waits'}`;
+      head.append(button);
+    }
+    const status = statusAt(view, i, selected);
+    head.append(el('span', status.text, `lane-status status-${status.kind}`));
+    const level = locks[i]?.level ?? 'NONE';
+    head.append(el('span', level, `lock lock-${level.toLowerCase()}`));
+    nodes.push(head);
+  });
+  let selectedBox = null;
+  for (const step of trace) {
+    const box = el('button', '', stepClasses(step, selected));
+    box.type = 'button';
+    box.dataset.action = 'select';
+    box.dataset.step = String(step.index);
+    box.style.gridColumn = String(step.attempt + 1);
+    box.style.gridRow = String(step.index + 2);
+    box.setAttribute('aria-label', `step ${step.index + 1}, ${step.label}: ${step.name}`);
+    box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
+    if (step.sql) box.append(el('code', step.sql, 'step-sql'));
+    const result = resultText(step.result);
+    if (result) box.append(el('span', result, 'step-result'));
+    if (step.progress.kind === 'finished') box.append(el('span', step.progress.outcome.kind, 'step-outcome'));
+    box.append(el('span', step.note, 'step-note'));
+    if (step.index === selected) selectedBox = box;
+    nodes.push(box);
+  }
+  container.replaceChildren(...nodes);
+  return selectedBox;
+}
+
+// Scrolls the timeline's own box (not the page) so that `box`, the selected
+// step, is in view below the sticky lane heads.
+export function keepInView(box) {
+  const scroller = box?.closest('.lanes-wrap, .scroll');
+  if (!scroller) return;
+  const b = box.getBoundingClientRect();
+  const s = scroller.getBoundingClientRect();
+  const heads = scroller.querySelector('.lane-head')?.offsetHeight ?? 0;
+  const margin = 6;
+  if (b.top < s.top + heads) scroller.scrollTop -= s.top + heads - b.top + margin;
+  else if (b.bottom > s.bottom) scroller.scrollTop += b.bottom - s.bottom + margin;
+  if (b.left < s.left) scroller.scrollLeft -= s.left - b.left + margin;
+  else if (b.right > s.right) scroller.scrollLeft += b.right - s.right + margin;
+}

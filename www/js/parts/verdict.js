@@ -1,0 +1,36 @@
+// The verdict of a run and its checks (expected against actual). Used by
+// the page and the embeds.
+import { count, row } from './dom.js';
+
+// { text, kind } for the run in `view`: over (pass or fail) or not yet.
+export function verdictOf(view) {
+  const { result, verdict, runnable, labels, trace } = view;
+  if (!result) {
+    const who = runnable.map((i) => labels[i]);
+    return {
+      text: `${count(trace.length, 'step')} taken; the run is not over: ${who.length ? `${who.join(', ')} can step` : 'nobody can step'}.`,
+      kind: '',
+    };
+  }
+  const failed = result.checks.filter((c) => !c.pass);
+  const deadlock = verdict?.kind === 'deadlock' ? ` Deadlock: ${verdict.waits.join('; ')}.` : '';
+  if (failed.length) {
+    return {
+      text: `${count(failed.length, 'check')} failed for schedule ${result.schedule}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}`,
+      kind: 'fail',
+    };
+  }
+  return { text: `Every check passed (${result.checks.length}) for schedule ${result.schedule}.`, kind: 'pass' };
+}
+
+// The checks as a table, or nothing while the run is not over.
+export function checksRows(view) {
+  const { result } = view;
+  if (!result) return [];
+  return [row(['check', 'expected', 'actual', ''], 'th'), ...result.checks.map((c) => {
+    const tr = row([c.name, c.expected, c.actual, c.pass ? 'pass' : 'FAIL']);
+    tr.className = c.pass ? 'pass' : 'fail';
+    return tr;
+  })];
+}
+
