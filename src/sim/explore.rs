@@ -42,12 +42,24 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// One sentence per step: "3. B: read no receipt because A had not committed".
+    /// One sentence per step: "3. B read no receipt because A had not
+    /// committed". A sentence that names its attempt first is not prefixed
+    /// with the attempt again ("A: A began…").
     pub fn explanation(&self) -> Vec<String> {
         self.trace
             .iter()
             .flatten()
-            .map(|step| format!("{}. {}: {}", step.index + 1, step.label, step.report.note))
+            .map(|step| {
+                let note = &step.report.note;
+                let names_itself = note
+                    .strip_prefix(step.label.as_str())
+                    .is_some_and(|rest| rest.starts_with(' '));
+                if names_itself {
+                    format!("{}. {note}", step.index + 1)
+                } else {
+                    format!("{}. {}: {note}", step.index + 1, step.label)
+                }
+            })
             .collect()
     }
 

@@ -45,10 +45,10 @@ export function launchBrowser() {
   });
 }
 
-// Opens a page that records console errors, page errors, dialogs and every
+// Opens a page (in a new context with `contextOptions`) that records console errors, page errors, dialogs and every
 // request that leaves `origin`; the test asserts on them.
-export async function openPage(browser, origin) {
-  const context = await browser.newContext();
+export async function openPage(browser, origin, contextOptions = {}) {
+  const context = await browser.newContext(contextOptions);
   const page = await context.newPage();
   const seen = { errors: [], dialogs: [], foreignRequests: [] };
   page.on('console', (msg) => { if (msg.type() === 'error') seen.errors.push(msg.text()); });

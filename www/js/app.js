@@ -27,7 +27,7 @@ const ui = {
   cancel: $('cancel'),
   undo: $('undo'),
   reset: $('reset'),
-  permalink: $('permalink'),
+  copyLink: $('copy-link'),
   progress: $('progress'),
   runStatus: $('run-status'),
   steps: $('explanation'),
@@ -50,6 +50,8 @@ const DEFAULT_SCENARIO = 'idem-race';
 const state = {
   // Counts scenario loads: a search's answer counts only for the load it started under.
   generation: 0,
+  // While the page shows what the address says, it writes no new history entry.
+  restoring: false,
   catalog: [],
   entry: null,
   params: {},
@@ -87,12 +89,19 @@ function renderCatalog() {
   ui.catalog.setAttribute('role', 'listbox');
   ui.catalog.setAttribute('aria-label', 'Scenarios');
   ui.catalog.replaceChildren(...groups.map(([pattern, name, blurb]) => {
+    // A listbox owns only groups and options: the visible heading and blurb
+    // are hidden from assistive technology, which gets them as the group's
+    // name and description instead.
     const section = el('div', '', 'catalog-group');
     section.setAttribute('role', 'group');
+    section.setAttribute('aria-label', name);
     const heading = el('h3', name);
-    heading.id = `catalog-${pattern}`;
-    section.setAttribute('aria-labelledby', heading.id);
-    section.append(heading, el('p', blurb, 'pattern-blurb'));
+    heading.setAttribute('aria-hidden', 'true');
+    const about = el('p', blurb, 'pattern-blurb');
+    about.id = `catalog-${pattern}-about`;
+    about.setAttribute('aria-hidden', 'true');
+    section.setAttribute('aria-describedby', about.id);
+    section.append(heading, about);
     const list = el('ul');
     list.setAttribute('role', 'presentation');
     for (const entry of state.catalog.filter((e) => e.pattern === pattern)) {
@@ -222,12 +231,81 @@ function permalink() {
   return `${location.pathname}?${query}`;
 }
 
-// Puts the current run in the address bar and the link.
-function updateLink() {
+// Keeps the address in step with what is shown. A new scenario, new
+// parameters or a new schedule make a history entry (Back and Forward move
+// between them); moving the selection only replaces the current one.
+// While the page is still opening what the address says, it leaves the
+// address alone; `replace` rewrites the current entry instead of adding one.
+function updateLink({ replace = false } = {}) {
+  if (state.restoring) return;
   const url = permalink();
-  history.replaceState(null, '', url);
-  ui.permalink.href = url;
+  const here = `${location.pathname}${location.search}`;
+  if (url === here) return;
+  const previous = new URLSearchParams(location.search);
+  const next = new URL(url, location.href).searchParams;
+  previous.delete('step');
+  next.delete('step');
+  const sameRun = previous.toString() === next.toString();
+  if (replace || sameRun) history.replaceState(null, '', url);
+  else history.pushState(null, '', url);
 }
+
+// Opens what the address says (a link, or Back and Forward): the scenario,
+// its parameters, the schedule and the step; a bad part is dropped and named.
+async function openLink() {
+  const problems = [];
+  let link = { id: null, params: {}, schedule: null, step: null };
+  try {
+    link = await readLink();
+    problems.push(...link.problems);
+  } catch (error) {
+    problems.push(error.message);
+  }
+  const id = link.id ?? DEFAULT_SCENARIO;
+  try {
+    await loadScenario(id, link.params, link.schedule);
+  } catch (error) {
+    if (link.schedule) {
+      problems.push(`the schedule was dropped: ${error.message}`);
+      await loadScenario(id, link.params);
+    } else {
+      problems.push(error.message);
+      await loadScenario(DEFAULT_SCENARIO, {});
+    }
+  }
+  if (link.step !== null && link.step !== undefined) {
+    if (link.step <= state.view.trace.length) {
+      state.selected = link.step - 1;
+    } else {
+      problems.push(`the step was dropped: step ${link.step} is not in this run (it has ${state.view.trace.length} steps)`);
+    }
+  }
+  notice(problems.length ? `Part of this link was dropped: ${problems.join('; ')}.` : '');
+  // A link to a failing run opens with its summary and one sentence per step.
+  const { result } = state.view;
+  if (result && !result.passed) {
+    const failed = result.checks.filter((c) => !c.pass).map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`);
+    status(`This link shows a failing run of ${runContext(`schedule ${result.schedule}`)}: ${failed.join('; ')}.`, 'fail');
+    ui.steps.replaceChildren(...state.view.trace.map((step) => el('li', step.note)));
+    ui.steps.hidden = false;
+  }
+  render();
+}
+
+// Opens what the address says without adding a history entry, then
+// writes back the address of what is shown (a dropped part disappears).
+async function restoreFromAddress() {
+  state.restoring = true;
+  try {
+    await busy(openLink);
+  } finally {
+    state.restoring = false;
+  }
+  updateLink({ replace: true });
+}
+
+// Back and Forward: show the run the address names.
+window.addEventListener('popstate', restoreFromAddress);
 
 // Reads the link through the engine's permalink parser: { id, params,
 // schedule, step, problems } (a bad part is dropped and named in problems).
@@ -290,13 +368,14 @@ async function renderExtra() {
 
 // Redraws everything that depends on the run.
 function render() {
+  if (!state.view) return;
   const selectedBox = renderTimeline(ui.lanes, state.view, { selected: state.selected, busy: state.busy });
   renderDatabase();
   renderChecks();
   const over = Boolean(state.view.result);
   ui.undo.disabled = state.busy || state.view.trace.length === 0;
   ui.reset.disabled = state.busy || state.view.trace.length === 0;
-  ui.run.disabled = state.busy || ui.strategy.value === 'manual';
+  ui.run.disabled = state.busy;
   ui.lanes.dataset.over = String(over);
   renderStrategyControls();
   keepInView(selectedBox);
@@ -390,6 +469,15 @@ const actions = {
   async run() {
     await busy(runStrategy);
   },
+  // Copies the address of this run (it always holds the run shown).
+  async 'copy-link'() {
+    try {
+      await navigator.clipboard.writeText(location.href);
+      status('The link to this run was copied.');
+    } catch (error) {
+      status(`The link could not be copied (${error.message}); copy it from the address bar.`, 'fail');
+    }
+  },
   // Cancels a running search.
   cancel() {
     state.search?.cancel();
@@ -407,6 +495,9 @@ const actions = {
       }
       ui.extra.querySelector('.sweep-scroll')?.remove();
       const scroll = el('div', '', 'table-scroll sweep-scroll');
+      scroll.tabIndex = 0;
+      scroll.setAttribute('role', 'region');
+      scroll.setAttribute('aria-label', 'crash points');
       scroll.append(table);
       ui.extra.append(scroll);
     });
@@ -603,36 +694,7 @@ async function start() {
     ui.status.dataset.state = 'failed';
     return;
   }
-  // A bad part of a link is dropped and named; the rest still opens.
-  const problems = [];
-  let link = { id: null, params: {}, schedule: null, step: null };
-  try {
-    link = await readLink();
-    problems.push(...link.problems);
-  } catch (error) {
-    problems.push(error.message);
-  }
-  const id = link.id ?? DEFAULT_SCENARIO;
-  try {
-    await loadScenario(id, link.params, link.schedule);
-  } catch (error) {
-    if (link.schedule) {
-      problems.push(`the schedule was dropped: ${error.message}`);
-      await loadScenario(id, link.params);
-    } else {
-      problems.push(error.message);
-      await loadScenario(DEFAULT_SCENARIO, {});
-    }
-  }
-  if (link.step !== null && link.step !== undefined) {
-    if (link.step <= state.view.trace.length) {
-      state.selected = link.step - 1;
-      render();
-    } else {
-      problems.push(`the step was dropped: step ${link.step} is not in this run (it has ${state.view.trace.length} steps)`);
-    }
-  }
-  if (problems.length) notice(`Part of this link was dropped: ${problems.join('; ')}.`);
+  await restoreFromAddress();
   performance.mark('replayground-interactive');
   document.body.dataset.ready = 'true';
 }

@@ -38,7 +38,11 @@ export function databaseSections(view, selected) {
         if (!previous.has(JSON.stringify(values))) tr.className = 'changed';
         table.append(tr);
       }
+      // A wide table scrolls inside its box, which the keyboard can reach.
       const scroll = el('div', '', 'table-scroll');
+      scroll.tabIndex = 0;
+      scroll.setAttribute('role', 'region');
+      scroll.setAttribute('aria-label', `${db}: ${name}`);
       scroll.append(table);
       section.append(scroll);
     }

@@ -58,7 +58,6 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
     box.dataset.step = String(step.index);
     box.style.gridColumn = String(step.attempt + 1);
     box.style.gridRow = String(step.index + 2);
-    box.setAttribute('aria-label', `step ${step.index + 1}, ${step.label}: ${step.name}`);
     box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
     if (step.sql) box.append(el('code', step.sql, 'step-sql'));
     const result = resultText(step.result);
