@@ -688,14 +688,24 @@ impl<'s> Run<'s> {
     /// Lets attempt `attempt` take its next step; returns its progress.
     pub fn step(&mut self, attempt: usize) -> Result<Progress> {
         if !self.runnable().contains(&attempt) {
-            let label = self
-                .attempts
-                .get(attempt)
-                .map_or_else(|| format!("#{attempt}"), |a| a.label().to_string());
+            let Some(known) = self.attempts.get(attempt) else {
+                let name = u8::try_from(attempt).ok().filter(|&i| i < 26).map_or_else(
+                    || format!("#{attempt}"),
+                    |i| char::from(b'A' + i).to_string(),
+                );
+                return Err(Error::invalid(
+                    "attempt",
+                    format!(
+                        "there is no attempt {name}: this scenario has attempts {}",
+                        self.labels().join(", ")
+                    ),
+                ));
+            };
             return Err(Error::invalid(
                 "attempt",
                 format!(
-                    "{label} cannot take a step now (runnable: {})",
+                    "{} cannot take a step now (runnable: {})",
+                    known.label(),
                     self.runnable_labels()
                 ),
             ));

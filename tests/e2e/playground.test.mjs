@@ -117,6 +117,7 @@ test('a bad part of a link is dropped and named; the rest of the link still open
   for (const [query, reason, title] of [
     ['?s=no-such-scenario', 'unknown scenario "no-such-scenario"', '1. Concurrent requests, one key'],
     ['?s=idem-check-then-write&schedule=Q9!', 'the schedule was dropped: invalid schedule', broken],
+    ['?s=idem-check-then-write&schedule=ZZZ', 'there is no attempt Z: this scenario has attempts A, B', broken],
     ['?s=idem-check-then-write&schedule=A99', 'the schedule was dropped: invalid schedule: step 8 does not fit', broken],
     ['?s=idem-check-then-write&schedule=A6B3AB4&step=999', 'the step was dropped: step 999 is not in this run', broken],
     ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit', '1. Concurrent requests, one key'],

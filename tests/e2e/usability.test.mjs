@@ -165,3 +165,25 @@ test('axe-core finds no serious or critical violation on the page, the docs page
     await context.close();
   }
 });
+
+test('counts read as sentences: no "1 runs", no "A: A began"', async () => {
+  const { context, page } = await open('?s=idem-failure');
+  const texts = [];
+  for (const strategy of ['exhaustive', 'random', 'pct', 'round-robin']) {
+    await page.selectOption('#strategy', strategy);
+    if (strategy === 'random' || strategy === 'pct') await page.fill('#runs', '1');
+    await page.click('#run');
+    await page.locator('#run:enabled').waitFor({ timeout: 30000 });
+    texts.push(await page.locator('#run-status').textContent(), await page.locator('#verdict').textContent());
+  }
+  await page.goto(`${env.server.url}?s=idem-check-then-write&schedule=A6B3AB4`);
+  await page.locator('body[data-ready="true"]').waitFor();
+  texts.push(...await page.locator('#explanation li').allTextContents());
+  for (const text of texts) {
+    assert.doesNotMatch(text, /(^|[^\d.,])1 (runs|violations|states|distinct states|steps|checks|interleavings|sampled runs)\b/, text);
+    assert.doesNotMatch(text, /\b([A-Z]): \1 /, text);
+    assert.doesNotMatch(text, /: \d+ runs?: /, text);
+  }
+  assert.ok(texts.some((t) => /1 sampled run\b/.test(t)), texts.join('\n'));
+  await context.close();
+});

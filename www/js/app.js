@@ -589,7 +589,7 @@ async function runStrategy() {
 function showReport(report) {
   const s = report.stats;
   const coverage = report.complete
-    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, where ${report.naiveInterleavings} interleavings are possible`
+    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`
     : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}` : `${count(s.runs, 'sampled run')}, not every schedule`;
   const context = runContext(report.strategy);
   const c = report.counterexample;
