@@ -73,6 +73,19 @@ test('the sweep table stays inside the page at 1280 px', async () => {
   await context.close();
 });
 
+test('only the settings the chosen strategy uses are shown', async () => {
+  const { context, page } = await open('?s=idem-race&attempts=2', { width: 390, height: 844 });
+  const shown = async () => page.evaluate(() => ['seed', 'runs', 'depth'].filter((id) => {
+    const label = document.getElementById(id).closest('label');
+    return label.getBoundingClientRect().height > 0;
+  }));
+  for (const [strategy, expected] of [['exhaustive', []], ['round-robin', []], ['random', ['seed', 'runs']], ['pct', ['seed', 'runs', 'depth']]]) {
+    await page.selectOption('#strategy', strategy);
+    assert.deepEqual(await shown(), expected, strategy);
+  }
+  await context.close();
+});
+
 test('a key whose attempt cannot step says why', async () => {
   const { context, page } = await open('?s=idem-race&attempts=2');
   await page.keyboard.press('a');
