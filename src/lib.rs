@@ -9,6 +9,8 @@
 pub mod bench;
 /// The error every fallible function of the crate returns.
 pub mod error;
+/// Scenarios as data: scenario files a person writes, and the engine that runs them.
+pub mod format;
 /// Checking what callers send, with a sentence for anything wrong.
 pub mod input;
 /// Idempotency receipts, outbox and inbox: their SQL, rules and steps.

@@ -26,6 +26,15 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Check a scenario file: parse it, check its references, build it with
+        /// its default parameters, and run it once (round-robin).
+        Check {
+            /// The scenario file (TOML).
+            file: std::path::PathBuf,
+            /// Print JSON instead of text.
+            #[arg(long)]
+            json: bool,
+        },
         /// List the scenarios.
         Scenarios {
             /// Print JSON instead of text.
@@ -34,7 +43,7 @@ mod cli {
         },
         /// Explore a scenario's interleavings and report any counterexample.
         Explore {
-            /// The scenario's id (see `replayground scenarios`).
+            /// The scenario's id (see `replayground scenarios`) or a scenario file.
             scenario: String,
             /// The scenario's parameters as JSON, e.g. '{"profile":"stripe","clock":90000}'.
             #[arg(long)]
@@ -64,7 +73,7 @@ mod cli {
         /// Run the reference checks of `idempotency` or `outbox`, each proved over
         /// every schedule, or one scenario once (round-robin) with its trace.
         Run {
-            /// `idempotency`, `outbox`, or a scenario id.
+            /// `idempotency`, `outbox`, a scenario id or a scenario file.
             target: String,
             /// The scenario's parameters as JSON (a single scenario only).
             #[arg(long)]
@@ -111,7 +120,7 @@ mod cli {
         },
         /// Replay an encoded schedule step by step.
         Replay {
-            /// The scenario's id.
+            /// The scenario's id or a scenario file.
             scenario: String,
             /// The schedule, as `explore` prints it (e.g. A3B2A).
             schedule: String,
@@ -344,7 +353,27 @@ mod cli {
         }
     }
 
-    /// A scenario by id, with parameters given as JSON.
+    /// A scenario file (a path to an existing file, or any name ending in
+    /// `.toml`), parsed and checked.
+    fn scenario_file(
+        target: &str,
+    ) -> Result<Option<replayground::format::File>, Box<dyn std::error::Error>> {
+        let path = std::path::Path::new(target);
+        if !path.is_file() && !target.ends_with(".toml") {
+            return Ok(None);
+        }
+        let source =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read {target}: {e}"))?;
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("scenario");
+        let file =
+            replayground::format::parse(&source, stem).map_err(|e| format!("{target}: {e}"))?;
+        Ok(Some(file))
+    }
+
+    /// A scenario by id or file, with parameters given as JSON.
     fn build_scenario(
         id: &str,
         params: Option<&str>,
@@ -355,6 +384,9 @@ mod cli {
             }
             None => serde_json::Value::Null,
         };
+        if let Some(file) = scenario_file(id)? {
+            return Ok(file.build(&params)?);
+        }
         Ok(replayground::scenarios::build_with(id, &params)?)
     }
 
@@ -474,6 +506,33 @@ mod cli {
                 }
             }
             Command::SqlWorker { db } => sql_worker(&db)?,
+            Command::Check { file, json } => {
+                let target = file.to_string_lossy().to_string();
+                let parsed = scenario_file(&target)?
+                    .ok_or_else(|| format!("{target} is not a scenario file"))?;
+                let explorer = Explorer::new(parsed.build(&serde_json::Value::Null)?)?;
+                let result = explorer.run(&mut replayground::sim::scheduler::RoundRobin, false)?;
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::to_string_pretty(&serde_json::json!({
+                            "id": parsed.id(), "title": parsed.title, "fails": parsed.fails,
+                            "attempts": result.labels.len(), "roundRobin": result,
+                        }))?
+                    );
+                } else {
+                    println!(
+                        "{target}: ok: scenario {} ({} attempts); one round-robin run {}",
+                        parsed.id(),
+                        result.labels.len(),
+                        if result.passed {
+                            "passes its checks"
+                        } else {
+                            "fails its checks"
+                        }
+                    );
+                }
+            }
             Command::Scenarios { json } => {
                 let catalog = replayground::scenarios::catalog();
                 if json {

@@ -151,6 +151,40 @@ pub fn run_sql(connection: &Connection, sql: &str, params: &[SqlValue]) -> Resul
     })
 }
 
+/// Runs one SQL statement whose parameters are named (`:name`, `@name`,
+/// `$name`), each bound through `bind`; returns the rows and the values
+/// bound, in order. A name `bind` does not know is an error that names it.
+pub fn run_sql_named(
+    connection: &Connection,
+    sql: &str,
+    bind: &dyn Fn(&str) -> Option<SqlValue>,
+) -> Result<(Rows, Vec<SqlValue>)> {
+    let names: Vec<Option<String>> = {
+        let statement = connection.prepare_cached(sql)?;
+        (1..=statement.parameter_count())
+            .map(|i| statement.parameter_name(i).map(|n| n[1..].to_string()))
+            .collect()
+    };
+    let mut values = Vec::with_capacity(names.len());
+    for (i, name) in names.iter().enumerate() {
+        let name = name.as_deref().ok_or_else(|| {
+            Error::invalid(
+                "sql",
+                format!("parameter {} has no name: write :name, not ?", i + 1),
+            )
+        })?;
+        values.push(bind(name).ok_or_else(|| {
+            Error::invalid(
+                "sql",
+                format!(
+                    "nothing is called :{name} (no parameter, capture or built-in of that name)"
+                ),
+            )
+        })?);
+    }
+    Ok((run_sql(connection, sql, &values)?, values))
+}
+
 /// A directory of in-memory database files (and their rollback journals)
 /// that independent connections open by name, with SQLite's locks between
 /// them. Stays on the thread that created it.
@@ -525,6 +559,22 @@ impl Conn {
     pub fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
         let sqlite = self.sqlite()?;
         run_sql(&sqlite, sql, params)
+    }
+
+    /// Runs one SQL statement with named parameters (see [`run_sql_named`]).
+    pub fn execute_named(
+        &self,
+        sql: &str,
+        bind: &dyn Fn(&str) -> Option<SqlValue>,
+    ) -> Result<(Rows, Vec<SqlValue>)> {
+        let sqlite = self.sqlite()?;
+        run_sql_named(&sqlite, sql, bind)
+    }
+
+    /// Runs several SQL statements (a schema, seed rows).
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        let sqlite = self.sqlite()?;
+        Ok(sqlite.execute_batch(sql)?)
     }
 
     /// Kills the connection as if its process called `_exit`: its locks
