@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Coverage-guided fuzzing (cargo fuzz / libFuzzer) of the schedule decoder and
-# the input parsers behind permalinks, the page and the JS exports.
+# Coverage-guided fuzzing (cargo fuzz / libFuzzer) of the schedule decoder,
+# the input parsers behind permalinks, the page and the JS exports, and the
+# scenario-file parser.
 #
 #   scripts/fuzz.sh          5 minutes per target (the longer run)
 #   scripts/fuzz.sh 10       10 seconds per target (what the test suite runs)
@@ -15,8 +16,13 @@ SECONDS_PER_TARGET=${1:-300}
 load_replayground_env
 cd "$REPLAYGROUND_ROOT"
 total=0
-for target in schedule inputs permalink; do
+for target in schedule inputs permalink scenario; do
     log=$(mktemp)
+    # The scenario parser starts from the conformance set's files.
+    if [ "$target" = scenario ]; then
+        mkdir -p tests/fuzz/corpus/scenario
+        cp tests/conformance/*.toml tests/fuzz/corpus/scenario/
+    fi
     RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir tests/fuzz "$target" -s none -- \
         -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 2>&1 | tee "$log" | grep -E '^(Done|==|#[0-9]+ +(INITED|DONE))' || true
     runs=$(awk '/^Done [0-9]+ runs/ {print $2}' "$log")

@@ -269,11 +269,25 @@ impl File {
     }
 }
 
-/// Leaks a string into a `&'static str`: declarations are `'static` in the
-/// built-in catalog. A file is parsed once per load, so this is bounded by
-/// the files a process loads.
-fn leak(text: &str) -> &'static str {
-    Box::leak(text.to_string().into_boxed_str())
+/// A `&'static str` for `text`: declarations are `'static` in the built-in
+/// catalog. Each distinct text is kept once (interned), so parsing the same
+/// file again, as an editor does on every change, keeps nothing new.
+// The next slice makes declarations own their text (see the README status).
+pub(crate) fn leak(text: &str) -> &'static str {
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+    thread_local! {
+        static INTERNED: RefCell<HashSet<&'static str>> = RefCell::new(HashSet::new());
+    }
+    INTERNED.with(|set| {
+        let mut set = set.borrow_mut();
+        if let Some(existing) = set.get(text) {
+            return *existing;
+        }
+        let kept: &'static str = Box::leak(text.to_string().into_boxed_str());
+        set.insert(kept);
+        kept
+    })
 }
 
 impl ParamSpec {
@@ -320,10 +334,9 @@ impl ParamSpec {
                     .as_str()
                     .filter(|d| options.iter().any(|o| o == d))
                     .ok_or_else(|| bad("the default must be one of the options".into()))?;
-                let options: Vec<&'static str> = options.iter().map(|o| leak(o)).collect();
                 Ok(Param::choice(
                     name,
-                    Box::leak(options.into_boxed_slice()),
+                    leak_options(options),
                     leak(default),
                     meaning,
                 ))
@@ -334,6 +347,25 @@ impl ParamSpec {
             ))),
         }
     }
+}
+
+/// Interned option lists (see [`leak`]).
+fn leak_options(options: &[String]) -> &'static [&'static str] {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static LISTS: RefCell<HashMap<Vec<String>, &'static [&'static str]>> = RefCell::new(HashMap::new());
+    }
+    LISTS.with(|lists| {
+        let mut lists = lists.borrow_mut();
+        if let Some(existing) = lists.get(options) {
+            return *existing;
+        }
+        let kept: Vec<&'static str> = options.iter().map(|o| leak(o)).collect();
+        let kept: &'static [&'static str] = Box::leak(kept.into_boxed_slice());
+        lists.insert(options.to_vec(), kept);
+        kept
+    })
 }
 
 /// Checks what the TOML types cannot: references between parts of the file.
@@ -552,6 +584,13 @@ expect = 2
             error.contains("goes to \"nowhere\", which is not a step"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn parsing_the_same_file_again_keeps_no_new_text() {
+        let a = leak("a parameter's meaning");
+        let b = leak(&String::from("a parameter's meaning"));
+        assert!(std::ptr::eq(a, b));
     }
 
     #[test]

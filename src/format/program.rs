@@ -28,7 +28,7 @@ pub struct FileScenario {
 }
 
 fn leak(text: String) -> &'static str {
-    Box::leak(text.into_boxed_str())
+    super::leak(&text)
 }
 
 impl FileScenario {

@@ -46,6 +46,8 @@ export interface CatalogEntry {
   suite: "idempotency" | "outbox"; explanation: string; fails: boolean;
   params: ParamDeclaration[]; reference: boolean;
 }
+/** A scenario file's text (TOML), where an export takes a catalog id; `name` stands in for a missing id. */
+export interface ScenarioSource { source: string; name?: string; }
 /** How `runScenario` chooses the interleaving. */
 export interface RunOptions {
   params?: ScenarioParams;
@@ -194,21 +196,61 @@ pub fn profile_table() -> Result<JsValue, JsError> {
     to_js(&rows)
 }
 
-fn build(id: &str, options: &serde_json::Map<String, Value>) -> Result<Explorer, Error> {
-    Explorer::new(scenarios::build_with(
-        id,
-        options.get("params").unwrap_or(&Value::Null),
-    )?)
+/// What an export is asked to run: a catalog id, or `{ source, name? }`,
+/// the text of a scenario file (its `name` stands in for a missing id).
+enum ScenarioArg {
+    Id(String),
+    File(Box<crate::format::File>),
+}
+
+impl ScenarioArg {
+    fn read(value: &JsValue) -> Result<ScenarioArg, JsError> {
+        match js_to_json(value).map_err(js_error)? {
+            Value::String(id) => Ok(ScenarioArg::Id(id)),
+            Value::Object(map) => {
+                input::only(&map, &["source", "name"], "scenario").map_err(js_error)?;
+                let source = input::text(&map, "source", crate::format::MAX_SOURCE_BYTES)
+                    .map_err(js_error)?
+                    .ok_or_else(|| js_error(Error::invalid("source", "is required")))?;
+                let name = input::text(&map, "name", 64)
+                    .map_err(js_error)?
+                    .unwrap_or_else(|| "my-scenario".to_string());
+                let file = crate::format::parse(&source, &name).map_err(js_error)?;
+                Ok(ScenarioArg::File(Box::new(file)))
+            }
+            Value::Null => Err(js_error(Error::invalid("scenario", "is required"))),
+            _ => Err(js_error(Error::invalid(
+                "scenario",
+                "expected a catalog id or { source }",
+            ))),
+        }
+    }
+
+    /// The scenario with parameters given as JSON.
+    fn explorer(&self, params: &Value) -> Result<Explorer, Error> {
+        Explorer::new(match self {
+            ScenarioArg::Id(id) => scenarios::build_with(id, params)?,
+            ScenarioArg::File(file) => file.build(params)?,
+        })
+    }
+
+    /// Whether the design is meant to fail under some schedule.
+    fn fails(&self) -> bool {
+        match self {
+            ScenarioArg::Id(id) => scenarios::catalog().iter().any(|e| e.id == id && e.fails),
+            ScenarioArg::File(file) => file.fails,
+        }
+    }
 }
 
 /// Runs a scenario once, with a strategy or an encoded schedule, and
 /// returns the full trace and checks.
 #[wasm_bindgen(js_name = runScenario)]
 pub fn run_scenario(
-    #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
     #[wasm_bindgen(unchecked_param_type = "RunOptions | undefined")] options: JsValue,
 ) -> Result<JsValue, JsError> {
-    let id = string_arg("scenario", &id)?;
+    let scenario = ScenarioArg::read(&id)?;
     let mut options = options_arg(&options)?;
     input::only(
         &options,
@@ -231,8 +273,7 @@ pub fn run_scenario(
                 "is required for strategy replay",
             ))
         })?;
-        let explorer = Explorer::new(scenarios::build_with(&id, &params).map_err(js_error)?)
-            .map_err(js_error)?;
+        let explorer = scenario.explorer(&params).map_err(js_error)?;
         Schedule::decode(&text).and_then(|s| explorer.replay(&s, true))
     } else {
         if schedule.is_some() {
@@ -248,8 +289,7 @@ pub fn run_scenario(
                 "runScenario makes one run; use exploreScenario or Exploration to search every interleaving",
             )));
         }
-        let explorer = Explorer::new(scenarios::build_with(&id, &params).map_err(js_error)?)
-            .map_err(js_error)?;
+        let explorer = scenario.explorer(&params).map_err(js_error)?;
         strategy
             .scheduler(0)
             .and_then(|mut scheduler| explorer.run(scheduler.as_mut(), true))
@@ -262,7 +302,7 @@ pub fn run_scenario(
 /// `Exploration` to show progress and cancel).
 #[wasm_bindgen(js_name = exploreScenario)]
 pub fn explore_scenario(
-    #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
     #[wasm_bindgen(unchecked_param_type = "ExploreOptions | undefined")] options: JsValue,
 ) -> Result<JsValue, JsError> {
     let mut exploration = Exploration::new(id, options)?;
@@ -297,10 +337,10 @@ impl Exploration {
     /// Prepares a search of scenario `id`.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "ExploreOptions | undefined")] options: JsValue,
     ) -> Result<Exploration, JsError> {
-        let id = string_arg("scenario", &id)?;
+        let scenario = ScenarioArg::read(&id)?;
         let mut options = options_arg(&options)?;
         input::only(
             &options,
@@ -318,8 +358,7 @@ impl Exploration {
         let params = options.remove("params").unwrap_or(Value::Null);
         let strategy =
             Strategy::from_json(&options, strategy::Kind::Exhaustive).map_err(js_error)?;
-        let explorer = Explorer::new(scenarios::build_with(&id, &params).map_err(js_error)?)
-            .map_err(js_error)?;
+        let explorer = scenario.explorer(&params).map_err(js_error)?;
         Ok(Exploration {
             explorer,
             search: strategy.search(),
@@ -389,6 +428,7 @@ impl Exploration {
 pub struct Stepper {
     explorer: Explorer,
     choices: Vec<usize>,
+    fails: bool,
 }
 
 #[derive(Serialize)]
@@ -416,17 +456,20 @@ impl Stepper {
     /// A stepper at the start of scenario `id` (options: `{ params }`).
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
         #[wasm_bindgen(unchecked_param_type = "{ params?: ScenarioParams } | undefined")]
         options: JsValue,
     ) -> Result<Stepper, JsError> {
-        let id = string_arg("scenario", &id)?;
+        let scenario = ScenarioArg::read(&id)?;
         let options = options_arg(&options)?;
         input::only(&options, &["params"], "options").map_err(js_error)?;
-        let explorer = build(&id, &options).map_err(js_error)?;
+        let explorer = scenario
+            .explorer(options.get("params").unwrap_or(&Value::Null))
+            .map_err(js_error)?;
         Ok(Stepper {
             explorer,
             choices: Vec::new(),
+            fails: scenario.fails(),
         })
     }
 
@@ -506,9 +549,7 @@ impl Stepper {
             result,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
             initial_tables,
-            expected_to_fail: scenarios::catalog()
-                .iter()
-                .any(|e| e.id == self.explorer.scenario_id() && e.fails),
+            expected_to_fail: self.fails,
         })
     }
 }

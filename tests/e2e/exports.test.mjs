@@ -226,3 +226,46 @@ test('every export answers hostile input with an Error or a valid result, never 
   assert.deepEqual(panics, [], 'no panic reached the console');
   console.log(`hostile inputs: ${outcome.results.length} calls, ${errors.length} refused with an Error, no panic`);
 });
+
+test('the exports take a scenario file where they take an id', async () => {
+  const outcome = await page.evaluate(async (url) => {
+    const m = await import(url);
+    await m.default();
+    const source = [
+      'title = "Broken: a seat booked by check-then-insert <b>bold</b>"',
+      'fails = true',
+      '[databases.theatre]',
+      'schema = "CREATE TABLE bookings (seat INTEGER NOT NULL, client TEXT NOT NULL);"',
+      '[[attempts]]',
+      'replicas = 2',
+      'steps = [',
+      '  { name = "check", sql = "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM bookings WHERE seat = 7)", on.none = { finish = "sold-out" } },',
+      '  { name = "book", sql = "INSERT INTO bookings VALUES (7, :label)", on.ok = { finish = "booked" } },',
+      ']',
+      '[[checks]]',
+      'name = "seat 7 is booked once"',
+      'sql = "SELECT count(*) FROM bookings WHERE seat = 7"',
+      'expect = 1',
+    ].join('\n');
+    const run = m.runScenario({ source, name: 'seats' }, { strategy: 'round-robin' });
+    const report = m.exploreScenario({ source, name: 'seats' });
+    const stepper = new m.Stepper({ source }, {});
+    const state = stepper.step(0);
+    stepper.free();
+    let error = '';
+    try { m.runScenario({ source: 'title = "x"\n[databases.app]\nschema = 5\n' }); } catch (e) { error = e.message; }
+    let unknown = '';
+    try { m.runScenario({ source, extra: 1 }); } catch (e) { unknown = e.message; }
+    return {
+      scenario: run.scenario, passed: run.passed, counterexample: report.counterexample?.schedule,
+      complete: report.complete, expectedToFail: state.expectedToFail, error, unknown,
+    };
+  }, MODULE);
+  assert.equal(outcome.scenario, 'seats');
+  assert.equal(outcome.passed, false, 'round-robin interleaves the check and the booking');
+  assert.equal(outcome.complete, true);
+  assert.equal(outcome.counterexample, 'ABAB');
+  assert.equal(outcome.expectedToFail, true);
+  assert.match(outcome.error, /^invalid scenario: line 3, column 10: /);
+  assert.match(outcome.unknown, /^invalid scenario: unknown field "extra"; expected source, name$/);
+});
