@@ -74,3 +74,61 @@ fn parameters_of_a_file_are_declared_once_and_checked() {
         .to_string();
     assert_eq!(error, "invalid attempts: 9 is out of range (1 to 4)");
 }
+
+/// A hostile file is bounded: an endless query is stopped, a huge value is
+/// refused, an endless loop of steps ends, and the engine goes on working.
+#[test]
+fn hostile_files_are_bounded_and_the_engine_goes_on() {
+    let source = r#"
+title = "hostile"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+steps = [ { name = "forever", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" } ]
+[[attempts]]
+steps = [ { name = "huge", sql = "SELECT length(randomblob(1000000000))" } ]
+[[attempts]]
+steps = [ { name = "loop", sql = "SELECT 1", on.rows = { goto = "loop" } } ]
+[[attempts]]
+steps = [ { name = "escape", sql = "ATTACH '/etc/passwd' AS p" } ]
+"#;
+    let file = format::parse(source, "hostile").unwrap();
+    let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
+    let run = explorer
+        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .unwrap();
+    let failures: Vec<String> = run
+        .statuses
+        .iter()
+        .map(|s| match s {
+            replayground::sim::Status::Failed { error } => error.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert!(
+        failures[0].contains("ran more than 20000000 SQLite instructions"),
+        "{failures:?}"
+    );
+    assert!(
+        failures[1].contains("string or blob too big"),
+        "{failures:?}"
+    );
+    assert!(
+        failures[2].contains("took more than 1000 steps"),
+        "{failures:?}"
+    );
+    assert!(
+        failures[3].contains("unable to open database"),
+        "{failures:?}"
+    );
+    // The engine goes on: a good design runs right after.
+    let (_, good) = DESIGNS.iter().find(|(n, _)| *n == "seat-unique").unwrap();
+    let good = format::parse(good, "seat-unique").unwrap();
+    let explorer = Explorer::new(good.build(&serde_json::Value::Null).unwrap()).unwrap();
+    assert!(
+        explorer
+            .run(&mut replayground::sim::scheduler::RoundRobin, false)
+            .unwrap()
+            .passed
+    );
+}

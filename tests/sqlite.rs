@@ -119,7 +119,6 @@ fn both_targets_compile_sqlite_with_the_same_features() {
             "OMIT_INCRBLOB",
             "OMIT_JSON",
             "OMIT_LOAD_EXTENSION",
-            "OMIT_PROGRESS_CALLBACK",
             "OMIT_SHARED_CACHE",
             "OMIT_TCL_VARIABLE",
             "OMIT_UTF16",

@@ -34,6 +34,11 @@ pub const MAX_ATTEMPTS: usize = 26;
 pub const MAX_PROGRAM_STEPS: usize = 200;
 /// The most steps one attempt may take in a run (loops end here).
 pub const MAX_ATTEMPT_STEPS: usize = 1000;
+/// The most SQLite VM instructions one statement of a file may run (an
+/// endless recursive query ends here).
+pub const MAX_STATEMENT_INSTRUCTIONS: u64 = 20_000_000;
+/// The largest string or blob a file's SQL may make, in bytes.
+pub const MAX_VALUE_BYTES: i32 = 16 << 20;
 
 /// A scenario file, as written.
 #[derive(Debug, Clone, Deserialize)]

@@ -8,11 +8,15 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use super::{ActionSpec, AttemptSpec, File, StepSpec, MAX_ATTEMPT_STEPS};
+use super::{
+    ActionSpec, AttemptSpec, File, StepSpec, MAX_ATTEMPT_STEPS, MAX_STATEMENT_INSTRUCTIONS,
+    MAX_VALUE_BYTES,
+};
 use crate::scenarios::params::Params;
 use crate::sim::{
     Attempt, Check, Ended, Outcome, Progress, Scenario, SqlResult, StepCtx, StepReport,
 };
+use crate::storage::{is_interrupt, with_budget};
 use crate::storage::{Conn, SqlValue, Store};
 use crate::{Error, Result};
 
@@ -153,14 +157,16 @@ impl Scenario for FileScenario {
                     Value::String(s) => Some(SqlValue::Text(s.clone())),
                     _ => None,
                 };
-                let actual = match conn.execute_named(sql, &bind) {
+                let actual = match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                    conn.execute_named(sql, &bind)
+                }) {
                     Ok((rows, _)) => Value::from(
                         rows.rows
                             .iter()
                             .map(|r| Value::from(r.iter().map(sql_json).collect::<Vec<_>>()))
                             .collect::<Vec<_>>(),
                     ),
-                    Err(e) => Value::from(format!("error: {e}")),
+                    Err(e) => Value::from(format!("error: {}", explain(&e))),
                 };
                 let expected =
                     expected_rows(spec.expect.as_ref().unwrap_or(&toml::Value::Integer(0)));
@@ -450,7 +456,11 @@ impl Attempt for ProgramAttempt {
         }
         let sql = step.sql.clone().unwrap_or_default();
         if self.conn.is_none() {
-            match ctx.store.connect(self.db, &self.label) {
+            match ctx
+                .store
+                .connect(self.db, &self.label)
+                .and_then(|conn| conn.bound(MAX_VALUE_BYTES).map(|()| conn))
+            {
                 Ok(conn) => self.conn = Some(conn),
                 Err(e) => {
                     let (progress, _) = self.finish_failed(format!("cannot open {}: {e}", self.db));
@@ -467,7 +477,9 @@ impl Attempt for ProgramAttempt {
         let now = ctx.now();
         let outcome = {
             let conn = self.conn.as_ref().expect("opened above");
-            conn.execute_named(&sql, &|name| self.bind(name, now))
+            with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                conn.execute_named(&sql, &|name| self.bind(name, now))
+            })
         };
         let (answer, rows, bound) = match &outcome {
             Ok((rows, bound)) => {
@@ -518,7 +530,7 @@ impl Attempt for ProgramAttempt {
             (Some(action), _) => self.apply(&action),
             (None, Answer::Constraint | Answer::Error) => {
                 let why = match &outcome {
-                    Err(e) => e.to_string(),
+                    Err(e) => explain(e),
                     Ok(_) => String::new(),
                 };
                 self.finish_failed(why)
@@ -585,6 +597,17 @@ impl Attempt for ProgramAttempt {
         }
         self.conn = None;
         self.over = true;
+    }
+}
+
+/// An error in words; an interrupted statement says why it was stopped.
+fn explain(error: &Error) -> String {
+    if is_interrupt(error) {
+        format!(
+            "the statement ran more than {MAX_STATEMENT_INSTRUCTIONS} SQLite instructions and was stopped; it may loop for ever"
+        )
+    } else {
+        error.to_string()
     }
 }
 

@@ -185,6 +185,40 @@ pub fn run_sql_named(
     Ok((run_sql(connection, sql, &values)?, values))
 }
 
+thread_local! {
+    /// Progress-handler calls left to the statement now running (each call
+    /// is 1,000 SQLite VM instructions); unbounded outside [`with_budget`].
+    static VM_BUDGET: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+}
+
+/// SQLite calls this every 1,000 VM instructions on a bounded connection;
+/// a non-zero answer interrupts the statement (`SQLITE_INTERRUPT`).
+extern "C" fn spend_budget(_: *mut std::ffi::c_void) -> std::ffi::c_int {
+    VM_BUDGET.with(|left| match left.get() {
+        0 => 1,
+        n => {
+            left.set(n - 1);
+            0
+        }
+    })
+}
+
+/// Runs `work` with every statement on a bounded connection (see
+/// [`Conn::bound`]) limited to about `instructions` SQLite VM instructions.
+pub fn with_budget<T>(instructions: u64, work: impl FnOnce() -> T) -> T {
+    VM_BUDGET.with(|left| left.set(instructions / 1000));
+    let result = work();
+    VM_BUDGET.with(|left| left.set(u64::MAX));
+    result
+}
+
+/// Whether an error is SQLite's answer to a statement that ran out of its budget.
+pub fn is_interrupt(error: &Error) -> bool {
+    error
+        .sqlite_code()
+        .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_INTERRUPT)
+}
+
 /// A directory of in-memory database files (and their rollback journals)
 /// that independent connections open by name, with SQLite's locks between
 /// them. Stays on the thread that created it.
@@ -569,6 +603,26 @@ impl Conn {
     ) -> Result<(Rows, Vec<SqlValue>)> {
         let sqlite = self.sqlite()?;
         run_sql_named(&sqlite, sql, bind)
+    }
+
+    /// Bounds what one statement on this connection may cost, for SQL a
+    /// caller wrote: statements run under [`with_budget`] are interrupted
+    /// past their VM instructions, and no string or blob may exceed
+    /// `max_bytes` (so `randomblob(1e9)` cannot exhaust memory).
+    pub fn bound(&self, max_bytes: i32) -> Result<()> {
+        let sqlite = self.sqlite()?;
+        // SAFETY: the handle is this live connection's; the handler is a
+        // plain function with no user data.
+        unsafe {
+            rusqlite::ffi::sqlite3_progress_handler(
+                sqlite.handle(),
+                1000,
+                Some(spend_budget),
+                std::ptr::null_mut(),
+            );
+        }
+        sqlite.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, max_bytes)?;
+        Ok(())
     }
 
     /// Runs several SQL statements (a schema, seed rows).
