@@ -547,8 +547,9 @@ impl Attempt for ProgramAttempt {
             (Some(template), _) => self.words(template, row_count),
             (None, _) => {
                 let what = match &result {
-                    SqlResult::Rows { rows, changes, .. } if !rows.is_empty() => {
-                        format!("{} row(s)", rows.len())
+                    SqlResult::Rows { rows, .. } if rows.len() == 1 => "1 row".to_string(),
+                    SqlResult::Rows { rows, .. } if !rows.is_empty() => {
+                        format!("{} rows", rows.len())
                     }
                     SqlResult::Rows { changes, .. } if *changes > 0 => format!("{changes} changed"),
                     SqlResult::Error { message, .. } => message.clone(),
