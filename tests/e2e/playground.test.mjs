@@ -102,8 +102,8 @@ test('a permalink reproduces the same run step by step', async () => {
 
 test('an exploration can be cancelled', async () => {
   const { context, page } = await open('?s=idem-race');
-  await page.fill('#runs', '100000');
   await page.selectOption('#strategy', 'random');
+  await page.fill('#runs', '100000');
   await page.click('#run');
   await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
   await page.click('#cancel');
