@@ -180,6 +180,15 @@ mod cli {
         }
     }
 
+    /// "1 run", "2 runs".
+    fn count(n: u64, noun: &str) -> String {
+        if n == 1 {
+            format!("1 {noun}")
+        } else {
+            format!("{n} {noun}s")
+        }
+    }
+
     /// `replayground run`: a pattern's reference checks, or one scenario.
     fn run_target(
         target: &str,
@@ -409,12 +418,16 @@ mod cli {
         } else {
             let s = &report.stats;
             println!("scenario {}  strategy {}", report.scenario, report.strategy);
+            let states = if strategy.kind == StrategyKind::Exhaustive {
+                format!(", {}", count(s.distinct_states, "distinct state"))
+            } else {
+                String::new()
+            };
             println!(
-                "  {} runs, {} ending runs, {} distinct states, {} steps in {:.1} ms",
-                s.runs,
-                s.terminal_runs,
-                s.distinct_states,
-                s.steps,
+                "  {}, {}{states}, {} in {:.1} ms",
+                count(s.runs, "run"),
+                count(s.terminal_runs, "ending run"),
+                count(s.steps, "step"),
                 elapsed.as_secs_f64() * 1000.0
             );
             println!(
