@@ -58,6 +58,44 @@ fn every_design_gets_its_expected_verdict_over_every_schedule() {
     }
 }
 
+/// A verdict holds for every value of a small whole parameter (every
+/// number of racing attempts), not only for the default.
+#[test]
+fn every_verdict_holds_across_each_small_parameter_range() {
+    use replayground::scenarios::params::Kind as ParamKind;
+    let mut explored = 0;
+    for (name, source) in DESIGNS {
+        let file = format::parse(source, name).unwrap();
+        for param in file.declared_params().unwrap() {
+            let ParamKind::Whole { min, max, .. } = param.kind else {
+                continue;
+            };
+            if max - min > 8 {
+                continue;
+            }
+            for value in min..=max {
+                let given = serde_json::json!({ param.name: value });
+                let explorer = Explorer::new(file.build(&given).unwrap()).unwrap();
+                let report = Strategy::of(Kind::Exhaustive)
+                    .search()
+                    .run_to_end(&explorer)
+                    .unwrap();
+                assert!(report.complete);
+                if !file.fails {
+                    assert!(
+                        report.counterexample.is_none(),
+                        "{name} with {} = {value}: {:?}",
+                        param.name,
+                        report.counterexample.map(|c| c.explanation)
+                    );
+                }
+                explored += 1;
+            }
+        }
+    }
+    assert!(explored >= 12, "{explored} parameter values explored");
+}
+
 #[test]
 fn parameters_of_a_file_are_declared_once_and_checked() {
     let (_, source) = DESIGNS
