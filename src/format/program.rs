@@ -424,7 +424,10 @@ impl Attempt for ProgramAttempt {
     }
 
     fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
-        let step = self.steps[self.pc.min(self.steps.len() - 1)].clone();
+        // The program is shared (`Rc`): holding it apart from `self` lets
+        // the step be read while the attempt changes.
+        let steps = Rc::clone(&self.steps);
+        let step = &steps[self.pc.min(steps.len() - 1)];
         let report = |sql: Option<String>, params, result, progress, note| StepReport {
             name: step.name.clone(),
             sql,
@@ -454,7 +457,7 @@ impl Attempt for ProgramAttempt {
                 note,
             );
         }
-        let sql = step.sql.clone().unwrap_or_default();
+        let sql = step.sql.as_deref().unwrap_or_default();
         if self.conn.is_none() {
             match ctx
                 .store
@@ -465,7 +468,7 @@ impl Attempt for ProgramAttempt {
                 Err(e) => {
                     let (progress, _) = self.finish_failed(format!("cannot open {}: {e}", self.db));
                     return report(
-                        Some(sql),
+                        Some(sql.to_string()),
                         vec![],
                         SqlResult::None,
                         progress,
@@ -478,10 +481,11 @@ impl Attempt for ProgramAttempt {
         let outcome = {
             let conn = self.conn.as_ref().expect("opened above");
             with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
-                conn.execute_named(&sql, &|name| self.bind(name, now))
+                conn.execute_named(sql, &|name| self.bind(name, now))
             })
         };
-        let (answer, rows, bound) = match &outcome {
+        // The result for the trace, and the rows kept for captures and notes.
+        let (answer, result, rows, bound, error) = match outcome {
             Ok((rows, bound)) => {
                 let answer = if !rows.rows.is_empty() {
                     Answer::Rows
@@ -490,23 +494,28 @@ impl Attempt for ProgramAttempt {
                 } else {
                     Answer::Ok
                 };
-                (answer, Some(rows.clone()), bound.clone())
+                let result = SqlResult::Rows {
+                    columns: rows.columns.clone(),
+                    rows: rows.rows.clone(),
+                    changes: rows.changes,
+                };
+                (answer, result, Some(rows), bound, None)
             }
-            Err(e) if e.is_busy() => (Answer::Busy, None, vec![]),
-            Err(e)
-                if e.sqlite_code()
-                    .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT) =>
-            {
-                (Answer::Constraint, None, vec![])
+            Err(e) => {
+                let answer = if e.is_busy() {
+                    Answer::Busy
+                } else if e
+                    .sqlite_code()
+                    .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT)
+                {
+                    Answer::Constraint
+                } else {
+                    Answer::Error
+                };
+                let result = SqlResult::from_result(&Err(clone_error(&e)));
+                (answer, result, None, vec![], Some(e))
             }
-            Err(_) => (Answer::Error, None, vec![]),
         };
-        let result = SqlResult::from_result(
-            &outcome
-                .as_ref()
-                .map(|(rows, _)| rows.clone())
-                .map_err(clone_error),
-        );
         if let (Some(name), Some(rows)) = (&step.capture, &rows) {
             let value = rows
                 .rows
@@ -518,21 +527,20 @@ impl Attempt for ProgramAttempt {
         }
         let on = &step.on;
         let chosen = match answer {
-            Answer::Rows => on.rows.clone().or_else(|| on.ok.clone()),
-            Answer::None => on.none.clone().or_else(|| on.ok.clone()),
-            Answer::Ok => on.ok.clone(),
-            Answer::Busy => Some(on.busy.clone().unwrap_or(ActionSpec::Word("wait".into()))),
-            Answer::Constraint => on.constraint.clone().or_else(|| on.error.clone()),
-            Answer::Error => on.error.clone(),
+            Answer::Rows => on.rows.as_ref().or(on.ok.as_ref()),
+            Answer::None => on.none.as_ref().or(on.ok.as_ref()),
+            Answer::Ok => on.ok.as_ref(),
+            Answer::Busy => on.busy.as_ref(),
+            Answer::Constraint => on.constraint.as_ref().or(on.error.as_ref()),
+            Answer::Error => on.error.as_ref(),
         };
         let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
         let (progress, extra) = match (chosen, answer) {
-            (Some(action), _) => self.apply(&action),
+            (Some(action), _) => self.apply(action),
+            // BUSY waits by default: the attempt stays at this step.
+            (None, Answer::Busy) => (Progress::Blocked, None),
             (None, Answer::Constraint | Answer::Error) => {
-                let why = match &outcome {
-                    Err(e) => explain(e),
-                    Ok(_) => String::new(),
-                };
+                let why = error.as_ref().map(explain).unwrap_or_default();
                 self.finish_failed(why)
             }
             (None, _) => self.next(),
@@ -561,7 +569,7 @@ impl Attempt for ProgramAttempt {
         if let Some(extra) = extra {
             note = format!("{note}; {} {extra}", self.label);
         }
-        report(Some(sql), bound, result, progress, note)
+        report(Some(sql.to_string()), bound, result, progress, note)
     }
 
     fn phase(&self) -> &'static str {
