@@ -373,6 +373,22 @@ fn leak_options(options: &[String]) -> &'static [&'static str] {
     })
 }
 
+/// A count written as `NAME`, `NAME - N` or `NAME + N` (a whole
+/// parameter and an offset): "every other request replays" is `attempts - 1`.
+pub(crate) fn count_expression(text: &str) -> Option<(&str, i64)> {
+    let text = text.trim();
+    let (name, offset) = match text.find(['+', '-']) {
+        Some(at) => {
+            let n: i64 = text[at + 1..].trim().parse().ok()?;
+            let n = if text.as_bytes()[at] == b'-' { -n } else { n };
+            (text[..at].trim(), n)
+        }
+        None => (text, 0),
+    };
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then_some((name, offset))
+}
+
 /// Checks what the TOML types cannot: references between parts of the file.
 fn validate(file: &File) -> Result<()> {
     let bad = |why: String| Error::invalid("scenario", why);
@@ -524,9 +540,15 @@ fn validate(file: &File) -> Result<()> {
                 }
             }
             (None, Some(_), None) => {
-                if !matches!(check.count, Some(toml::Value::Integer(_)) | Some(toml::Value::String(_))) {
+                let counts = match &check.count {
+                    Some(toml::Value::Integer(_)) => true,
+                    Some(toml::Value::String(text)) => count_expression(text)
+                        .is_some_and(|(name, _)| file.params.get(name).is_some_and(|p| p.kind == "whole")),
+                    _ => false,
+                };
+                if !counts {
                     return Err(bad(format!(
-                        "{what}: an outcome check needs count = a number or the name of a whole parameter"
+                        "{what}: an outcome check needs count = a number, or a whole parameter's name with an optional offset (\"attempts - 1\")"
                     )));
                 }
             }
@@ -589,6 +611,15 @@ expect = 2
             error.contains("goes to \"nowhere\", which is not a step"),
             "{error}"
         );
+    }
+
+    #[test]
+    fn counts_name_a_parameter_with_an_offset() {
+        assert_eq!(count_expression("attempts - 1"), Some(("attempts", -1)));
+        assert_eq!(count_expression("attempts+2"), Some(("attempts", 2)));
+        assert_eq!(count_expression("attempts"), Some(("attempts", 0)));
+        assert_eq!(count_expression("attempts - x"), None);
+        assert_eq!(count_expression("- 1"), None);
     }
 
     #[test]

@@ -174,7 +174,10 @@ impl Scenario for FileScenario {
             } else if let Some(outcome) = &spec.outcome {
                 let expected = match &spec.count {
                     Some(toml::Value::Integer(n)) => *n,
-                    Some(toml::Value::String(name)) => self.whole_param(name)?,
+                    Some(toml::Value::String(text)) => {
+                        let (name, offset) = super::count_expression(text).unwrap_or((text, 0));
+                        self.whole_param(name)? + offset
+                    }
                     _ => 0,
                 };
                 let actual = (0..ended.statuses.len())
