@@ -131,6 +131,15 @@ pub struct Rows {
 /// is always one statement.
 pub fn run_sql(connection: &Connection, sql: &str, params: &[SqlValue]) -> Result<Rows> {
     let mut statement = connection.prepare_cached(sql)?;
+    collect_rows(connection, &mut statement, params)
+}
+
+/// Runs a prepared statement with `params` and collects its rows.
+fn collect_rows(
+    connection: &Connection,
+    statement: &mut rusqlite::CachedStatement<'_>,
+    params: &[SqlValue],
+) -> Result<Rows> {
     let columns: Vec<String> = statement.column_names().map(String::from).collect();
     let read_only = statement.readonly();
     let mut rows = Vec::new();
@@ -159,20 +168,18 @@ pub fn run_sql_named(
     sql: &str,
     bind: &dyn Fn(&str) -> Option<SqlValue>,
 ) -> Result<(Rows, Vec<SqlValue>)> {
-    let names: Vec<Option<String>> = {
-        let statement = connection.prepare_cached(sql)?;
-        (1..=statement.parameter_count())
-            .map(|i| statement.parameter_name(i).map(|n| n[1..].to_string()))
-            .collect()
-    };
-    let mut values = Vec::with_capacity(names.len());
-    for (i, name) in names.iter().enumerate() {
-        let name = name.as_deref().ok_or_else(|| {
-            Error::invalid(
-                "sql",
-                format!("parameter {} has no name: write :name, not ?", i + 1),
-            )
-        })?;
+    let mut statement = connection.prepare_cached(sql)?;
+    let mut values = Vec::with_capacity(statement.parameter_count());
+    for i in 1..=statement.parameter_count() {
+        let name = statement
+            .parameter_name(i)
+            .map(|n| &n[1..])
+            .ok_or_else(|| {
+                Error::invalid(
+                    "sql",
+                    format!("parameter {i} has no name: write :name, not ?"),
+                )
+            })?;
         values.push(bind(name).ok_or_else(|| {
             Error::invalid(
                 "sql",
@@ -182,7 +189,7 @@ pub fn run_sql_named(
             )
         })?);
     }
-    Ok((run_sql(connection, sql, &values)?, values))
+    Ok((collect_rows(connection, &mut statement, &values)?, values))
 }
 
 thread_local! {
