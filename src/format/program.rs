@@ -526,7 +526,12 @@ impl Attempt for ProgramAttempt {
                 .and_then(|r| r.first())
                 .cloned()
                 .unwrap_or(SqlValue::Null);
-            self.captures.insert(name.clone(), value);
+            match self.captures.get_mut(name) {
+                Some(slot) => *slot = value,
+                None => {
+                    self.captures.insert(name.clone(), value);
+                }
+            }
         }
         let on = &step.on;
         let chosen = match answer {
@@ -590,7 +595,13 @@ impl Attempt for ProgramAttempt {
         self.retries.hash(&mut h);
         for (name, value) in &self.captures {
             name.hash(&mut h);
-            sql_json(value).to_string().hash(&mut h);
+            match value {
+                SqlValue::Null => 0u8.hash(&mut h),
+                SqlValue::Integer(i) => (1u8, i).hash(&mut h),
+                SqlValue::Real(f) => (2u8, f.to_bits()).hash(&mut h),
+                SqlValue::Text(t) => (3u8, t).hash(&mut h),
+                SqlValue::Blob(b) => (4u8, b).hash(&mut h),
+            }
         }
         state.write_u64(h.finish());
     }
