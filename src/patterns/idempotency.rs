@@ -220,17 +220,7 @@ pub struct Request {
 
 /// Checks one text field of a request.
 fn check_text(field: &'static str, value: &str, what: &str) -> Result<()> {
-    let chars = value.chars().count();
-    if chars == 0 || chars > MAX_KEY_CHARS {
-        return Err(Error::invalid(
-            field,
-            format!("use 1 to {MAX_KEY_CHARS} characters{what} (got {chars})"),
-        ));
-    }
-    if value.chars().any(char::is_control) {
-        return Err(Error::invalid(field, "control characters are not allowed"));
-    }
-    Ok(())
+    crate::scenarios::params::check_text(field, value, MAX_KEY_CHARS, what)
 }
 
 impl Request {

@@ -62,25 +62,27 @@ const CRASH_POINT_NO_INBOX: Param = Param::choice(
     "how many of its steps the relay takes before it is killed (none: it is not)",
 );
 
+/// A duration on the retention scenarios' clock: whole ticks up to a day,
+/// with the values worth trying marked.
+const fn duration(name: &'static str, default: i64, meaning: &'static str) -> Param {
+    Param::whole(name, (TICK, 24 * 3600), default, meaning)
+        .in_steps_of(TICK, "seconds")
+        .with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200])
+}
+
 /// How long the inbox keeps history.
-const WINDOW: Param = Param::whole(
+const WINDOW: Param = duration(
     "window",
-    (TICK, 24 * 3600),
     300,
     "how long the inbox keeps an event's row before the retention job prunes it",
-)
-.in_steps_of(TICK, "seconds")
-.with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200]);
+);
 
 /// The relay's longest redelivery delay.
-const DELAY: Param = Param::whole(
+const DELAY: Param = duration(
     "delay",
-    (TICK, 24 * 3600),
     900,
     "the longest a restarted relay may wait before it redelivers",
-)
-.in_steps_of(TICK, "seconds")
-.with_marks(&[300, 600, 900, 1200, 1800, 3600, 7200]);
+);
 
 const SPECS: &[Spec] = &[
     Spec {

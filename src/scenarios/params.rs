@@ -204,16 +204,7 @@ impl Param {
                         format!("expected text, got {}", describe(value)),
                     ));
                 };
-                let chars = text.chars().count();
-                if chars == 0 || chars > max_chars {
-                    return Err(Error::invalid(
-                        field,
-                        format!("use 1 to {max_chars} characters (got {chars})"),
-                    ));
-                }
-                if text.chars().any(char::is_control) {
-                    return Err(Error::invalid(field, "control characters are not allowed"));
-                }
+                check_text(field, text, max_chars, "")?;
                 Ok(value.clone())
             }
             Kind::Choice { options } => {
@@ -394,6 +385,22 @@ fn mistyped(name: &str) -> Error {
     Error::Store(format!(
         "the scenario reads parameter {name} as another type than it declares (a bug in the catalog)"
     ))
+}
+
+/// Checks text a caller gave: 1 to `max_chars` characters (`what` adds to
+/// the sentence, e.g. ", as Stripe limits keys") and no control characters.
+pub fn check_text(field: &'static str, text: &str, max_chars: usize, what: &str) -> Result<()> {
+    let chars = text.chars().count();
+    if chars == 0 || chars > max_chars {
+        return Err(Error::invalid(
+            field,
+            format!("use 1 to {max_chars} characters{what} (got {chars})"),
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Err(Error::invalid(field, "control characters are not allowed"));
+    }
+    Ok(())
 }
 
 /// A whole number from JSON (integers, or floats with no fraction).
