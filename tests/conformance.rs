@@ -29,6 +29,8 @@ const DESIGNS: &[(&str, &str)] = designs![
     "optimistic-version",
     "check-then-write",
     "receipt-in-one-transaction",
+    "transfer-two-statements",
+    "transfer-one-transaction",
 ];
 
 #[test]

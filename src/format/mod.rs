@@ -65,6 +65,9 @@ pub struct File {
     /// The checks after every run.
     #[serde(default)]
     pub checks: Vec<CheckSpec>,
+    /// SQL checks that must hold on the committed state after every step.
+    #[serde(default)]
+    pub invariants: Vec<CheckSpec>,
 }
 
 /// A parameter's declaration in a file.
@@ -529,6 +532,19 @@ fn validate(file: &File) -> Result<()> {
         return Err(bad(format!(
             "the attempts may number up to {total}; at most {MAX_ATTEMPTS} can race (bound the replicas parameter's max)"
         )));
+    }
+    for invariant in &file.invariants {
+        let what = format!("invariant {}", params::quote(&invariant.name));
+        if invariant.sql.is_none()
+            || invariant.expect.is_none()
+            || invariant.outcome.is_some()
+            || invariant.same_result.is_some()
+        {
+            return Err(bad(format!(
+                "{what}: an invariant is sql with expect (it is checked after every step)"
+            )));
+        }
+        database_of(&invariant.database, &what)?;
     }
     for check in &file.checks {
         let what = format!("check {}", params::quote(&check.name));

@@ -145,32 +145,23 @@ impl Scenario for FileScenario {
         self.files.values().copied().collect()
     }
 
+    fn has_invariants(&self) -> bool {
+        !self.file.invariants.is_empty()
+    }
+
+    fn invariants(&self, committed: &Store) -> Result<Vec<Check>> {
+        self.file
+            .invariants
+            .iter()
+            .map(|spec| self.sql_check(spec, committed))
+            .collect()
+    }
+
     fn checks(&self, ended: &Ended<'_>) -> Result<Vec<Check>> {
         let mut checks = Vec::new();
         for spec in &self.file.checks {
-            if let Some(sql) = &spec.sql {
-                let conn = ended
-                    .committed
-                    .connect(self.file_of(&spec.database), "check")?;
-                let bind = |name: &str| match self.params.values().get(name)? {
-                    Value::Number(n) => n.as_i64().map(SqlValue::Integer),
-                    Value::String(s) => Some(SqlValue::Text(s.clone())),
-                    _ => None,
-                };
-                let actual = match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
-                    conn.execute_named(sql, &bind)
-                }) {
-                    Ok((rows, _)) => Value::from(
-                        rows.rows
-                            .iter()
-                            .map(|r| Value::from(r.iter().map(sql_json).collect::<Vec<_>>()))
-                            .collect::<Vec<_>>(),
-                    ),
-                    Err(e) => Value::from(format!("error: {}", explain(&e))),
-                };
-                let expected =
-                    expected_rows(spec.expect.as_ref().unwrap_or(&toml::Value::Integer(0)));
-                checks.push(Check::equal(&spec.name, show(&expected), show(&actual)));
+            if spec.sql.is_some() {
+                checks.push(self.sql_check(spec, ended.committed)?);
             } else if let Some(outcome) = &spec.outcome {
                 let expected = match &spec.count {
                     Some(toml::Value::Integer(n)) => *n,
@@ -195,6 +186,33 @@ impl Scenario for FileScenario {
             }
         }
         Ok(checks)
+    }
+}
+
+impl FileScenario {
+    /// An SQL check: its query on `committed` against its `expect`.
+    fn sql_check(&self, spec: &super::CheckSpec, committed: &Store) -> Result<Check> {
+        let sql = spec.sql.as_deref().unwrap_or_default();
+        let conn = committed.connect(self.file_of(&spec.database), "check")?;
+        conn.bound(MAX_VALUE_BYTES)?;
+        let bind = |name: &str| match self.params.values().get(name)? {
+            Value::Number(n) => n.as_i64().map(SqlValue::Integer),
+            Value::String(s) => Some(SqlValue::Text(s.clone())),
+            _ => None,
+        };
+        let actual = match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+            conn.execute_named(sql, &bind)
+        }) {
+            Ok((rows, _)) => Value::from(
+                rows.rows
+                    .iter()
+                    .map(|r| Value::from(r.iter().map(sql_json).collect::<Vec<_>>()))
+                    .collect::<Vec<_>>(),
+            ),
+            Err(e) => Value::from(format!("error: {}", explain(&e))),
+        };
+        let expected = expected_rows(spec.expect.as_ref().unwrap_or(&toml::Value::Integer(0)));
+        Ok(Check::equal(&spec.name, show(&expected), show(&actual)))
     }
 }
 

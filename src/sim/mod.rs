@@ -385,6 +385,15 @@ pub trait Scenario {
     fn databases(&self) -> Vec<&'static str>;
     /// The checks after a run.
     fn checks(&self, ended: &Ended<'_>) -> Result<Vec<Check>>;
+    /// Whether the scenario has invariants to check after every step.
+    fn has_invariants(&self) -> bool {
+        false
+    }
+    /// The invariants, evaluated on the committed state `committed` (one
+    /// check each, in a fixed order).
+    fn invariants(&self, _committed: &Store) -> Result<Vec<Check>> {
+        Ok(Vec::new())
+    }
 }
 
 /// What a scenario's checks see of a run that stopped.
@@ -458,6 +467,8 @@ pub struct Run<'s> {
     at_end: Vec<Option<Snapshot>>,
     /// The virtual clock, in seconds.
     clock: std::cell::Cell<i64>,
+    /// Per invariant, the first step after which it did not hold and how.
+    broken: Vec<Option<(usize, Check)>>,
 }
 
 fn level_name(level: LockLevel) -> String {
@@ -504,7 +515,28 @@ impl<'s> Run<'s> {
             },
             at_end,
             clock: std::cell::Cell::new(0),
+            broken: Vec::new(),
         })
+    }
+
+    /// Evaluates the scenario's invariants on the committed state after
+    /// step `index` and keeps the first failure of each.
+    fn check_invariants(&mut self, index: usize) -> Result<()> {
+        if !self.scenario.has_invariants() {
+            return Ok(());
+        }
+        let copy = Store::new("invariants")?;
+        copy.copy_files_from(self.store)?;
+        let checks = self.scenario.invariants(&copy)?;
+        if self.broken.len() < checks.len() {
+            self.broken.resize(checks.len(), None);
+        }
+        for (slot, check) in self.broken.iter_mut().zip(checks) {
+            if slot.is_none() && !check.pass {
+                *slot = Some((index, check));
+            }
+        }
+        Ok(())
     }
 
     /// A store holding the committed state as it was when attempt `index`
@@ -612,6 +644,10 @@ impl<'s> Run<'s> {
             parts.sort_unstable();
         }
         parts.hash(&mut hasher);
+        // A path that broke an invariant differs from one that did not.
+        for slot in &self.broken {
+            slot.is_some().hash(&mut hasher);
+        }
         hasher.finish()
     }
 
@@ -748,6 +784,7 @@ impl<'s> Run<'s> {
                 }
             }
         }
+        self.check_invariants(self.choices.len() - 1)?;
         let progress = report.progress.clone();
         if self.trace.is_some() {
             let changes = self.attempts[attempt]
@@ -910,22 +947,45 @@ impl<'s> Run<'s> {
     pub fn checks(&self) -> Result<Vec<Check>> {
         let idle = self.statuses.iter().all(Status::is_over)
             && self.lock_levels().iter().all(|l| *l == LockLevel::None);
-        if idle {
+        let mut checks = if idle {
             // Nobody holds a lock or a connection: the run's own store is the
             // committed state, and a fresh reader there rolls back any hot journal.
-            return self.scenario.checks(&Ended {
+            self.scenario.checks(&Ended {
                 committed: self.store,
                 statuses: &self.statuses,
                 at_end: &self.at_end,
-            });
+            })?
+        } else {
+            let copy = Store::new("checks")?;
+            copy.copy_files_from(self.store)?;
+            self.scenario.checks(&Ended {
+                committed: &copy,
+                statuses: &self.statuses,
+                at_end: &self.at_end,
+            })?
+        };
+        // Each invariant: held after every step, or the first step it broke.
+        if self.scenario.has_invariants() {
+            let copy = Store::new("invariants")?;
+            copy.copy_files_from(self.store)?;
+            for (i, check) in self.scenario.invariants(&copy)?.into_iter().enumerate() {
+                let name = format!("after every step: {}", check.name);
+                checks.push(match self.broken.get(i).cloned().flatten() {
+                    None => Check {
+                        name,
+                        actual: check.expected.clone(),
+                        ..check
+                    },
+                    Some((step, broken)) => Check {
+                        name,
+                        expected: broken.expected,
+                        actual: format!("{} after step {}", broken.actual, step + 1),
+                        pass: false,
+                    },
+                });
+            }
         }
-        let copy = Store::new("checks")?;
-        copy.copy_files_from(self.store)?;
-        self.scenario.checks(&Ended {
-            committed: &copy,
-            statuses: &self.statuses,
-            at_end: &self.at_end,
-        })
+        Ok(checks)
     }
 }
 
