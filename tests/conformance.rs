@@ -31,6 +31,8 @@ const DESIGNS: &[(&str, &str)] = designs![
     "receipt-in-one-transaction",
     "transfer-two-statements",
     "transfer-one-transaction",
+    "lost-reply-retry",
+    "lost-reply-no-key",
 ];
 
 #[test]
@@ -96,6 +98,25 @@ fn every_verdict_holds_across_each_small_parameter_range() {
         }
     }
     assert!(explored >= 12, "{explored} parameter values explored");
+}
+
+/// `after` makes a retry wait for the request whose reply was lost.
+#[test]
+fn a_retry_starts_only_after_the_lost_reply() {
+    let (_, source) = DESIGNS
+        .iter()
+        .find(|(n, _)| *n == "lost-reply-no-key")
+        .unwrap();
+    let file = format::parse(source, "lost-reply-no-key").unwrap();
+    let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
+    let run = explorer.start(false).unwrap();
+    assert_eq!(run.runnable(), vec![0], "B waits for A");
+    let bad = source.replace("after = \"request\"", "after = \"nobody\"");
+    let error = format::parse(&bad, "x").unwrap_err().to_string();
+    assert!(
+        error.contains("must name the role of exactly one earlier attempt"),
+        "{error}"
+    );
 }
 
 #[test]

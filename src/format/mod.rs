@@ -117,6 +117,11 @@ pub struct AttemptSpec {
     /// The database its connection opens (the only one, when there is one).
     #[serde(default)]
     pub database: Option<String>,
+    /// Starts only once the attempt with this role is over (a client's
+    /// retry after its first request ended); that attempt comes earlier in
+    /// the file and is not replicated.
+    #[serde(default)]
+    pub after: Option<String>,
     /// The program.
     pub steps: Vec<StepSpec>,
 }
@@ -131,7 +136,8 @@ pub struct StepSpec {
     /// `:attempt` (0 for A), `:label` ("A"), `:now` (the virtual clock).
     #[serde(default)]
     pub sql: Option<String>,
-    /// Or an action: `crash` (the attempt's process dies here).
+    /// Or an action: `crash` (the attempt's process dies here) or
+    /// `lose-reply` (the attempt ends, and its client never hears the answer).
     #[serde(default)]
     pub action: Option<String>,
     /// Keep the first column of the first row under this name (NULL if no row).
@@ -459,14 +465,30 @@ fn validate(file: &File) -> Result<()> {
                 }
             }
         }
+        if let Some(role) = &attempt.after {
+            let earlier = file.attempts[..i]
+                .iter()
+                .filter(|a| a.role.as_ref() == Some(role));
+            let single = |a: &&AttemptSpec| {
+                a.replicas.is_none()
+                    || a.replicas.as_ref().and_then(toml::Value::as_integer) == Some(1)
+            };
+            let found: Vec<&AttemptSpec> = earlier.collect();
+            if found.len() != 1 || !found.iter().all(single) {
+                return Err(bad(format!(
+                    "{what}: after = {} must name the role of exactly one earlier attempt that is not replicated",
+                    params::quote(role)
+                )));
+            }
+        }
         let names: Vec<&str> = attempt.steps.iter().map(|s| s.name.as_str()).collect();
         for step in &attempt.steps {
             let what = format!("{what}, step {}", params::quote(&step.name));
             match (&step.sql, step.action.as_deref()) {
-                (Some(_), None) | (None, Some("crash")) => {}
+                (Some(_), None) | (None, Some("crash" | "lose-reply")) => {}
                 (None, Some(other)) => {
                     return Err(bad(format!(
-                        "{what}: unknown action {}; use crash",
+                        "{what}: unknown action {}; use crash or lose-reply",
                         params::quote(other)
                     )))
                 }

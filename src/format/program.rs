@@ -105,7 +105,18 @@ impl Scenario for FileScenario {
 
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>> {
         let mut attempts: Vec<Box<dyn Attempt>> = Vec::new();
+        // Where each (unreplicated) role's attempt stands, for `after`.
+        let mut position_of_role: BTreeMap<&str, usize> = BTreeMap::new();
         for (spec_index, spec) in self.file.attempts.iter().enumerate() {
+            let after = match &spec.after {
+                Some(role) => Some(*position_of_role.get(role.as_str()).ok_or_else(|| {
+                    Error::invalid("scenario", format!("no earlier attempt has role {role}"))
+                })?),
+                None => None,
+            };
+            if let Some(role) = &spec.role {
+                position_of_role.insert(role.as_str(), attempts.len());
+            }
             let replicas = self.replicas(spec)?;
             let steps: Rc<[StepSpec]> = spec.steps.clone().into();
             let personal = steps.iter().any(|s| {
@@ -135,6 +146,7 @@ impl Scenario for FileScenario {
                     retries: 0,
                     taken: 0,
                     over: false,
+                    after,
                 }));
             }
         }
@@ -287,6 +299,8 @@ struct ProgramAttempt {
     retries: u32,
     taken: usize,
     over: bool,
+    /// The attempt that must be over before this one starts.
+    after: Option<usize>,
 }
 
 /// Which result a statement gave, for `on`.
@@ -465,6 +479,22 @@ impl Attempt for ProgramAttempt {
             let note = format!("{} stops: more than {MAX_ATTEMPT_STEPS} steps", self.label);
             return report(None, vec![], SqlResult::None, progress, note);
         }
+        if step.action.as_deref() == Some("lose-reply") {
+            self.end();
+            let note = format!(
+                "{}'s reply is lost: whatever it committed stays, but its client never hears the answer",
+                self.label
+            );
+            return report(
+                None,
+                vec![],
+                SqlResult::None,
+                Progress::Finished {
+                    outcome: Outcome::new("reply-lost"),
+                },
+                note,
+            );
+        }
         if step.action.as_deref() == Some("crash") {
             self.crash();
             let note = format!("{}'s process dies here: its locks vanish, its open transaction is left for recovery", self.label);
@@ -638,6 +668,10 @@ impl Attempt for ProgramAttempt {
         }
         self.conn = None;
         self.over = true;
+    }
+
+    fn waits_for(&self) -> Option<usize> {
+        self.after
     }
 }
 

@@ -53,7 +53,7 @@ impl RunResult {
                 let note = &step.report.note;
                 let names_itself = note
                     .strip_prefix(step.label.as_str())
-                    .is_some_and(|rest| rest.starts_with(' '));
+                    .is_some_and(|rest| rest.starts_with([' ', '\'']));
                 if names_itself {
                     format!("{}. {note}", step.index + 1)
                 } else {
