@@ -207,11 +207,7 @@ impl FileScenario {
         let sql = spec.sql.as_deref().unwrap_or_default();
         let conn = committed.connect(self.file_of(&spec.database), "check")?;
         conn.bound(MAX_VALUE_BYTES)?;
-        let bind = |name: &str| match self.params.values().get(name)? {
-            Value::Number(n) => n.as_i64().map(SqlValue::Integer),
-            Value::String(s) => Some(SqlValue::Text(s.clone())),
-            _ => None,
-        };
+        let bind = |name: &str| param_value(self.params.values(), name);
         let actual = match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
             conn.execute_named(sql, &bind)
         }) {
@@ -225,6 +221,15 @@ impl FileScenario {
         };
         let expected = expected_rows(spec.expect.as_ref().unwrap_or(&toml::Value::Integer(0)));
         Ok(Check::equal(&spec.name, show(&expected), show(&actual)))
+    }
+}
+
+/// Parameter `name`'s value as SQL binds it (`:name`).
+fn param_value(params: &Map<String, Value>, name: &str) -> Option<SqlValue> {
+    match params.get(name)? {
+        Value::Number(n) => n.as_i64().map(SqlValue::Integer),
+        Value::String(s) => Some(SqlValue::Text(s.clone())),
+        _ => None,
     }
 }
 
@@ -325,11 +330,7 @@ impl ProgramAttempt {
             "now" => return Some(SqlValue::Integer(now)),
             _ => {}
         }
-        match self.params.get(name)? {
-            Value::Number(n) => n.as_i64().map(SqlValue::Integer),
-            Value::String(s) => Some(SqlValue::Text(s.clone())),
-            _ => None,
-        }
+        param_value(&self.params, name)
     }
 
     /// `{name}` in a note: a capture, a parameter, `{label}`, `{role}`, `{rows}`.

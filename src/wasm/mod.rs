@@ -37,7 +37,7 @@ export interface RoundTrip {
 }
 /** A parameter's declaration: what the page builds its control from. */
 export type ParamDeclaration = { name: string; default: number | string; meaning: string } & (
-  | { type: "whole"; min: number; max: number; multipleOf: number; unit: string }
+  | { type: "whole"; min: number; max: number; multipleOf: number; unit: string; marks: number[] }
   | { type: "text"; maxChars: number }
   | { type: "choice"; options: string[] });
 /** A scenario of the catalog. */

@@ -1,8 +1,7 @@
 // embed.html: one <replayground-scenario> built from the page's query string,
 // so that hosts that allow no scripts can embed a scenario in an <iframe>.
-import './embed.js';
+import { ATTRIBUTES } from './embed.js';
 
-const ATTRIBUTES = ['scenario', 'schedule', 'params', 'controls', 'step', 'theme'];
 const query = new URLSearchParams(location.search);
 const player = document.createElement('replayground-scenario');
 for (const name of ATTRIBUTES) {

@@ -24,6 +24,8 @@ import { verdictOf } from './parts/verdict.js';
 
 const STYLESHEET = new URL('../css/embed.css', import.meta.url).href;
 const CONTROLS = ['step', 'run', 'reset'];
+// The attributes an embed reads (embed.html takes the same names from its query).
+export const ATTRIBUTES = ['scenario', 'schedule', 'params', 'controls', 'step', 'theme'];
 let catalog = null;
 
 // The catalog, fetched once for all embeds.
@@ -44,7 +46,7 @@ async function defaultSchedule(id, params) {
 
 class ReplaygroundScenario extends HTMLElement {
   static get observedAttributes() {
-    return ['scenario', 'schedule', 'params', 'controls', 'step', 'theme'];
+    return ATTRIBUTES;
   }
 
   constructor() {
