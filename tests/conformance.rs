@@ -114,7 +114,7 @@ fn a_retry_starts_only_after_the_lost_reply() {
     let bad = source.replace("after = \"request\"", "after = \"nobody\"");
     let error = format::parse(&bad, "x").unwrap_err().to_string();
     assert!(
-        error.contains("must name the role of exactly one earlier attempt"),
+        error.contains("must name the role or label of exactly one earlier attempt"),
         "{error}"
     );
 }

@@ -17,6 +17,7 @@ mod program;
 
 use std::collections::BTreeMap;
 
+use indexmap::IndexMap;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -55,11 +56,44 @@ pub struct File {
     /// Whether the design is meant to fail under some schedule.
     #[serde(default)]
     pub fails: bool,
-    /// The parameters, by name.
+    /// The pattern it belongs to (`idempotency`, `outbox`, `inbox`, `custom`).
     #[serde(default)]
-    pub params: BTreeMap<String, ParamSpec>,
+    pub pattern: Option<String>,
+    /// The reference program it reproduces, if any.
+    #[serde(default)]
+    pub suite: Option<String>,
+    /// Whether it is one of the reference program's checks.
+    #[serde(default)]
+    pub reference: bool,
+    /// Libraries of the built-in catalog whose parameters, databases and
+    /// programs this file uses (`idempotency`, `outbox`).
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Built-in scenarios whose attempts run, in order and with their
+    /// defaults, on the databases before this one's attempts start (a
+    /// reference check that builds on the earlier ones).
+    #[serde(default)]
+    pub before: Vec<String>,
+    /// The parameters, by name, in the order people see them.
+    #[serde(default)]
+    pub params: IndexMap<String, ParamSpec>,
     /// The databases, by name (the file is `NAME.db`).
+    #[serde(default)]
     pub databases: BTreeMap<String, Database>,
+    /// Programs attempts share, by name.
+    #[serde(default)]
+    pub programs: BTreeMap<String, ProgramSpec>,
+    /// Values each attempt computes once, before the run: SQL expressions
+    /// over the parameters and the attempt's values (`:quantity`), in order.
+    #[serde(default, rename = "let")]
+    pub lets: IndexMap<String, String>,
+    /// Named SQL queries checks use (`query = "counts"`).
+    #[serde(default)]
+    pub queries: BTreeMap<String, String>,
+    /// Values any program binds when neither the attempt nor a parameter
+    /// gives them (`fail = 0`).
+    #[serde(default)]
+    pub defaults: toml::Table,
     /// The attempts, in order (the first is A).
     pub attempts: Vec<AttemptSpec>,
     /// The checks after every run.
@@ -70,22 +104,53 @@ pub struct File {
     pub invariants: Vec<CheckSpec>,
 }
 
-/// A parameter's declaration in a file.
+/// A library of the built-in catalog: declarations scenario files include.
 #[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Library {
+    /// Parameter declarations a file takes by naming them (`params.key = {}`).
+    #[serde(default)]
+    pub params: IndexMap<String, ParamSpec>,
+    /// Databases every including file has.
+    #[serde(default)]
+    pub databases: BTreeMap<String, Database>,
+    /// Programs every including file may run.
+    #[serde(default)]
+    pub programs: BTreeMap<String, ProgramSpec>,
+    /// Values every attempt computes (see [`File::lets`]).
+    #[serde(default, rename = "let")]
+    pub lets: IndexMap<String, String>,
+    /// Named SQL queries for checks.
+    #[serde(default)]
+    pub queries: BTreeMap<String, String>,
+    /// Values programs bind when nothing else gives them.
+    #[serde(default)]
+    pub defaults: toml::Table,
+}
+
+/// A parameter's declaration in a file. A file that includes a library may
+/// name a parameter the library declares and give only what it changes
+/// (`params.quantity = { default = 3 }`).
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ParamSpec {
     /// `whole`, `text` or `choice`.
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: Option<String>,
     /// The default.
-    pub default: toml::Value,
+    pub default: Option<toml::Value>,
     /// One line on what it changes.
-    #[serde(default)]
-    pub meaning: String,
+    pub meaning: Option<String>,
     /// Whole numbers: the smallest value.
     pub min: Option<i64>,
     /// Whole numbers: the largest value.
     pub max: Option<i64>,
+    /// Whole numbers: values are multiples of this.
+    pub step: Option<i64>,
+    /// Whole numbers: the unit, for people ("seconds").
+    pub unit: Option<String>,
+    /// Whole numbers: the values worth trying, offered first.
+    pub marks: Option<Vec<i64>>,
     /// Text: the most characters.
     pub max_chars: Option<usize>,
     /// Choices: the names.
@@ -102,54 +167,192 @@ pub struct Database {
     /// Rows to start from, as SQL statements.
     #[serde(default)]
     pub seed: String,
+    /// PRAGMAs every attempt's connection runs when it opens (not a step):
+    /// `PRAGMA foreign_keys = ON`, which SQLite keeps per connection.
+    #[serde(default)]
+    pub pragmas: String,
 }
 
-/// An attempt: a program of steps on its own connection.
+/// A program: steps attempts run.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct ProgramSpec {
+    /// The steps.
+    pub steps: Vec<StepSpec>,
+}
+
+/// An attempt: a program of steps on its own connection(s).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct AttemptSpec {
     /// A word for what the attempt is ("client", "relay").
     #[serde(default)]
     pub role: Option<String>,
+    /// Its label in traces ("relay", "P"); a letter by its position when absent.
+    #[serde(default)]
+    pub label: Option<String>,
     /// How many copies race: a number, or the name of a whole parameter.
     #[serde(default)]
     pub replicas: Option<toml::Value>,
-    /// The database its connection opens (the only one, when there is one).
+    /// The database its steps use unless a step names another (the only
+    /// one, when there is one).
     #[serde(default)]
     pub database: Option<String>,
-    /// Starts only once the attempt with this role is over (a client's
-    /// retry after its first request ended); that attempt comes earlier in
-    /// the file and is not replicated.
+    /// Starts only once the attempt with this role or label is over (a
+    /// client's retry that starts once its first request ended); that
+    /// attempt comes earlier in the file and is not replicated.
     #[serde(default)]
     pub after: Option<String>,
-    /// The program.
+    /// The program, written here…
+    #[serde(default)]
     pub steps: Vec<StepSpec>,
+    /// …or one of the file's (or an included library's) programs.
+    #[serde(default)]
+    pub program: Option<String>,
+    /// Values the program binds by name (`:key`), for this attempt: a
+    /// number or text, or `":param"` for a parameter's value.
+    #[serde(default)]
+    pub with: toml::Table,
+    /// The process dies after this many of its own steps.
+    #[serde(default)]
+    pub crash_after: Option<CrashSpec>,
+    /// It takes no step before the virtual clock reaches this (a number,
+    /// or an SQL expression over the parameters such as `":window"`).
+    #[serde(default)]
+    pub not_before: Option<toml::Value>,
+    /// Or it is the virtual clock itself.
+    #[serde(default)]
+    pub clock: Option<ClockSpec>,
+}
+
+/// A crash after a number of the attempt's own steps.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CrashSpec {
+    /// After how many steps: a number, or the parameter that says (a
+    /// whole number, or a choice of numbers and `none`).
+    pub steps: toml::Value,
+    /// The crash step's name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The crashed outcome's result (an exit code).
+    #[serde(default)]
+    pub result: Option<String>,
+    /// The sentence for the trace.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The virtual clock as an attempt: each of its steps advances time.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ClockSpec {
+    /// Seconds per step.
+    pub tick: i64,
+    /// It stops at this time (a number or an SQL expression over the parameters).
+    pub until: toml::Value,
+    /// It may not pass this time…
+    #[serde(default)]
+    pub hold_at: Option<toml::Value>,
+    /// …while the attempt with this label or role is not over.
+    #[serde(default)]
+    pub hold_for: Option<String>,
+}
+
+/// A step's capture: one name for the first column, or a name per column.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Capture {
+    /// The first column.
+    One(String),
+    /// The columns in order.
+    Many(Vec<String>),
+}
+
+/// A step's sentence: one, or one per result (`rows`, `none`, `ok`, a case's value).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum NoteSpec {
+    /// One sentence.
+    One(String),
+    /// By result.
+    By(BTreeMap<String, String>),
+}
+
+/// Why a step saw what it saw: the first entry whose phases some other
+/// attempt is in fills `{because}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Because {
+    /// Phases (or, for attempts that are over, outcomes) of other attempts;
+    /// none: always (the last entry, what to say otherwise).
+    #[serde(default)]
+    pub peers_in: Vec<String>,
+    /// The words; `{peers}` names those attempts.
+    pub say: String,
 }
 
 /// One step: a SQL statement or an action, and what to do with its result.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct StepSpec {
     /// The step's name (what a trace and a `goto` call it).
+    #[serde(default)]
     pub name: String,
-    /// One SQL statement; `:name` binds a parameter, a capture, or
-    /// `:attempt` (0 for A), `:label` ("A"), `:now` (the virtual clock).
+    /// Another name for `goto`, where several steps share a name.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// The step runs only for attempts where this SQL expression over the
+    /// parameters and the attempt's values is true; otherwise it is not
+    /// there (evaluated once, before the run).
+    #[serde(default)]
+    pub when: Option<String>,
+    /// One SQL statement; `:name` binds a capture, a value, a parameter,
+    /// or `:attempt` (0 for A), `:label` ("A"), `:now` (the virtual clock).
     #[serde(default)]
     pub sql: Option<String>,
-    /// Or an action: `crash` (the attempt's process dies here) or
-    /// `lose-reply` (the attempt ends, and its client never hears the answer).
+    /// Or an action: `crash` (the process dies here), `lose-reply` (the
+    /// attempt ends and its client never hears the answer), `work` (it
+    /// works outside the database: a handler, a call), `fail` (it fails
+    /// here: the attempt fails unless `on.ok` says otherwise).
     #[serde(default)]
     pub action: Option<String>,
-    /// Keep the first column of the first row under this name (NULL if no row).
+    /// The database of the statement (the attempt's, when absent).
     #[serde(default)]
-    pub capture: Option<String>,
-    /// The sentence for the trace; `{name}` inserts a capture or parameter,
-    /// `{label}` the attempt, `{rows}` the row count.
+    pub database: Option<String>,
+    /// Keep columns of the first row under these names (NULL if no row).
     #[serde(default)]
-    pub note: Option<String>,
+    pub capture: Option<Capture>,
+    /// Values to keep once the step is done (`{ kind = "error" }`).
+    #[serde(default)]
+    pub set: toml::Table,
+    /// The sentence for the trace; `{name}` inserts a capture, value or
+    /// parameter, `{label}` the attempt, `{rows}` the row count,
+    /// `{because}` the first matching `because`.
+    #[serde(default)]
+    pub note: Option<NoteSpec>,
+    /// What the attempt is doing while this is its next step, for the
+    /// others' `because`.
+    #[serde(default)]
+    pub phase: Option<String>,
+    /// Explanations of what the step saw, by what the others are doing.
+    #[serde(default)]
+    pub because: Vec<Because>,
     /// What to do on each result.
     #[serde(default)]
     pub on: On,
+    /// Or: the steps of another program, here (`{name}` in their names is
+    /// filled from `with`).
+    #[serde(default, rename = "use")]
+    pub use_program: Option<String>,
+    /// Values for the used program's steps.
+    #[serde(default)]
+    pub with: toml::Table,
+    /// With `use`: the used program's finishes do not end the attempt: they
+    /// add this to its log (`{outcome}` is the outcome they would have
+    /// had) and the attempt goes on after the `use`.
+    #[serde(default)]
+    pub log: Option<String>,
 }
 
 /// What a step does on each kind of result. Absent: `ok`, `rows` and
@@ -164,6 +367,9 @@ pub struct On {
     pub rows: Option<ActionSpec>,
     /// It returned no row.
     pub none: Option<ActionSpec>,
+    /// The first column of the first row is one of these values.
+    #[serde(default)]
+    pub cases: BTreeMap<String, ActionSpec>,
     /// SQLite answered BUSY.
     pub busy: Option<ActionSpec>,
     /// A constraint failed (UNIQUE, CHECK, FOREIGN KEY, NOT NULL).
@@ -186,33 +392,52 @@ pub enum ActionSpec {
 
 /// The table form of an action.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ActionTable {
-    /// Jump to the step of this name.
+    /// Jump to the step of this name (the first one there is).
     pub goto: Option<String>,
     /// End the attempt with this outcome.
     pub finish: Option<String>,
-    /// The outcome's result: text, or `:capture`.
+    /// The outcome's result: `:capture`, or text where `{name}` is filled in.
     pub result: Option<String>,
     /// Fail the attempt with this reason.
     pub fail: Option<String>,
+    /// With `goto`: then back off until no other attempt holds a write lock.
+    #[serde(default)]
+    pub back_off: bool,
+    /// Instead, stay at this step while an attempt with this role or
+    /// label is not over (a relay that polls while producers write).
+    pub wait_while: Option<String>,
+    /// Add this text to the attempt's log (`{log}` in results and notes).
+    pub log: Option<String>,
 }
 
 /// A check after a run.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CheckSpec {
-    /// What it checks, for people.
+    /// What it checks, for people; `{name}` inserts a parameter.
     pub name: String,
-    /// SQL on the committed state…
+    /// The check applies only when this SQL expression over the parameters is true.
+    pub when: Option<String>,
+    /// SQL on the committed state (or `query`, one the file names)…
     pub sql: Option<String>,
+    /// A named query instead of `sql`.
+    pub query: Option<String>,
     /// …of this database (the only one, when there is one)…
     pub database: Option<String>,
+    /// …as it was when the attempt of this label was over…
+    pub after: Option<String>,
     /// …must answer this: a value (one row, one column) or an array of rows.
     pub expect: Option<toml::Value>,
-    /// Or: how many attempts ended with this outcome…
+    /// Or: the attempt of this label…
+    pub attempt: Option<String>,
+    /// …ended with this outcome (with `attempt`); or how many attempts
+    /// ended with it (with `count`)…
     pub outcome: Option<String>,
-    /// …exactly.
+    /// …and this result (with `attempt`).
+    pub result: Option<String>,
+    /// How many attempts ended with `outcome`.
     pub count: Option<toml::Value>,
     /// Or: every attempt that ended with one of these outcomes got the same result.
     pub same_result: Option<Vec<String>>,
@@ -251,13 +476,16 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
     if file.id.is_none() {
         file.id = Some(fallback_id.to_string());
     }
-    validate(&file).map_err(|e| match e {
-        Error::InvalidInput { reason, .. } => {
-            // Point at the first line naming the problem's subject, if any.
-            at(source, None, &reason)
-        }
+    let located = |e: Error| match e {
+        Error::InvalidInput { reason, .. } => at(source, None, &reason),
         other => other,
-    })?;
+    };
+    file.merge_libraries().map_err(located)?;
+    validate(&file).map_err(located)?;
+    // Compiling with the defaults finds what only the whole program shows
+    // (a `goto` to no step, a `when` that is not SQL).
+    let declared = file.declared_params().map_err(located)?;
+    FileScenario::new(file.clone(), Params::defaults(&declared)).map_err(located)?;
     Ok(file)
 }
 
@@ -265,6 +493,61 @@ impl File {
     /// The file's id.
     pub fn id(&self) -> &str {
         self.id.as_deref().unwrap_or("scenario")
+    }
+
+    /// Completes the file with the libraries it includes: the parameters it
+    /// names get the library's declaration for what they leave out; the
+    /// libraries' databases and programs are added where the file has none
+    /// of that name.
+    fn merge_libraries(&mut self) -> Result<()> {
+        for name in self.include.clone() {
+            let source = crate::scenarios::library_source(&name).ok_or_else(|| {
+                Error::invalid(
+                    "scenario",
+                    format!(
+                        "include names {}, which is not a library; use {}",
+                        params::quote(&name),
+                        crate::scenarios::LIBRARIES
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+            })?;
+            let library: Library = toml::from_str(source).map_err(|e| {
+                Error::invalid("scenario", format!("library {name}: {}", e.message()))
+            })?;
+            for (param, spec) in self.params.iter_mut() {
+                if let Some(base) = library.params.get(param) {
+                    spec.fill_from(base);
+                }
+            }
+            for (db, spec) in library.databases {
+                let mine = self.databases.entry(db).or_insert_with(|| spec.clone());
+                if mine.schema.is_empty() {
+                    mine.schema = spec.schema.clone();
+                }
+                if mine.pragmas.is_empty() {
+                    mine.pragmas = spec.pragmas.clone();
+                }
+            }
+            for (program, spec) in library.programs {
+                self.programs.entry(program).or_insert(spec);
+            }
+            let mut lets = library.lets;
+            for (name, expression) in std::mem::take(&mut self.lets) {
+                lets.insert(name, expression);
+            }
+            self.lets = lets;
+            for (name, sql) in library.queries {
+                self.queries.entry(name).or_insert(sql);
+            }
+            for (name, value) in library.defaults {
+                self.defaults.entry(name).or_insert(value);
+            }
+        }
+        Ok(())
     }
 
     /// The parameter declarations, as the engine's [`Param`]s.
@@ -280,6 +563,17 @@ impl File {
         let declared = self.declared_params()?;
         let params = Params::parse(self.id(), &declared, given)?;
         Ok(Box::new(FileScenario::new(self.clone(), params)?))
+    }
+
+    /// The steps of attempt `spec`: its own, or its program's.
+    pub(crate) fn steps_of<'a>(&'a self, spec: &'a AttemptSpec) -> &'a [StepSpec] {
+        match &spec.program {
+            Some(name) => self
+                .programs
+                .get(name)
+                .map_or(&[][..], |p| p.steps.as_slice()),
+            None => &spec.steps,
+        }
     }
 }
 
@@ -304,14 +598,48 @@ pub(crate) fn leak(text: &str) -> &'static str {
     })
 }
 
+/// Interned lists of whole numbers (see [`leak`]).
+fn leak_marks(marks: &[i64]) -> &'static [i64] {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static LISTS: RefCell<HashMap<Vec<i64>, &'static [i64]>> = RefCell::new(HashMap::new());
+    }
+    LISTS.with(|lists| {
+        let mut lists = lists.borrow_mut();
+        if let Some(existing) = lists.get(marks) {
+            return *existing;
+        }
+        let kept: &'static [i64] = Box::leak(marks.to_vec().into_boxed_slice());
+        lists.insert(marks.to_vec(), kept);
+        kept
+    })
+}
+
 impl ParamSpec {
+    /// Takes what this declaration leaves out from `base`.
+    fn fill_from(&mut self, base: &ParamSpec) {
+        macro_rules! fill {
+            ($($field:ident),*) => {$(
+                if self.$field.is_none() {
+                    self.$field = base.$field.clone();
+                }
+            )*};
+        }
+        fill!(kind, default, meaning, min, max, step, unit, marks, max_chars, options);
+    }
+
     fn to_param(&self, name: &str) -> Result<Param> {
         let bad = |why: String| Error::invalid("params", format!("parameter {name}: {why}"));
-        let meaning = leak(&self.meaning);
+        let meaning = leak(self.meaning.as_deref().unwrap_or_default());
         let name = leak(name);
-        match self.kind.as_str() {
+        let default = self
+            .default
+            .as_ref()
+            .ok_or_else(|| bad("give it a default".into()))?;
+        match self.kind.as_deref().unwrap_or_default() {
             "whole" => {
-                let default = self.default.as_integer().ok_or_else(|| {
+                let default = default.as_integer().ok_or_else(|| {
                     bad("the default of a whole parameter is a whole number".into())
                 })?;
                 let (min, max) = (
@@ -323,11 +651,28 @@ impl ParamSpec {
                         "the default {default} is not in {min} to {max}"
                     )));
                 }
-                Ok(Param::whole(name, (min, max), default, meaning))
+                let step = self.step.unwrap_or(1);
+                if step < 1 || default % step != 0 {
+                    return Err(bad(format!(
+                        "step must be a whole number from 1 that divides the default (got {step})"
+                    )));
+                }
+                let mut param = Param::whole(name, (min, max), default, meaning);
+                if step != 1 || self.unit.is_some() {
+                    param = param.in_steps_of(step, leak(self.unit.as_deref().unwrap_or_default()));
+                }
+                if let Some(marks) = &self.marks {
+                    if marks.iter().any(|m| !(min..=max).contains(m) || m % step != 0) {
+                        return Err(bad(format!(
+                            "every mark must be a value it takes ({min} to {max}, in steps of {step})"
+                        )));
+                    }
+                    param = param.with_marks(leak_marks(marks));
+                }
+                Ok(param)
             }
             "text" => {
-                let default = self
-                    .default
+                let default = default
                     .as_str()
                     .ok_or_else(|| bad("the default of a text parameter is text".into()))?;
                 Ok(Param::text(
@@ -343,8 +688,7 @@ impl ParamSpec {
                     .as_ref()
                     .filter(|o| !o.is_empty())
                     .ok_or_else(|| bad("a choice needs options = [\"…\", …]".into()))?;
-                let default = self
-                    .default
+                let default = default
                     .as_str()
                     .filter(|d| options.iter().any(|o| o == d))
                     .ok_or_else(|| bad("the default must be one of the options".into()))?;
@@ -360,6 +704,10 @@ impl ParamSpec {
                 params::quote(other)
             ))),
         }
+    }
+
+    fn is_whole(&self) -> bool {
+        self.kind.as_deref() == Some("whole")
     }
 }
 
@@ -398,6 +746,12 @@ pub(crate) fn count_expression(text: &str) -> Option<(&str, i64)> {
         .then_some((name, offset))
 }
 
+/// The actions a step may take.
+pub(crate) const ACTIONS: [&str; 4] = ["crash", "lose-reply", "work", "fail"];
+
+/// How deeply `use` may nest.
+pub(crate) const MAX_USE_DEPTH: usize = 8;
+
 /// Checks what the TOML types cannot: references between parts of the file.
 fn validate(file: &File) -> Result<()> {
     let bad = |why: String| Error::invalid("scenario", why);
@@ -428,36 +782,96 @@ fn validate(file: &File) -> Result<()> {
             )));
         }
     }
+    for prior in &file.before {
+        if crate::scenarios::builtin_source(prior).is_none() {
+            return Err(bad(format!(
+                "before names {}, which is not a built-in scenario",
+                params::quote(prior)
+            )));
+        }
+    }
     file.declared_params()?;
     if file.attempts.is_empty() {
         return Err(bad("declare at least one attempt: [[attempts]]".into()));
     }
-    let database_of = |given: &Option<String>, what: &str| -> Result<()> {
+    let database = |given: Option<&String>, what: &str, required: bool| -> Result<()> {
         match given {
             Some(name) if !file.databases.contains_key(name) => Err(bad(format!(
                 "{what} names database {}, which is not declared",
                 params::quote(name)
             ))),
-            None if file.databases.len() > 1 => Err(bad(format!(
+            None if required && file.databases.len() > 1 => Err(bad(format!(
                 "{what} must say which database (there are {})",
                 file.databases.len()
             ))),
             _ => Ok(()),
         }
     };
+    let whole_param = |name: &str| file.params.get(name).is_some_and(ParamSpec::is_whole);
+    let names_attempt = |name: &str, before: usize| {
+        file.attempts[..before]
+            .iter()
+            .any(|a| a.role.as_deref() == Some(name) || a.label.as_deref() == Some(name))
+    };
+    for (name, program) in &file.programs {
+        check_steps(file, &format!("program {}", params::quote(name)), &program.steps)?;
+    }
     for (i, attempt) in file.attempts.iter().enumerate() {
         let what = format!("attempt {}", i + 1);
-        database_of(&attempt.database, &what)?;
-        if attempt.steps.is_empty() || attempt.steps.len() > MAX_PROGRAM_STEPS {
-            return Err(bad(format!(
-                "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
-            )));
+        if let Some(label) = &attempt.label {
+            if label.is_empty() || label.chars().count() > 16 || label.chars().any(char::is_control) {
+                return Err(bad(format!("{what}: a label is 1 to 16 characters")));
+            }
+        }
+        if let Some(clock) = &attempt.clock {
+            if clock.tick < 1 || !attempt.steps.is_empty() || attempt.program.is_some() {
+                return Err(bad(format!(
+                    "{what}: a clock ticks by a whole number from 1 and has no steps"
+                )));
+            }
+            if let Some(holder) = &clock.hold_for {
+                if !file
+                    .attempts
+                    .iter()
+                    .any(|a| a.role.as_ref() == Some(holder) || a.label.as_ref() == Some(holder))
+                {
+                    return Err(bad(format!(
+                        "{what}: hold-for names {}, which no attempt is",
+                        params::quote(holder)
+                    )));
+                }
+            }
+            continue;
+        }
+        let needs_database = file.steps_of(attempt).iter().any(|s| s.sql.is_some() && s.database.is_none());
+        database(attempt.database.as_ref(), &what, needs_database)?;
+        match (&attempt.program, attempt.steps.is_empty()) {
+            (Some(name), true) => {
+                if !file.programs.contains_key(name) {
+                    return Err(bad(format!(
+                        "{what}: program {} is not declared",
+                        params::quote(name)
+                    )));
+                }
+            }
+            (None, false) => {
+                if attempt.steps.len() > MAX_PROGRAM_STEPS {
+                    return Err(bad(format!(
+                        "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
+                    )));
+                }
+                check_steps(file, &what, &attempt.steps)?;
+            }
+            _ => {
+                return Err(bad(format!(
+                    "{what}: give either steps or program (1 to {MAX_PROGRAM_STEPS} steps)"
+                )))
+            }
         }
         if let Some(replicas) = &attempt.replicas {
             match replicas {
                 toml::Value::Integer(n) if (1..=MAX_ATTEMPTS as i64).contains(n) => {}
-                toml::Value::String(name)
-                    if file.params.get(name).is_some_and(|p| p.kind == "whole") => {}
+                toml::Value::String(name) if whole_param(name) => {}
                 _ => {
                     return Err(bad(format!(
                         "{what}: replicas is a number from 1 to {MAX_ATTEMPTS} or the name of a whole parameter"
@@ -465,75 +879,31 @@ fn validate(file: &File) -> Result<()> {
                 }
             }
         }
+        if let Some(crash) = &attempt.crash_after {
+            match &crash.steps {
+                toml::Value::Integer(n) if *n >= 0 => {}
+                toml::Value::String(name) if file.params.contains_key(name) => {}
+                _ => {
+                    return Err(bad(format!(
+                        "{what}: crash-after.steps is a number of steps or the name of a parameter"
+                    )))
+                }
+            }
+        }
         if let Some(role) = &attempt.after {
-            let earlier = file.attempts[..i]
+            let found: Vec<&AttemptSpec> = file.attempts[..i]
                 .iter()
-                .filter(|a| a.role.as_ref() == Some(role));
+                .filter(|a| a.role.as_ref() == Some(role) || a.label.as_ref() == Some(role))
+                .collect();
             let single = |a: &&AttemptSpec| {
                 a.replicas.is_none()
                     || a.replicas.as_ref().and_then(toml::Value::as_integer) == Some(1)
             };
-            let found: Vec<&AttemptSpec> = earlier.collect();
-            if found.len() != 1 || !found.iter().all(single) {
+            if found.len() != 1 || !found.iter().all(single) || !names_attempt(role, i) {
                 return Err(bad(format!(
-                    "{what}: after = {} must name the role of exactly one earlier attempt that is not replicated",
+                    "{what}: after = {} must name the role or label of exactly one earlier attempt that is not replicated",
                     params::quote(role)
                 )));
-            }
-        }
-        let names: Vec<&str> = attempt.steps.iter().map(|s| s.name.as_str()).collect();
-        for step in &attempt.steps {
-            let what = format!("{what}, step {}", params::quote(&step.name));
-            match (&step.sql, step.action.as_deref()) {
-                (Some(_), None) | (None, Some("crash" | "lose-reply")) => {}
-                (None, Some(other)) => {
-                    return Err(bad(format!(
-                        "{what}: unknown action {}; use crash or lose-reply",
-                        params::quote(other)
-                    )))
-                }
-                _ => return Err(bad(format!("{what}: give either sql or action"))),
-            }
-            let on = &step.on;
-            for (kind, action) in [
-                ("ok", &on.ok),
-                ("rows", &on.rows),
-                ("none", &on.none),
-                ("busy", &on.busy),
-                ("constraint", &on.constraint),
-                ("error", &on.error),
-            ] {
-                let Some(action) = action else { continue };
-                match action {
-                    ActionSpec::Word(w) if w == "next" || w == "retry" => {}
-                    ActionSpec::Word(w) if w == "wait" && kind == "busy" => {}
-                    ActionSpec::Word(w) => {
-                        return Err(bad(format!(
-                            "{what}: on.{kind} = {} is not an action; use \"next\", \"retry\"{}, {{ goto = … }}, {{ finish = … }} or {{ fail = … }}",
-                            params::quote(w),
-                            if kind == "busy" { ", \"wait\"" } else { "" }
-                        )))
-                    }
-                    ActionSpec::Table(t) => {
-                        let given = [t.goto.is_some(), t.finish.is_some(), t.fail.is_some()]
-                            .iter()
-                            .filter(|g| **g)
-                            .count();
-                        if given != 1 || (t.result.is_some() && t.finish.is_none()) {
-                            return Err(bad(format!(
-                                "{what}: on.{kind} takes exactly one of goto, finish (with an optional result) or fail"
-                            )));
-                        }
-                        if let Some(target) = &t.goto {
-                            if !names.contains(&target.as_str()) {
-                                return Err(bad(format!(
-                                    "{what}: on.{kind} goes to {}, which is not a step of this attempt",
-                                    params::quote(target)
-                                )));
-                            }
-                        }
-                    }
-                }
             }
         }
     }
@@ -555,33 +925,62 @@ fn validate(file: &File) -> Result<()> {
             "the attempts may number up to {total}; at most {MAX_ATTEMPTS} can race (bound the replicas parameter's max)"
         )));
     }
+    let labelled = |label: &str| {
+        file.attempts
+            .iter()
+            .any(|a| a.label.as_deref() == Some(label) || a.role.as_deref() == Some(label))
+            || (label.len() == 1
+                && label.as_bytes()[0].is_ascii_uppercase()
+                && usize::from(label.as_bytes()[0] - b'A') < total)
+    };
     for invariant in &file.invariants {
         let what = format!("invariant {}", params::quote(&invariant.name));
         if invariant.sql.is_none()
             || invariant.expect.is_none()
             || invariant.outcome.is_some()
             || invariant.same_result.is_some()
+            || invariant.attempt.is_some()
+            || invariant.after.is_some()
         {
             return Err(bad(format!(
                 "{what}: an invariant is sql with expect (it is checked after every step)"
             )));
         }
-        database_of(&invariant.database, &what)?;
+        database(invariant.database.as_ref(), &what, true)?;
     }
     for check in &file.checks {
         let what = format!("check {}", params::quote(&check.name));
-        match (&check.sql, &check.outcome, &check.same_result) {
-            (Some(_), None, None) => {
-                database_of(&check.database, &what)?;
+        if let Some(query) = &check.query {
+            if check.sql.is_some() || !file.queries.contains_key(query) {
+                return Err(bad(format!(
+                    "{what}: query names {}, which is not one of the file's queries (and then give no sql)",
+                    params::quote(query)
+                )));
+            }
+        }
+        for label in [&check.attempt, &check.after].into_iter().flatten() {
+            if !labelled(label) {
+                return Err(bad(format!(
+                    "{what}: no attempt is labelled {}",
+                    params::quote(label)
+                )));
+            }
+        }
+        let sql = check.sql.as_ref().or(check.query.as_ref());
+        match (sql, &check.outcome, &check.same_result, &check.attempt) {
+            (Some(_), None, None, None) => {
+                database(check.database.as_ref(), &what, true)?;
                 if check.expect.is_none() {
                     return Err(bad(format!("{what}: an sql check needs expect = …")));
                 }
             }
-            (None, Some(_), None) => {
+            (None, _, None, Some(_)) if check.outcome.is_some() || check.result.is_some() => {}
+            (None, Some(_), None, None) => {
                 let counts = match &check.count {
                     Some(toml::Value::Integer(_)) => true,
-                    Some(toml::Value::String(text)) => count_expression(text)
-                        .is_some_and(|(name, _)| file.params.get(name).is_some_and(|p| p.kind == "whole")),
+                    Some(toml::Value::String(text)) => {
+                        count_expression(text).is_some_and(|(name, _)| whole_param(name))
+                    }
                     _ => false,
                 };
                 if !counts {
@@ -590,11 +989,96 @@ fn validate(file: &File) -> Result<()> {
                     )));
                 }
             }
-            (None, None, Some(list)) if !list.is_empty() => {}
+            (None, None, Some(list), None) if !list.is_empty() => {}
             _ => {
                 return Err(bad(format!(
-                    "{what}: give exactly one of sql (with expect), outcome (with count) or same-result"
+                    "{what}: give exactly one of sql (with expect), outcome (with count), attempt (with outcome or result) or same-result"
                 )))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks one program's steps.
+fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
+    let bad = |why: String| Error::invalid("scenario", why);
+    if steps.is_empty() || steps.len() > MAX_PROGRAM_STEPS {
+        return Err(bad(format!(
+            "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
+        )));
+    }
+    for step in steps {
+        let what = format!("{what}, step {}", params::quote(&step.name));
+        if let Some(database) = &step.database {
+            if !file.databases.contains_key(database) {
+                return Err(bad(format!(
+                    "{what} names database {}, which is not declared",
+                    params::quote(database)
+                )));
+            }
+        }
+        match (&step.sql, step.action.as_deref(), &step.use_program) {
+            (Some(_), None, None) => {}
+            (None, Some(action), None) if ACTIONS.contains(&action) => {}
+            (None, Some(other), None) => {
+                return Err(bad(format!(
+                    "{what}: unknown action {}; use {}",
+                    params::quote(other),
+                    ACTIONS.join(", ")
+                )))
+            }
+            (None, None, Some(program)) => {
+                if !file.programs.contains_key(program) {
+                    return Err(bad(format!(
+                        "{what}: use names program {}, which is not declared",
+                        params::quote(program)
+                    )));
+                }
+                continue;
+            }
+            _ => return Err(bad(format!("{what}: give one of sql, action or use"))),
+        }
+        if step.name.is_empty() {
+            return Err(bad(format!("{what}: every step has a name")));
+        }
+        let on = &step.on;
+        let listed = [
+            ("ok", &on.ok),
+            ("rows", &on.rows),
+            ("none", &on.none),
+            ("busy", &on.busy),
+            ("constraint", &on.constraint),
+            ("error", &on.error),
+        ];
+        let cases = on.cases.iter().map(|(k, v)| (k.as_str(), Some(v)));
+        for (kind, action) in listed.iter().map(|(k, a)| (*k, a.as_ref())).chain(cases) {
+            let Some(action) = action else { continue };
+            match action {
+                ActionSpec::Word(w) if w == "next" || w == "retry" => {}
+                ActionSpec::Word(w) if w == "wait" && kind == "busy" => {}
+                ActionSpec::Word(w) => {
+                    return Err(bad(format!(
+                        "{what}: on.{kind} = {} is not an action; use \"next\", \"retry\"{}, {{ goto = … }}, {{ finish = … }} or {{ fail = … }}",
+                        params::quote(w),
+                        if kind == "busy" { ", \"wait\"" } else { "" }
+                    )))
+                }
+                ActionSpec::Table(t) => {
+                    let given = [t.goto.is_some(), t.finish.is_some(), t.fail.is_some()]
+                        .iter()
+                        .filter(|g| **g)
+                        .count();
+                    let bare_wait = given == 0 && t.wait_while.is_some();
+                    if (given != 1 && !bare_wait)
+                        || (t.result.is_some() && t.finish.is_none())
+                        || (t.back_off && t.goto.is_none())
+                    {
+                        return Err(bad(format!(
+                            "{what}: on.{kind} takes exactly one of goto (with an optional back-off), finish (with an optional result) or fail"
+                        )));
+                    }
+                }
             }
         }
     }

@@ -1,6 +1,11 @@
-//! The engine of scenario files: each attempt runs its program of steps on
-//! its own connection; the checks read the committed state and the
-//! attempts' outcomes.
+//! The engine of scenario files.
+//!
+//! Building a scenario compiles its file once: each attempt becomes an
+//! [`Instance`] whose program is fully expanded (`use` inlined, names
+//! filled in, `when` decided, every `goto` resolved to a step index), so a
+//! run only moves a program counter. Each attempt runs its program on its
+//! own connection per database; the checks read the committed state and
+//! the attempts' outcomes.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -9,52 +14,344 @@ use std::rc::Rc;
 use serde_json::{Map, Value};
 
 use super::{
-    ActionSpec, AttemptSpec, File, StepSpec, MAX_ATTEMPT_STEPS, MAX_STATEMENT_INSTRUCTIONS,
-    MAX_VALUE_BYTES,
+    ActionSpec, AttemptSpec, CheckSpec, File, NoteSpec, StepSpec, MAX_ATTEMPT_STEPS,
+    MAX_STATEMENT_INSTRUCTIONS, MAX_USE_DEPTH, MAX_VALUE_BYTES,
 };
-use crate::scenarios::params::Params;
+use crate::scenarios::params::{quote, Params};
 use crate::sim::{
-    Attempt, Check, Ended, Outcome, Progress, Scenario, SqlResult, StepCtx, StepReport,
+    Attempt, Check, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult, Status,
+    StepCtx, StepReport,
 };
-use crate::storage::{is_interrupt, with_budget};
+use crate::storage::{is_interrupt, with_budget, LockLevel};
 use crate::storage::{Conn, SqlValue, Store};
 use crate::{Error, Result};
 
 /// How many times `retry` may start a program again.
 pub const MAX_RETRIES: u32 = 3;
 
-/// A scenario file with its parameters resolved, ready to run.
+/// A scenario file with its parameters resolved, compiled, ready to run.
 pub struct FileScenario {
     file: Rc<File>,
     params: Params,
-    /// Each database's file name ("app.db"), by database name.
-    files: BTreeMap<String, &'static str>,
+    /// Each database's file name ("app.db"), in the file's database order.
+    files: Rc<[&'static str]>,
+    /// Each database's PRAGMAs, run when a connection opens.
+    pragmas: Rc<[String]>,
+    /// The attempts, compiled.
+    instances: Vec<Rc<Instance>>,
+}
+
+fn bad(why: String) -> Error {
+    Error::invalid("scenario", why)
+}
+
+/// One attempt, compiled.
+struct Instance {
+    index: usize,
+    label: String,
+    role: Option<String>,
+    kind: InstanceKind,
+    /// The attempt's values (`with`), resolved.
+    values: Vec<(String, SqlValue)>,
+    class: u64,
+    after: Option<usize>,
+    crash: Option<Crash>,
+    not_before: i64,
+    /// The first step that is there (`when`), where the program starts.
+    start: usize,
+    params: Rc<Map<String, Value>>,
+    files: Rc<[&'static str]>,
+    pragmas: Rc<[String]>,
+}
+
+enum InstanceKind {
+    Program(Vec<Step>),
+    Clock {
+        tick: i64,
+        until: i64,
+        hold: Option<(i64, usize)>,
+    },
+}
+
+struct Crash {
+    after: usize,
+    name: String,
+    result: Option<String>,
+    note: String,
+}
+
+/// One step of an expanded program.
+struct Step {
+    name: String,
+    kind: StepKind,
+    db: usize,
+    capture: Vec<String>,
+    set: Vec<(String, SetValue)>,
+    note: Option<NoteSpec>,
+    phase: &'static str,
+    because: Vec<(Vec<String>, String)>,
+    on: Handlers,
+    with: Vec<(String, SqlValue)>,
+    /// The next step that is there.
+    next: usize,
+    /// Whether the step is there for this attempt (its `when`); a step
+    /// that is not keeps its slot, and `next` and `goto` pass over it.
+    present: bool,
+}
+
+enum StepKind {
+    Sql(String),
+    Crash,
+    LoseReply,
+    Work,
+    Fail,
+}
+
+enum SetValue {
+    Template(String),
+    Value(SqlValue),
+}
+
+#[derive(Default)]
+struct Handlers {
+    ok: Option<Act>,
+    rows: Option<Act>,
+    none: Option<Act>,
+    cases: Vec<(String, Act)>,
+    busy: Option<Act>,
+    constraint: Option<Act>,
+    error: Option<Act>,
+}
+
+#[derive(Clone)]
+enum Act {
+    Next,
+    Wait,
+    Retry,
+    Goto {
+        target: usize,
+        back_off: bool,
+        log: Option<String>,
+        wait_while: Vec<usize>,
+    },
+    Finish {
+        kind: String,
+        result: Option<String>,
+        log: Option<String>,
+        wait_while: Vec<usize>,
+    },
+    Fail(String),
+    /// Only `wait-while`: stay while they run, else go on.
+    WaitWhile(Vec<usize>),
+}
+
+/// A step before expansion: the spec, with the values of the `use` that
+/// brought it in and the log that replaces its finishes.
+struct RawStep<'a> {
+    spec: &'a StepSpec,
+    name: String,
+    /// Its `id` for `goto`, filled in.
+    id: Option<String>,
+    /// The `when`s of the `use` steps that brought it in.
+    conditions: Vec<String>,
+    /// The `phase` of the `use` step that brought it in, which it takes.
+    phase: Option<String>,
+    with: Vec<(String, SqlValue)>,
+    /// Inside a `use`: where its finishes go instead, and what they log.
+    ret: Option<(usize, Option<String>)>,
+}
+
+/// `{name}` in `text` filled from `lookup` (unknown names stay as written).
+fn fill(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    if !text.contains('{') {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let Some(close) = after.find('}') else {
+            out.push_str(&rest[open..]);
+            return out;
+        };
+        let name = &after[..close];
+        match lookup(name) {
+            Some(value) => out.push_str(&value),
+            None => {
+                out.push('{');
+                out.push_str(name);
+                out.push('}');
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// A value as words.
+fn words_of(value: &SqlValue) -> String {
+    match value {
+        SqlValue::Text(t) => t.clone(),
+        SqlValue::Integer(i) => i.to_string(),
+        SqlValue::Real(f) => f.to_string(),
+        SqlValue::Null => "NULL".into(),
+        SqlValue::Blob(_) => "a blob".into(),
+    }
+}
+
+/// A TOML value as SQL binds it.
+fn toml_sql(value: &toml::Value) -> Option<SqlValue> {
+    match value {
+        toml::Value::Integer(i) => Some(SqlValue::Integer(*i)),
+        toml::Value::Float(f) => Some(SqlValue::Real(*f)),
+        toml::Value::Boolean(b) => Some(SqlValue::Integer(i64::from(*b))),
+        toml::Value::String(s) => Some(SqlValue::Text(s.clone())),
+        _ => None,
+    }
+}
+
+/// Parameter `name`'s value as SQL binds it (`:name`); the scenario's
+/// parameters carry the file's `defaults` too, after the parameters.
+fn param_value(params: &Map<String, Value>, name: &str) -> Option<SqlValue> {
+    match params.get(name)? {
+        Value::Number(n) => n.as_i64().map(SqlValue::Integer),
+        Value::String(s) => Some(SqlValue::Text(s.clone())),
+        _ => None,
+    }
 }
 
 fn leak(text: String) -> &'static str {
     super::leak(&text)
 }
 
-impl FileScenario {
-    /// The scenario of `file` with `params` (already checked).
-    pub fn new(file: File, params: Params) -> Result<Self> {
-        let files = file
-            .databases
-            .keys()
-            .map(|name| (name.clone(), leak(format!("{name}.db"))))
-            .collect();
-        Ok(FileScenario {
-            file: Rc::new(file),
-            params,
-            files,
+/// Evaluates static SQL expressions (`when`, `until`) on a private store.
+struct Evaluator {
+    _store: Store,
+    conn: Conn,
+}
+
+impl Evaluator {
+    fn new() -> Result<Self> {
+        let store = Store::new("expressions")?;
+        let conn = store.connect("expressions.db", "expressions")?;
+        conn.bound(MAX_VALUE_BYTES)?;
+        Ok(Evaluator {
+            _store: store,
+            conn,
         })
     }
 
-    fn file_of(&self, database: &Option<String>) -> &'static str {
-        match database {
-            Some(name) => self.files[name],
-            None => self.files.values().next().copied().unwrap_or("main.db"),
+    fn eval(
+        &self,
+        expression: &str,
+        what: &str,
+        bind: &dyn Fn(&str) -> Option<SqlValue>,
+    ) -> Result<SqlValue> {
+        let sql = format!("SELECT ({expression})");
+        match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+            self.conn.execute_named(&sql, bind)
+        }) {
+            Ok((rows, _)) => Ok(rows
+                .rows
+                .into_iter()
+                .next()
+                .and_then(|r| r.into_iter().next())
+                .unwrap_or(SqlValue::Null)),
+            Err(e) => Err(bad(format!(
+                "{what}: the expression {} failed: {}",
+                quote(expression),
+                explain(&e)
+            ))),
         }
+    }
+
+    fn truth(
+        &self,
+        expression: &str,
+        what: &str,
+        bind: &dyn Fn(&str) -> Option<SqlValue>,
+    ) -> Result<bool> {
+        Ok(match self.eval(expression, what, bind)? {
+            SqlValue::Integer(i) => i != 0,
+            SqlValue::Real(f) => f != 0.0,
+            SqlValue::Null => false,
+            SqlValue::Text(t) => t.parse::<f64>().is_ok_and(|f| f != 0.0),
+            SqlValue::Blob(_) => false,
+        })
+    }
+
+    /// A number: written as one, or an expression over the parameters.
+    fn number(
+        &self,
+        value: &toml::Value,
+        what: &str,
+        bind: &dyn Fn(&str) -> Option<SqlValue>,
+    ) -> Result<i64> {
+        match value {
+            toml::Value::Integer(i) => Ok(*i),
+            toml::Value::String(expression) => match self.eval(expression, what, bind)? {
+                SqlValue::Integer(i) => Ok(i),
+                other => Err(bad(format!(
+                    "{what}: {} is {}, not a whole number",
+                    quote(expression),
+                    words_of(&other)
+                ))),
+            },
+            _ => Err(bad(format!(
+                "{what}: give a whole number or an expression"
+            ))),
+        }
+    }
+}
+
+impl FileScenario {
+    /// The scenario of `file` with `params` (already checked), compiled.
+    pub fn new(file: File, params: Params) -> Result<Self> {
+        let names: Vec<&String> = file.databases.keys().collect();
+        let files: Rc<[&'static str]> = names
+            .iter()
+            .map(|name| leak(format!("{name}.db")))
+            .collect();
+        let pragmas: Rc<[String]> = file.databases.values().map(|d| d.pragmas.clone()).collect();
+        // What programs bind by name: the parameters, then the defaults.
+        let mut bound = params.values().clone();
+        for (name, value) in &file.defaults {
+            if bound.contains_key(name) {
+                continue;
+            }
+            let value = match value {
+                toml::Value::Integer(i) => Value::from(*i),
+                toml::Value::String(s) => Value::from(s.as_str()),
+                toml::Value::Boolean(b) => Value::from(i64::from(*b)),
+                _ => return Err(bad(format!("defaults.{name} is a whole number or text"))),
+            };
+            bound.insert(name.clone(), value);
+        }
+        let shared_params = Rc::new(bound);
+        let mut scenario = FileScenario {
+            file: Rc::new(file),
+            params,
+            files,
+            pragmas,
+            instances: Vec::new(),
+        };
+        scenario.instances = scenario.compile(&shared_params)?;
+        Ok(scenario)
+    }
+
+    fn db_index(&self, name: Option<&String>) -> usize {
+        name.and_then(|n| self.file.databases.keys().position(|k| k == n))
+            .unwrap_or(0)
+    }
+
+    fn whole_param(&self, name: &str) -> Result<i64> {
+        self.params
+            .values()
+            .get(name)
+            .and_then(Value::as_i64)
+            .ok_or_else(|| bad(format!("{name} is not a whole parameter")))
     }
 
     fn replicas(&self, spec: &AttemptSpec) -> Result<usize> {
@@ -66,12 +363,465 @@ impl FileScenario {
         })
     }
 
-    fn whole_param(&self, name: &str) -> Result<i64> {
-        self.params
-            .values()
-            .get(name)
-            .and_then(Value::as_i64)
-            .ok_or_else(|| Error::invalid("scenario", format!("{name} is not a whole parameter")))
+    /// Compiles every attempt.
+    fn compile(&self, params: &Rc<Map<String, Value>>) -> Result<Vec<Rc<Instance>>> {
+        let file = &self.file;
+        let evaluator = Evaluator::new()?;
+        // Labels and roles first: `after`, `hold-for` and `wait-while` name them.
+        let mut plan: Vec<(usize, String)> = Vec::new();
+        for (spec_index, spec) in file.attempts.iter().enumerate() {
+            let replicas = self.replicas(spec)?;
+            for r in 0..replicas {
+                let index = plan.len();
+                let label = match (&spec.label, replicas) {
+                    (Some(label), 1) => label.clone(),
+                    (Some(label), _) => format!("{label}{}", r + 1),
+                    (None, _) => Schedule::letter(index).to_string(),
+                };
+                plan.push((spec_index, label));
+            }
+        }
+        if plan.len() > super::MAX_ATTEMPTS {
+            return Err(bad(format!(
+                "{} attempts; at most {} can race",
+                plan.len(),
+                super::MAX_ATTEMPTS
+            )));
+        }
+        let named = |name: &str| -> Vec<usize> {
+            plan.iter()
+                .enumerate()
+                .filter(|(_, (spec_index, label))| {
+                    label == name || file.attempts[*spec_index].role.as_deref() == Some(name)
+                })
+                .map(|(i, _)| i)
+                .collect()
+        };
+        let mut instances = Vec::with_capacity(plan.len());
+        for (index, (spec_index, label)) in plan.iter().enumerate() {
+            let spec = &file.attempts[*spec_index];
+            let what = format!("attempt {label}");
+            let param_bind = |name: &str| param_value(params, name);
+            let mut values: Vec<(String, SqlValue)> = Vec::new();
+            for (name, value) in &spec.with {
+                let resolved = match value {
+                    toml::Value::String(s) if s.starts_with(':') => param_value(params, &s[1..])
+                        .ok_or_else(|| {
+                            bad(format!("{what}: with.{name} names {s}, which is not a parameter"))
+                        })?,
+                    other => toml_sql(other).ok_or_else(|| {
+                        bad(format!("{what}: with.{name} is a number or text"))
+                    })?,
+                };
+                values.push((name.clone(), resolved));
+            }
+            if spec.clock.is_none() {
+                for (name, expression) in &file.lets {
+                    let value = evaluator.eval(expression, &format!("{what}: let {name}"), &|n| {
+                        values
+                            .iter()
+                            .find(|(k, _)| k == n)
+                            .map(|(_, v)| v.clone())
+                            .or_else(|| match n {
+                                "attempt" => Some(SqlValue::Integer(index as i64)),
+                                "label" => Some(SqlValue::Text(label.clone())),
+                                _ => param_bind(n),
+                            })
+                    })?;
+                    values.push((name.clone(), value));
+                }
+            }
+            let after = match &spec.after {
+                Some(name) => Some(named(name).into_iter().find(|&i| i < index).ok_or_else(
+                    || bad(format!("{what}: no earlier attempt is {}", quote(name))),
+                )?),
+                None => None,
+            };
+            let not_before = match &spec.not_before {
+                Some(value) => evaluator.number(value, &format!("{what}: not-before"), &|n| {
+                    param_bind(n)
+                })?,
+                None => i64::MIN,
+            };
+            let mut class = std::hash::DefaultHasher::new();
+            spec_index.hash(&mut class);
+            after.hash(&mut class);
+            for (name, value) in &values {
+                name.hash(&mut class);
+                hash_value(value, &mut class);
+            }
+            let kind = if let Some(clock) = &spec.clock {
+                let until = evaluator.number(&clock.until, &format!("{what}: until"), &|n| {
+                    param_bind(n)
+                })?;
+                let hold = match (&clock.hold_at, &clock.hold_for) {
+                    (Some(at), Some(holder)) => Some((
+                        evaluator.number(at, &format!("{what}: hold-at"), &|n| param_bind(n))?,
+                        *named(holder).first().ok_or_else(|| {
+                            bad(format!("{what}: hold-for names no attempt"))
+                        })?,
+                    )),
+                    (None, None) => None,
+                    _ => return Err(bad(format!("{what}: give hold-at and hold-for together"))),
+                };
+                (clock.tick, until, hold).hash(&mut class);
+                InstanceKind::Clock {
+                    tick: clock.tick,
+                    until,
+                    hold,
+                }
+            } else {
+                let steps = self.expand(
+                    &evaluator, spec, index, label, &values, params, &named, &what,
+                )?;
+                let personal = steps.iter().any(|s| match &s.kind {
+                    StepKind::Sql(sql) => sql.contains(":attempt") || sql.contains(":label"),
+                    _ => false,
+                });
+                if personal {
+                    index.hash(&mut class);
+                }
+                InstanceKind::Program(steps)
+            };
+            let crash = match &spec.crash_after {
+                Some(crash) => {
+                    let given = match &crash.steps {
+                        toml::Value::String(name) => params.get(name).cloned(),
+                        toml::Value::Integer(n) => Some(Value::from(*n)),
+                        _ => None,
+                    };
+                    let after = match given.as_ref() {
+                        Some(Value::Number(n)) => n.as_u64().map(|n| n as usize),
+                        Some(Value::String(s)) if s == "none" => None,
+                        Some(Value::String(s)) => Some(s.parse::<usize>().map_err(|_| {
+                            bad(format!(
+                                "{what}: crash-after: {} is neither a number of steps nor none",
+                                quote(s)
+                            ))
+                        })?),
+                        _ => None,
+                    };
+                    after.map(|after| Crash {
+                        after,
+                        name: crash.name.clone().unwrap_or_else(|| "crash".into()),
+                        result: crash.result.clone(),
+                        note: crash.note.clone().unwrap_or_else(|| {
+                            "{label}'s process dies here: its locks vanish, and what it committed stays".into()
+                        }),
+                    })
+                }
+                None => None,
+            };
+            crash.as_ref().map(|c| c.after).hash(&mut class);
+            let start = match &kind {
+                InstanceKind::Program(steps) => first_present(steps, 0),
+                InstanceKind::Clock { .. } => 0,
+            };
+            instances.push(Rc::new(Instance {
+                index,
+                label: label.clone(),
+                role: spec.role.clone(),
+                kind,
+                values,
+                class: class.finish(),
+                after,
+                crash,
+                not_before,
+                start,
+                params: Rc::clone(params),
+                files: Rc::clone(&self.files),
+                pragmas: Rc::clone(&self.pragmas),
+            }));
+        }
+        Ok(instances)
+    }
+
+    /// Expands attempt `spec`'s program: `use` inlined, names filled in,
+    /// `when` decided, `goto` resolved.
+    #[allow(clippy::too_many_arguments)]
+    fn expand(
+        &self,
+        evaluator: &Evaluator,
+        spec: &AttemptSpec,
+        index: usize,
+        label: &str,
+        values: &[(String, SqlValue)],
+        params: &Map<String, Value>,
+        named: &dyn Fn(&str) -> Vec<usize>,
+        what: &str,
+    ) -> Result<Vec<Step>> {
+        let file = &self.file;
+        let mut raw: Vec<RawStep<'_>> = Vec::new();
+        inline(file, file.steps_of(spec), &[], &[], None, None, 0, &mut raw, what)?;
+        if raw.len() > super::MAX_PROGRAM_STEPS * 4 {
+            return Err(bad(format!(
+                "{what}: its program expands to {} steps; at most {} are run",
+                raw.len(),
+                super::MAX_PROGRAM_STEPS * 4
+            )));
+        }
+        let default_db = self.db_index(spec.database.as_ref());
+        let lookup_static = |with: &[(String, SqlValue)], name: &str| -> Option<SqlValue> {
+            with.iter()
+                .chain(values)
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| match name {
+                    "attempt" => Some(SqlValue::Integer(index as i64)),
+                    "label" => Some(SqlValue::Text(label.to_string())),
+                    _ => param_value(params, name),
+                })
+        };
+        // Names, with every value known before the run filled in.
+        let names: Vec<String> = raw
+            .iter()
+            .map(|r| fill(&r.name, &|n| lookup_static(&r.with, n).map(|v| words_of(&v))))
+            .collect();
+        let mut present = Vec::with_capacity(raw.len());
+        for (r, name) in raw.iter().zip(&names) {
+            let mut there = true;
+            for condition in r.conditions.iter().chain(&r.spec.when) {
+                there = there
+                    && evaluator.truth(
+                        condition,
+                        &format!("{what}, step {}: when", quote(name)),
+                        &|n| lookup_static(&r.with, n),
+                    )?;
+            }
+            present.push(there);
+        }
+        let first_present_at = |from: usize| -> usize {
+            (from..raw.len()).find(|&i| present[i]).unwrap_or(raw.len())
+        };
+        let target = |r: &RawStep<'_>, goto: &str, step: &str| -> Result<usize> {
+            let goto = fill(goto, &|n| lookup_static(&r.with, n).map(|v| words_of(&v)));
+            raw.iter()
+                .position(|r| r.id.as_deref() == Some(goto.as_str()))
+                .or_else(|| names.iter().position(|n| *n == goto))
+                .map(first_present_at)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "{what}, step {}: goes to {}, which is not a step of this attempt",
+                        quote(step),
+                        quote(&goto)
+                    ))
+                })
+        };
+        let resolve = |r: &RawStep<'_>, action: &Option<ActionSpec>, step: &str| -> Result<Option<Act>> {
+            let Some(action) = action else { return Ok(None) };
+            Ok(Some(match action {
+                ActionSpec::Word(w) => match w.as_str() {
+                    "wait" => Act::Wait,
+                    "retry" => Act::Retry,
+                    _ => Act::Next,
+                },
+                ActionSpec::Table(t) => {
+                    let wait_while: Vec<usize> = match &t.wait_while {
+                        // No attempt of that name: nothing to wait for.
+                        Some(name) => named(name),
+                        None => Vec::new(),
+                    };
+                    if let Some(goto) = &t.goto {
+                        Act::Goto {
+                            target: target(r, goto, step)?,
+                            back_off: t.back_off,
+                            log: t.log.clone(),
+                            wait_while,
+                        }
+                    } else if let Some(kind) = &t.finish {
+                        match &r.ret {
+                            // Inside a `use`, finishing goes on after it.
+                            Some((end, log)) => Act::Goto {
+                                target: first_present_at(*end),
+                                back_off: false,
+                                log: log
+                                    .as_ref()
+                                    .map(|l| l.replace("{outcome}", kind)),
+                                wait_while,
+                            },
+                            None => Act::Finish {
+                                kind: kind.clone(),
+                                result: t.result.clone(),
+                                log: t.log.clone(),
+                                wait_while,
+                            },
+                        }
+                    } else if let Some(why) = &t.fail {
+                        Act::Fail(why.clone())
+                    } else {
+                        Act::WaitWhile(wait_while)
+                    }
+                }
+            }))
+        };
+        let mut steps = Vec::with_capacity(raw.len());
+        for (i, r) in raw.iter().enumerate() {
+            let s = r.spec;
+            let name = &names[i];
+            let kind = match (&s.sql, s.action.as_deref()) {
+                (Some(sql), _) => StepKind::Sql(sql.clone()),
+                (None, Some("crash")) => StepKind::Crash,
+                (None, Some("lose-reply")) => StepKind::LoseReply,
+                (None, Some("fail")) => StepKind::Fail,
+                _ => StepKind::Work,
+            };
+            let on = &s.on;
+            let mut cases = Vec::new();
+            for (value, action) in &on.cases {
+                if let Some(act) = resolve(r, &Some(action.clone()), name)? {
+                    cases.push((value.clone(), act));
+                }
+            }
+            let set = s
+                .set
+                .iter()
+                .map(|(k, v)| {
+                    let value = match v {
+                        toml::Value::String(t) => SetValue::Template(t.clone()),
+                        other => SetValue::Value(toml_sql(other).unwrap_or(SqlValue::Null)),
+                    };
+                    (k.clone(), value)
+                })
+                .collect();
+            let handlers = Handlers {
+                ok: resolve(r, &on.ok, name)?,
+                rows: resolve(r, &on.rows, name)?,
+                none: resolve(r, &on.none, name)?,
+                cases,
+                busy: resolve(r, &on.busy, name)?,
+                constraint: resolve(r, &on.constraint, name)?,
+                error: resolve(r, &on.error, name)?,
+            };
+            steps.push(Step {
+                name: name.clone(),
+                kind,
+                db: s
+                    .database
+                    .as_ref()
+                    .map_or(default_db, |d| self.db_index(Some(d))),
+                capture: match &s.capture {
+                    Some(super::Capture::One(n)) => vec![n.clone()],
+                    Some(super::Capture::Many(list)) => list.clone(),
+                    None => Vec::new(),
+                },
+                set,
+                note: s.note.clone(),
+                phase: leak(
+                    r.phase
+                        .clone()
+                        .or_else(|| s.phase.clone())
+                        .unwrap_or_else(|| "running".into()),
+                ),
+                because: s
+                    .because
+                    .iter()
+                    .map(|b| (b.peers_in.clone(), b.say.clone()))
+                    .collect(),
+                on: handlers,
+                with: r.with.clone(),
+                next: first_present_at(i + 1),
+                present: present[i],
+            });
+        }
+        Ok(steps)
+    }
+}
+
+/// The first step at or after `from` that is there.
+fn first_present(steps: &[Step], from: usize) -> usize {
+    (from..steps.len())
+        .find(|&i| steps[i].present)
+        .unwrap_or(steps.len())
+}
+
+/// Appends `steps` to `out`, inlining each `use`.
+#[allow(clippy::too_many_arguments)]
+fn inline<'a>(
+    file: &'a File,
+    steps: &'a [StepSpec],
+    with: &[(String, SqlValue)],
+    conditions: &[String],
+    phase: Option<&String>,
+    ret: Option<(usize, Option<String>)>,
+    depth: usize,
+    out: &mut Vec<RawStep<'a>>,
+    what: &str,
+) -> Result<()> {
+    if depth > MAX_USE_DEPTH {
+        return Err(bad(format!(
+            "{what}: use nests more than {MAX_USE_DEPTH} deep (does a program use itself?)"
+        )));
+    }
+    for step in steps {
+        if out.len() > super::MAX_PROGRAM_STEPS * 4 {
+            return Ok(());
+        }
+        let fill_with = |text: &str, with: &[(String, SqlValue)]| {
+            fill(text, &|n| {
+                with.iter()
+                    .find(|(k, _)| k == n)
+                    .map(|(_, v)| words_of(v))
+            })
+        };
+        match &step.use_program {
+            Some(program) => {
+                let inner = file
+                    .programs
+                    .get(program)
+                    .map(|p| p.steps.as_slice())
+                    .ok_or_else(|| bad(format!("{what}: no program {}", quote(program))))?;
+                let mut inner_with: Vec<(String, SqlValue)> = Vec::new();
+                for (k, v) in &step.with {
+                    let value = toml_sql(v)
+                        .ok_or_else(|| bad(format!("{what}: with.{k} is a number or text")))?;
+                    inner_with.push((k.clone(), value));
+                }
+                inner_with.extend(with.iter().cloned());
+                // Where the used steps end: counted by a dry expansion.
+                let mut probe = Vec::new();
+                inline(file, inner, &inner_with, &[], None, None, depth + 1, &mut probe, what)?;
+                let end = out.len() + probe.len();
+                // With a `log`, the used program's finishes go on after it
+                // (a relay's delivery to one subscriber); without, they finish.
+                let ret = step
+                    .log
+                    .as_ref()
+                    .map(|l| (end, Some(fill_with(l, &inner_with))));
+                let mut inner_conditions = conditions.to_vec();
+                inner_conditions.extend(step.when.iter().cloned());
+                inline(
+                    file,
+                    inner,
+                    &inner_with,
+                    &inner_conditions,
+                    phase.or(step.phase.as_ref()),
+                    ret,
+                    depth + 1,
+                    out,
+                    what,
+                )?;
+            }
+            None => out.push(RawStep {
+                spec: step,
+                name: fill_with(&step.name, with),
+                id: step.id.as_ref().map(|id| fill_with(id, with)),
+                conditions: conditions.to_vec(),
+                phase: phase.cloned(),
+                with: with.to_vec(),
+                ret: ret.clone(),
+            }),
+        }
+    }
+    Ok(())
+}
+
+fn hash_value(value: &SqlValue, h: &mut impl Hasher) {
+    match value {
+        SqlValue::Null => 0u8.hash(h),
+        SqlValue::Integer(i) => (1u8, i).hash(h),
+        SqlValue::Real(f) => (2u8, f.to_bits()).hash(h),
+        SqlValue::Text(t) => (3u8, t).hash(h),
+        SqlValue::Blob(b) => (4u8, b).hash(h),
     }
 }
 
@@ -85,76 +835,37 @@ impl Scenario for FileScenario {
     }
 
     fn setup(&self, store: &Store) -> Result<()> {
-        for (name, database) in &self.file.databases {
-            let conn = store.connect(self.files[name], "setup")?;
-            conn.execute_batch(&database.schema).map_err(|e| {
-                Error::invalid(
-                    "scenario",
-                    format!("the schema of database {name} failed: {e}"),
-                )
-            })?;
-            conn.execute_batch(&database.seed).map_err(|e| {
-                Error::invalid(
-                    "scenario",
-                    format!("the seed of database {name} failed: {e}"),
-                )
-            })?;
+        for (i, (name, database)) in self.file.databases.iter().enumerate() {
+            let conn = store.connect(self.files[i], "setup")?;
+            conn.execute_batch(&database.schema)
+                .map_err(|e| bad(format!("the schema of database {name} failed: {e}")))?;
+            conn.execute_batch(&database.seed)
+                .map_err(|e| bad(format!("the seed of database {name} failed: {e}")))?;
+        }
+        for prior in &self.file.before {
+            let scenario = crate::scenarios::build(prior)?;
+            crate::sim::run_in_order(scenario.as_ref(), store)?;
         }
         Ok(())
     }
 
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>> {
-        let mut attempts: Vec<Box<dyn Attempt>> = Vec::new();
-        // Where each (unreplicated) role's attempt stands, for `after`.
-        let mut position_of_role: BTreeMap<&str, usize> = BTreeMap::new();
-        for (spec_index, spec) in self.file.attempts.iter().enumerate() {
-            let after = match &spec.after {
-                Some(role) => Some(*position_of_role.get(role.as_str()).ok_or_else(|| {
-                    Error::invalid("scenario", format!("no earlier attempt has role {role}"))
-                })?),
-                None => None,
-            };
-            if let Some(role) = &spec.role {
-                position_of_role.insert(role.as_str(), attempts.len());
-            }
-            let replicas = self.replicas(spec)?;
-            let steps: Rc<[StepSpec]> = spec.steps.clone().into();
-            let personal = steps.iter().any(|s| {
-                s.sql
-                    .as_deref()
-                    .is_some_and(|sql| sql.contains(":attempt") || sql.contains(":label"))
-            });
-            for _ in 0..replicas {
-                let index = attempts.len();
-                let label = crate::sim::Schedule::letter(index).to_string();
-                let mut class = std::hash::DefaultHasher::new();
-                spec_index.hash(&mut class);
-                if personal {
-                    index.hash(&mut class);
+        Ok(self
+            .instances
+            .iter()
+            .map(|instance| -> Box<dyn Attempt> {
+                match instance.kind {
+                    InstanceKind::Clock { .. } => Box::new(ClockAttempt {
+                        instance: Rc::clone(instance),
+                    }),
+                    InstanceKind::Program(_) => Box::new(ProgramAttempt::new(Rc::clone(instance))),
                 }
-                attempts.push(Box::new(ProgramAttempt {
-                    label,
-                    index,
-                    role: spec.role.clone(),
-                    db: self.file_of(&spec.database),
-                    steps: steps.clone(),
-                    params: self.params.values().clone(),
-                    class: class.finish(),
-                    conn: None,
-                    pc: 0,
-                    captures: BTreeMap::new(),
-                    retries: 0,
-                    taken: 0,
-                    over: false,
-                    after,
-                }));
-            }
-        }
-        Ok(attempts)
+            })
+            .collect())
     }
 
     fn databases(&self) -> Vec<&'static str> {
-        self.files.values().copied().collect()
+        self.files.to_vec()
     }
 
     fn has_invariants(&self) -> bool {
@@ -165,28 +876,79 @@ impl Scenario for FileScenario {
         self.file
             .invariants
             .iter()
-            .map(|spec| self.sql_check(spec, committed))
+            .map(|spec| self.sql_check(spec, committed, None))
             .collect()
     }
 
     fn checks(&self, ended: &Ended<'_>) -> Result<Vec<Check>> {
         let mut checks = Vec::new();
+        let evaluator = Evaluator::new()?;
+        let params = self.params.values();
+        let index_of = |label: &str| -> Option<usize> {
+            self.instances
+                .iter()
+                .position(|i| i.label == label || i.role.as_deref() == Some(label))
+        };
         for spec in &self.file.checks {
-            if spec.sql.is_some() {
-                checks.push(self.sql_check(spec, ended.committed)?);
+            if let Some(condition) = &spec.when {
+                let what = format!("check {}: when", quote(&spec.name));
+                if !evaluator.truth(condition, &what, &|n| param_value(params, n))? {
+                    continue;
+                }
+            }
+            let name = fill(&spec.name, &|n| {
+                param_value(params, n).map(|v| words_of(&v))
+            });
+            if spec.sql.is_some() || spec.query.is_some() {
+                let check = match &spec.after {
+                    Some(label) => {
+                        let at = index_of(label)
+                            .map(|i| ended.store_at_end_of(i))
+                            .transpose()?
+                            .flatten();
+                        match at {
+                            Some(store) => self.sql_check(spec, &store, Some(ended))?,
+                            None => Check::equal(
+                                &name,
+                                show(&expected_rows(spec.expect.as_ref())),
+                                "never",
+                            ),
+                        }
+                    }
+                    None => self.sql_check(spec, ended.committed, Some(ended))?,
+                };
+                checks.push(Check { name, ..check });
+            } else if let Some(label) = &spec.attempt {
+                let index = index_of(label).unwrap_or(usize::MAX);
+                if let Some(outcome) = &spec.outcome {
+                    checks.push(Check::equal(&name, outcome, ended.kind(index)));
+                }
+                if let Some(result) = &spec.result {
+                    let expected = fill(result, &|n| param_value(params, n).map(|v| words_of(&v)));
+                    let name = if spec.outcome.is_some() {
+                        format!("{name}: result")
+                    } else {
+                        name.clone()
+                    };
+                    checks.push(Check::equal(
+                        &name,
+                        expected,
+                        ended.result(index).unwrap_or("none"),
+                    ));
+                }
             } else if let Some(outcome) = &spec.outcome {
                 let expected = match &spec.count {
                     Some(toml::Value::Integer(n)) => *n,
                     Some(toml::Value::String(text)) => {
-                        let (name, offset) = super::count_expression(text).unwrap_or((text, 0));
-                        self.whole_param(name)? + offset
+                        let (param, offset) = super::count_expression(text).unwrap_or((text, 0));
+                        self.whole_param(param)? + offset
                     }
                     _ => 0,
                 };
                 let actual = (0..ended.statuses.len())
                     .filter(|&i| ended.outcome(i).is_some_and(|o| &o.kind == outcome))
                     .count();
-                checks.push(Check::equal(&spec.name, expected, actual));
+                checks.push(Check::equal(&name, expected, actual));
             } else if let Some(kinds) = &spec.same_result {
                 let results: Vec<Option<&str>> = (0..ended.statuses.len())
                     .filter_map(|i| ended.outcome(i))
@@ -194,7 +956,7 @@ impl Scenario for FileScenario {
                     .map(|o| o.result.as_deref())
                     .collect();
                 let same = !results.is_empty() && results.iter().all(|r| *r == results[0]);
-                checks.push(Check::equal(&spec.name, true, same));
+                checks.push(Check::equal(&name, true, same));
             }
         }
         Ok(checks)
@@ -202,12 +964,37 @@ impl Scenario for FileScenario {
 }
 
 impl FileScenario {
-    /// An SQL check: its query on `committed` against its `expect`.
-    fn sql_check(&self, spec: &super::CheckSpec, committed: &Store) -> Result<Check> {
-        let sql = spec.sql.as_deref().unwrap_or_default();
-        let conn = committed.connect(self.file_of(&spec.database), "check")?;
+    /// An SQL check: its query on `committed` against its `expect`; with
+    /// `ended`, `:outcome_X` and `:result_X` bind attempt X's outcome and result.
+    fn sql_check(
+        &self,
+        spec: &CheckSpec,
+        committed: &Store,
+        ended: Option<&Ended<'_>>,
+    ) -> Result<Check> {
+        let sql = match &spec.query {
+            Some(name) => self.file.queries.get(name).map_or("", String::as_str),
+            None => spec.sql.as_deref().unwrap_or_default(),
+        };
+        let db = self.db_index(spec.database.as_ref());
+        let conn = committed.connect(self.files[db], "check")?;
         conn.bound(MAX_VALUE_BYTES)?;
-        let bind = |name: &str| param_value(self.params.values(), name);
+        let bind = |name: &str| {
+            if let Some(ended) = ended {
+                let attempt = |label: &str| self.instances.iter().position(|i| i.label == label);
+                if let Some(label) = name.strip_prefix("outcome_") {
+                    return attempt(label).map(|i| SqlValue::Text(ended.kind(i)));
+                }
+                if let Some(label) = name.strip_prefix("result_") {
+                    return attempt(label).map(|i| {
+                        ended
+                            .result(i)
+                            .map_or(SqlValue::Null, |r| SqlValue::Text(r.to_string()))
+                    });
+                }
+            }
+            param_value(self.params.values(), name)
+        };
         let actual = match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
             conn.execute_named(sql, &bind)
         }) {
@@ -219,23 +1006,14 @@ impl FileScenario {
             ),
             Err(e) => Value::from(format!("error: {}", explain(&e))),
         };
-        let expected = expected_rows(spec.expect.as_ref().unwrap_or(&toml::Value::Integer(0)));
+        let expected = expected_rows(spec.expect.as_ref());
         Ok(Check::equal(&spec.name, show(&expected), show(&actual)))
-    }
-}
-
-/// Parameter `name`'s value as SQL binds it (`:name`).
-fn param_value(params: &Map<String, Value>, name: &str) -> Option<SqlValue> {
-    match params.get(name)? {
-        Value::Number(n) => n.as_i64().map(SqlValue::Integer),
-        Value::String(s) => Some(SqlValue::Text(s.clone())),
-        _ => None,
     }
 }
 
 /// A TOML `expect` as rows: a value is one row of one column, an array of
 /// arrays is rows, an array of values is one row.
-fn expected_rows(expect: &toml::Value) -> Value {
+fn expected_rows(expect: Option<&toml::Value>) -> Value {
     let scalar = |v: &toml::Value| match v {
         toml::Value::Integer(i) => Value::from(*i),
         toml::Value::Float(f) => Value::from(*f),
@@ -245,7 +1023,8 @@ fn expected_rows(expect: &toml::Value) -> Value {
         other => Value::from(format!("{other:?}")),
     };
     match expect {
-        toml::Value::Array(items) if items.iter().all(|i| i.is_array()) => Value::from(
+        None => Value::Null,
+        Some(toml::Value::Array(items)) if items.iter().all(|i| i.is_array()) => Value::from(
             items
                 .iter()
                 .map(|row| {
@@ -257,10 +1036,10 @@ fn expected_rows(expect: &toml::Value) -> Value {
                 })
                 .collect::<Vec<_>>(),
         ),
-        toml::Value::Array(items) => Value::from(vec![Value::from(
+        Some(toml::Value::Array(items)) => Value::from(vec![Value::from(
             items.iter().map(scalar).collect::<Vec<_>>(),
         )]),
-        value => Value::from(vec![Value::from(vec![scalar(value)])]),
+        Some(value) => Value::from(vec![Value::from(vec![scalar(value)])]),
     }
 }
 
@@ -277,10 +1056,11 @@ fn sql_json(value: &SqlValue) -> Value {
     }
 }
 
-/// Rows for people: `2` for one value, JSON otherwise.
+/// Rows for people: `2` or `(1, 1)` for one value, JSON otherwise.
 fn show(rows: &Value) -> String {
     match rows.as_array().map(Vec::as_slice) {
         Some([row]) => match row.as_array().map(Vec::as_slice) {
+            Some([Value::String(text)]) => text.clone(),
             Some([one]) => one.to_string(),
             _ => row.to_string(),
         },
@@ -288,24 +1068,24 @@ fn show(rows: &Value) -> String {
     }
 }
 
-/// One attempt of a file: a program counter over its steps, its captures,
-/// and its connection.
+/// One attempt of a file: a program counter over its steps, what it
+/// captured, and a connection per database.
 struct ProgramAttempt {
-    label: String,
-    index: usize,
-    role: Option<String>,
-    db: &'static str,
-    steps: Rc<[StepSpec]>,
-    params: Map<String, Value>,
-    class: u64,
-    conn: Option<Conn>,
+    instance: Rc<Instance>,
+    conns: Vec<Option<Conn>>,
     pc: usize,
     captures: BTreeMap<String, SqlValue>,
+    log: Vec<String>,
     retries: u32,
+    /// Steps taken, blocked ones included (loops end at a bound).
     taken: usize,
-    over: bool,
-    /// The attempt that must be over before this one starts.
-    after: Option<usize>,
+    /// Steps that were not blocked (for `crash-after`).
+    done_steps: usize,
+    /// How it ended, once over.
+    over: Option<&'static str>,
+    /// What the step being taken saw: rows changed, and the virtual time.
+    changes: u64,
+    now: i64,
 }
 
 /// Which result a statement gave, for `on`.
@@ -319,78 +1099,171 @@ enum Answer {
     Error,
 }
 
+impl Answer {
+    fn word(self) -> &'static str {
+        match self {
+            Answer::Ok => "ok",
+            Answer::Rows => "rows",
+            Answer::None => "none",
+            Answer::Busy => "busy",
+            Answer::Constraint => "constraint",
+            Answer::Error => "error",
+        }
+    }
+}
+
 impl ProgramAttempt {
-    fn bind(&self, name: &str, now: i64) -> Option<SqlValue> {
+    fn new(instance: Rc<Instance>) -> Self {
+        let databases = instance.files.len();
+        ProgramAttempt {
+            pc: instance.start,
+            instance,
+            conns: (0..databases).map(|_| None).collect(),
+            captures: BTreeMap::new(),
+            log: Vec::new(),
+            retries: 0,
+            taken: 0,
+            done_steps: 0,
+            over: None,
+            changes: 0,
+            now: 0,
+        }
+    }
+
+    fn steps(&self) -> &[Step] {
+        match &self.instance.kind {
+            InstanceKind::Program(steps) => steps,
+            InstanceKind::Clock { .. } => &[],
+        }
+    }
+
+    fn bind(&self, step: &Step, name: &str, now: i64) -> Option<SqlValue> {
         if let Some(value) = self.captures.get(name) {
             return Some(value.clone());
         }
+        if let Some((_, v)) = step
+            .with
+            .iter()
+            .chain(&self.instance.values)
+            .find(|(n, _)| n == name)
+        {
+            return Some(v.clone());
+        }
         match name {
-            "attempt" => return Some(SqlValue::Integer(self.index as i64)),
-            "label" => return Some(SqlValue::Text(self.label.clone())),
+            "attempt" => return Some(SqlValue::Integer(self.instance.index as i64)),
+            "label" => return Some(SqlValue::Text(self.instance.label.clone())),
             "now" => return Some(SqlValue::Integer(now)),
             _ => {}
         }
-        param_value(&self.params, name)
+        param_value(&self.instance.params, name)
     }
 
-    /// `{name}` in a note: a capture, a parameter, `{label}`, `{role}`, `{rows}`.
-    fn words(&self, template: &str, rows: usize) -> String {
-        let mut out = String::new();
-        let mut rest = template;
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            let after = &rest[open + 1..];
-            let Some(close) = after.find('}') else {
-                out.push_str(&rest[open..]);
-                return out;
-            };
-            let name = &after[..close];
-            let value = match name {
-                "label" => self.label.clone(),
-                "role" => self.role.clone().unwrap_or_else(|| "attempt".into()),
-                "rows" => rows.to_string(),
-                _ => match self.bind(name, 0) {
-                    Some(SqlValue::Text(t)) => t,
-                    Some(SqlValue::Integer(i)) => i.to_string(),
-                    Some(SqlValue::Real(f)) => f.to_string(),
-                    Some(SqlValue::Null) => "NULL".into(),
-                    Some(SqlValue::Blob(_)) => "a blob".into(),
-                    None => format!("{{{name}}}"),
-                },
-            };
-            out.push_str(&value);
-            rest = &after[close + 1..];
+    fn log_text(&self) -> String {
+        if self.log.is_empty() {
+            "nothing".to_string()
+        } else {
+            self.log.join(", ")
         }
-        out.push_str(rest);
-        out
     }
 
-    /// The outcome's result: `:capture` reads a capture, anything else is text.
-    fn result_of(&self, result: &Option<String>) -> Option<String> {
+    /// `{name}` in a template: a capture, a value, a parameter, `{label}`,
+    /// `{role}`, `{rows}`, `{log}`, `{because}`, `{error}`.
+    fn words(&self, step: &Step, template: &str, extra: &dyn Fn(&str) -> Option<String>) -> String {
+        fill(template, &|name| {
+            extra(name).or_else(|| match name {
+                "label" => Some(self.instance.label.clone()),
+                "role" => Some(
+                    self.instance
+                        .role
+                        .clone()
+                        .unwrap_or_else(|| "attempt".into()),
+                ),
+                "log" => Some(self.log_text()),
+                "changes" => Some(self.changes.to_string()),
+                "now" => Some(self.now.to_string()),
+                _ => self.bind(step, name, self.now).map(|v| words_of(&v)),
+            })
+        })
+    }
+
+    /// The outcome's result: `:capture` reads a capture (NULL: no result),
+    /// anything else is text with `{name}` filled in.
+    fn result_of(&self, step: &Step, result: &Option<String>) -> Option<String> {
         let result = result.as_ref()?;
         match result.strip_prefix(':') {
-            Some(name) => self.bind(name, 0).map(|v| match v {
-                SqlValue::Text(t) => t,
-                other => sql_json(&other).to_string(),
-            }),
-            None => Some(result.clone()),
+            Some(name) => match self.bind(step, name, 0) {
+                None | Some(SqlValue::Null) => None,
+                Some(SqlValue::Text(t)) => Some(t),
+                Some(other) => Some(sql_json(&other).to_string()),
+            },
+            None => Some(self.words(step, result, &|_| None)),
         }
     }
 
-    /// Applies `action` after a step; returns the progress and a sentence
-    /// added to the note when the action is not plain "next".
-    fn apply(&mut self, action: &ActionSpec) -> (Progress, Option<String>) {
+    fn clear(&mut self) {
+        self.captures.clear();
+    }
+
+    fn goto(&mut self, target: usize) -> (Progress, Option<String>) {
+        if target == self.instance.start {
+            // Going back to the start forgets what the program read.
+            self.clear();
+        }
+        self.pc = target;
+        if self.pc >= self.steps().len() {
+            return self.finish(Outcome::new("done"));
+        }
+        (Progress::Progressed, None)
+    }
+
+    fn finish(&mut self, outcome: Outcome) -> (Progress, Option<String>) {
+        self.end(&outcome.kind);
+        (Progress::Finished { outcome }, None)
+    }
+
+    fn finish_failed(&mut self, why: String) -> (Progress, Option<String>) {
+        self.end("failed");
+        (
+            Progress::Failed { error: why.clone() },
+            Some(format!("fails: {why}")),
+        )
+    }
+
+    /// The attempt is over: its connections close (an open transaction
+    /// rolls back, as when a client returns its connection).
+    fn end(&mut self, kind: &str) {
+        self.over = Some(super::leak(kind));
+        for conn in &mut self.conns {
+            *conn = None;
+        }
+    }
+
+    fn waiting_on(ctx: &StepCtx<'_>, attempts: &[usize]) -> bool {
+        ctx.peers
+            .iter()
+            .any(|p| attempts.contains(&p.index) && !p.finished)
+    }
+
+    /// Applies `action`; returns the progress and words added to the note.
+    fn apply(
+        &mut self,
+        step: &Step,
+        action: &Act,
+        ctx: &StepCtx<'_>,
+    ) -> (Progress, Option<String>) {
         match action {
-            ActionSpec::Word(w) if w == "wait" => (Progress::Blocked, None),
-            ActionSpec::Word(w) if w == "retry" => {
-                if let Some(conn) = &self.conn {
+            Act::Wait => (Progress::Blocked, None),
+            Act::Next => self.goto(step.next),
+            Act::Retry => {
+                for conn in self.conns.iter().flatten() {
                     let _ = conn.execute("ROLLBACK", &[]);
                 }
                 self.retries += 1;
                 if self.retries > MAX_RETRIES {
                     return self.finish_failed(format!("gave up after {MAX_RETRIES} retries"));
                 }
-                self.pc = 0;
+                self.clear();
+                self.pc = self.instance.start;
                 (
                     Progress::Progressed,
                     Some(format!(
@@ -399,71 +1272,119 @@ impl ProgramAttempt {
                     )),
                 )
             }
-            ActionSpec::Word(_) => self.next(),
-            ActionSpec::Table(t) => {
-                if let Some(target) = &t.goto {
-                    self.pc = self
-                        .steps
-                        .iter()
-                        .position(|s| &s.name == target)
-                        .unwrap_or(self.steps.len());
-                    (Progress::Progressed, Some(format!("goes to \"{target}\"")))
-                } else if let Some(kind) = &t.finish {
-                    let result = self.result_of(&t.result);
-                    self.end();
-                    let outcome = Outcome {
-                        kind: kind.clone(),
-                        result,
-                    };
-                    (Progress::Finished { outcome }, None)
+            Act::WaitWhile(attempts) => {
+                if Self::waiting_on(ctx, attempts) {
+                    (Progress::Blocked, None)
                 } else {
-                    let why = t.fail.clone().unwrap_or_default();
-                    self.finish_failed(why)
+                    self.goto(step.next)
                 }
+            }
+            Act::Goto {
+                target,
+                back_off,
+                log,
+                wait_while,
+            } => {
+                if Self::waiting_on(ctx, wait_while) {
+                    return (Progress::Blocked, None);
+                }
+                if let Some(log) = log {
+                    let entry = self.words(step, log, &|_| None);
+                    self.log.push(entry);
+                }
+                let moved = self.goto(*target);
+                if *back_off && matches!(moved.0, Progress::Progressed) {
+                    let writing = ctx.peers.iter().any(|p| p.lock >= LockLevel::Reserved);
+                    if writing {
+                        return (Progress::Blocked, None);
+                    }
+                }
+                moved
+            }
+            Act::Finish {
+                kind,
+                result,
+                log,
+                wait_while,
+            } => {
+                if Self::waiting_on(ctx, wait_while) {
+                    return (Progress::Blocked, None);
+                }
+                if let Some(log) = log {
+                    let entry = self.words(step, log, &|_| None);
+                    self.log.push(entry);
+                }
+                let result = self.result_of(step, result);
+                let kind = self.words(step, kind, &|_| None);
+                self.finish(Outcome { kind, result })
+            }
+            Act::Fail(why) => {
+                let why = self.words(step, why, &|_| None);
+                self.finish_failed(why)
             }
         }
     }
 
-    fn next(&mut self) -> (Progress, Option<String>) {
-        self.pc += 1;
-        if self.pc >= self.steps.len() {
-            self.end();
-            return (
-                Progress::Finished {
-                    outcome: Outcome::new("done"),
-                },
-                None,
-            );
+    fn connection(&mut self, ctx: &StepCtx<'_>, db: usize) -> Result<&Conn> {
+        if self.conns[db].is_none() {
+            let file = self.instance.files[db];
+            let conn = ctx.store.connect(file, &self.instance.label)?;
+            conn.bound(MAX_VALUE_BYTES)?;
+            let pragmas = &self.instance.pragmas[db];
+            if !pragmas.trim().is_empty() {
+                conn.execute_batch(pragmas)?;
+            }
+            self.conns[db] = Some(conn);
         }
-        (Progress::Progressed, None)
+        Ok(self.conns[db].as_ref().expect("opened above"))
     }
 
-    fn finish_failed(&mut self, why: String) -> (Progress, Option<String>) {
-        self.end();
-        (
-            Progress::Failed { error: why.clone() },
-            Some(format!("fails: {why}")),
-        )
-    }
-
-    /// The attempt is over: its connection closes (an open transaction
-    /// rolls back, as when a client returns its connection).
-    fn end(&mut self) {
-        self.over = true;
-        self.conn = None;
+    /// The words `{because}` stands for.
+    fn because(step: &Step, peers: &[Peer]) -> String {
+        for (phases, say) in &step.because {
+            if phases.is_empty() {
+                return say.clone();
+            }
+            let who: Vec<&str> = peers
+                .iter()
+                .filter(|p| phases.iter().any(|ph| ph == p.phase))
+                .map(|p| p.label.as_str())
+                .collect();
+            if !who.is_empty() {
+                return say.replace("{peers}", &who.join(" and "));
+            }
+        }
+        String::new()
     }
 }
 
 impl Attempt for ProgramAttempt {
     fn label(&self) -> &str {
-        &self.label
+        &self.instance.label
     }
 
     fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
-        // The program is shared (`Rc`): holding it apart from `self` lets
+        // The instance is shared (`Rc`): holding it apart from `self` lets
         // the step be read while the attempt changes.
-        let steps = Rc::clone(&self.steps);
-        let step = &steps[self.pc.min(steps.len() - 1)];
+        let instance = Rc::clone(&self.instance);
+        let InstanceKind::Program(steps) = &instance.kind else {
+            unreachable!("program attempts are built from programs")
+        };
+        let label = instance.label.as_str();
+        self.taken += 1;
+        if self.over.is_some() || self.pc >= steps.len() {
+            return StepReport {
+                name: "over".into(),
+                sql: None,
+                params: vec![],
+                result: SqlResult::None,
+                progress: Progress::Failed {
+                    error: "the attempt is already over".into(),
+                },
+                note: format!("{label} is already over"),
+            };
+        }
+        let step = &steps[self.pc];
         let report = |sql: Option<String>, params, result, progress, note| StepReport {
             name: step.name.clone(),
             sql,
@@ -472,145 +1393,187 @@ impl Attempt for ProgramAttempt {
             progress,
             note,
         };
-        self.taken += 1;
         if self.taken > MAX_ATTEMPT_STEPS {
             let (progress, _) = self.finish_failed(format!(
                 "took more than {MAX_ATTEMPT_STEPS} steps: its program may loop for ever"
             ));
-            let note = format!("{} stops: more than {MAX_ATTEMPT_STEPS} steps", self.label);
+            let note = format!("{label} stops: more than {MAX_ATTEMPT_STEPS} steps");
             return report(None, vec![], SqlResult::None, progress, note);
         }
-        if step.action.as_deref() == Some("lose-reply") {
-            self.end();
-            let note = format!(
-                "{}'s reply is lost: whatever it committed stays, but its client never hears the answer",
-                self.label
-            );
-            return report(
-                None,
-                vec![],
-                SqlResult::None,
-                Progress::Finished {
-                    outcome: Outcome::new("reply-lost"),
-                },
-                note,
-            );
+        if let Some(crash) = &instance.crash {
+            if crash.after == self.done_steps {
+                self.crash();
+                self.over = Some("crashed");
+                let outcome = Outcome {
+                    kind: "crashed".into(),
+                    result: crash.result.clone(),
+                };
+                let note = self.words(step, &crash.note, &|_| None);
+                return StepReport {
+                    name: crash.name.clone(),
+                    sql: None,
+                    params: vec![],
+                    result: SqlResult::None,
+                    progress: Progress::Finished { outcome },
+                    note,
+                };
+            }
         }
-        if step.action.as_deref() == Some("crash") {
-            self.crash();
-            let note = format!("{}'s process dies here: its locks vanish, its open transaction is left for recovery", self.label);
-            return report(
-                None,
-                vec![],
-                SqlResult::None,
-                Progress::Finished {
-                    outcome: Outcome::new("crashed"),
-                },
-                note,
-            );
-        }
-        let sql = step.sql.as_deref().unwrap_or_default();
-        if self.conn.is_none() {
-            match ctx
-                .store
-                .connect(self.db, &self.label)
-                .and_then(|conn| conn.bound(MAX_VALUE_BYTES).map(|()| conn))
-            {
-                Ok(conn) => self.conn = Some(conn),
-                Err(e) => {
-                    let (progress, _) = self.finish_failed(format!("cannot open {}: {e}", self.db));
-                    return report(
-                        Some(sql.to_string()),
-                        vec![],
-                        SqlResult::None,
-                        progress,
-                        format!("{} cannot connect", self.label),
-                    );
+        let (answer, result, rows, bound, error, sql) = match &step.kind {
+            StepKind::Sql(sql) => {
+                let now = ctx.now();
+                let outcome = match self.connection(ctx, step.db) {
+                    Ok(_) => {
+                        let conn = self.conns[step.db].as_ref().expect("opened");
+                        with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                            conn.execute_named(sql, &|name| self.bind(step, name, now))
+                        })
+                    }
+                    Err(e) => Err(e),
+                };
+                match outcome {
+                    Ok((rows, bound)) => {
+                        let answer = if !rows.rows.is_empty() {
+                            Answer::Rows
+                        } else if !rows.columns.is_empty() {
+                            Answer::None
+                        } else {
+                            Answer::Ok
+                        };
+                        let result = SqlResult::Rows {
+                            columns: rows.columns.clone(),
+                            rows: rows.rows.clone(),
+                            changes: rows.changes,
+                        };
+                        (answer, result, Some(rows), bound, None, Some(sql.clone()))
+                    }
+                    Err(e) => {
+                        let answer = if e.is_busy() {
+                            Answer::Busy
+                        } else if e
+                            .sqlite_code()
+                            .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT)
+                        {
+                            Answer::Constraint
+                        } else {
+                            Answer::Error
+                        };
+                        let result = SqlResult::from_result(&Err(clone_error(&e)));
+                        (answer, result, None, vec![], Some(e), Some(sql.clone()))
+                    }
+                }
+            }
+            _ => (Answer::Ok, SqlResult::None, None, vec![], None, None),
+        };
+        self.changes = rows.as_ref().map_or(0, |r| r.changes);
+        self.now = ctx.now();
+        if let Some(rows) = &rows {
+            let first = rows.rows.first();
+            for (i, name) in step.capture.iter().enumerate() {
+                let value = first
+                    .and_then(|r| r.get(i))
+                    .cloned()
+                    .unwrap_or(SqlValue::Null);
+                match self.captures.get_mut(name) {
+                    Some(slot) => *slot = value,
+                    None => {
+                        self.captures.insert(name.clone(), value);
+                    }
                 }
             }
         }
-        let now = ctx.now();
-        let outcome = {
-            let conn = self.conn.as_ref().expect("opened above");
-            with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
-                conn.execute_named(sql, &|name| self.bind(name, now))
-            })
-        };
-        // The result for the trace, and the rows kept for captures and notes.
-        let (answer, result, rows, bound, error) = match outcome {
-            Ok((rows, bound)) => {
-                let answer = if !rows.rows.is_empty() {
-                    Answer::Rows
-                } else if !rows.columns.is_empty() {
-                    Answer::None
-                } else {
-                    Answer::Ok
-                };
-                let result = SqlResult::Rows {
-                    columns: rows.columns.clone(),
-                    rows: rows.rows.clone(),
-                    changes: rows.changes,
-                };
-                (answer, result, Some(rows), bound, None)
-            }
-            Err(e) => {
-                let answer = if e.is_busy() {
-                    Answer::Busy
-                } else if e
-                    .sqlite_code()
-                    .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT)
-                {
-                    Answer::Constraint
-                } else {
-                    Answer::Error
-                };
-                let result = SqlResult::from_result(&Err(clone_error(&e)));
-                (answer, result, None, vec![], Some(e))
-            }
-        };
-        if let (Some(name), Some(rows)) = (&step.capture, &rows) {
-            let value = rows
-                .rows
-                .first()
-                .and_then(|r| r.first())
-                .cloned()
-                .unwrap_or(SqlValue::Null);
-            match self.captures.get_mut(name) {
-                Some(slot) => *slot = value,
-                None => {
-                    self.captures.insert(name.clone(), value);
-                }
-            }
-        }
+        let case = rows
+            .as_ref()
+            .and_then(|r| r.rows.first())
+            .and_then(|r| r.first())
+            .and_then(|v| match v {
+                SqlValue::Text(t) => Some(t.clone()),
+                SqlValue::Integer(i) => Some(i.to_string()),
+                _ => None,
+            });
         let on = &step.on;
         let chosen = match answer {
-            Answer::Rows => on.rows.as_ref().or(on.ok.as_ref()),
+            Answer::Rows => case
+                .as_ref()
+                .and_then(|c| on.cases.iter().find(|(v, _)| v == c).map(|(_, a)| a))
+                .or(on.rows.as_ref())
+                .or(on.ok.as_ref()),
             Answer::None => on.none.as_ref().or(on.ok.as_ref()),
             Answer::Ok => on.ok.as_ref(),
             Answer::Busy => on.busy.as_ref(),
             Answer::Constraint => on.constraint.as_ref().or(on.error.as_ref()),
             Answer::Error => on.error.as_ref(),
-        };
-        let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
-        let (progress, extra) = match (chosen, answer) {
-            (Some(action), _) => self.apply(action),
-            // BUSY waits by default: the attempt stays at this step.
-            (None, Answer::Busy) => (Progress::Blocked, None),
-            (None, Answer::Constraint | Answer::Error) => {
-                let why = error.as_ref().map(explain).unwrap_or_default();
-                self.finish_failed(why)
+        }
+        .cloned();
+        // What the step keeps, before the action reads it.
+        if !matches!(answer, Answer::Busy) || chosen.is_some() {
+            for (name, value) in &step.set {
+                let value = match value {
+                    SetValue::Value(v) => v.clone(),
+                    SetValue::Template(t) => SqlValue::Text(self.words(step, t, &|_| None)),
+                };
+                self.captures.insert(name.clone(), value);
             }
-            (None, _) => self.next(),
+        }
+        let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
+        let error_text = error.as_ref().map(explain).unwrap_or_default();
+        let (progress, extra) = match (&chosen, &step.kind, answer) {
+            (Some(action), _, _) => self.apply(step, action, ctx),
+            (None, StepKind::Crash, _) => {
+                self.crash();
+                self.over = Some("crashed");
+                (
+                    Progress::Finished {
+                        outcome: Outcome::new("crashed"),
+                    },
+                    None,
+                )
+            }
+            (None, StepKind::LoseReply, _) => self.finish(Outcome::new("reply-lost")),
+            (None, StepKind::Fail, _) => self.finish_failed(format!("it fails at {}", quote(&step.name))),
+            // BUSY waits by default: the attempt stays at this step.
+            (None, _, Answer::Busy) => (Progress::Blocked, None),
+            (None, _, Answer::Constraint | Answer::Error) => self.finish_failed(error_text.clone()),
+            (None, _, _) => self.goto(step.next),
         };
-        let mut note = match (&step.note, &progress) {
-            (_, Progress::Blocked) => format!(
-                "{} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
-                self.label,
+        if progress != Progress::Blocked {
+            self.done_steps += 1;
+        }
+        let peers = ctx.peers;
+        let extras = |name: &str| match name {
+            "rows" => Some(row_count.to_string()),
+            "because" => Some(Self::because(step, peers)),
+            "locks" => Some(crate::sim::locks_held(peers)),
+            "error" => Some(error_text.clone()),
+            _ => None,
+        };
+        let waiting = progress == Progress::Blocked && answer != Answer::Busy;
+        let template = match &step.note {
+            Some(NoteSpec::One(t)) => Some(t.as_str()),
+            Some(NoteSpec::By(by)) => waiting
+                .then(|| by.get("wait"))
+                .flatten()
+                .or_else(|| case.as_ref().and_then(|c| by.get(c)))
+                .or_else(|| by.get(answer.word()))
+                .or_else(|| by.get("ok"))
+                .map(String::as_str),
+            None => None,
+        };
+        let blocked_by_busy = progress == Progress::Blocked && answer == Answer::Busy;
+        // A single sentence tells what the step does when it works; an error
+        // nobody handles is told as it is.
+        let unhandled = chosen.is_none()
+            && matches!(answer, Answer::Constraint | Answer::Error)
+            && matches!(step.note, Some(NoteSpec::One(_)));
+        let template = template.filter(|_| !unhandled);
+        let mut note = match template {
+            Some(template) if !blocked_by_busy => self.words(step, template, &extras),
+            _ if blocked_by_busy => format!(
+                "{label} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
                 step.name,
                 crate::sim::locks_held(ctx.peers)
             ),
-            (Some(template), _) => self.words(template, row_count),
-            (None, _) => {
+            _ => {
                 let what = match &result {
                     SqlResult::Rows { rows, .. } if rows.len() == 1 => "1 row".to_string(),
                     SqlResult::Rows { rows, .. } if !rows.is_empty() => {
@@ -618,22 +1581,26 @@ impl Attempt for ProgramAttempt {
                     }
                     SqlResult::Rows { changes, .. } if *changes > 0 => format!("{changes} changed"),
                     SqlResult::Error { message, .. } => message.clone(),
+                    SqlResult::None => match &step.kind {
+                        StepKind::Crash => "its process dies: its locks vanish, its open transaction is left for recovery".into(),
+                        StepKind::LoseReply => "its reply is lost: whatever it committed stays, but its client never hears the answer".into(),
+                        _ => "done".into(),
+                    },
                     _ => "ok".into(),
                 };
-                format!("{} ran \"{}\": {what}", self.label, step.name)
+                format!("{label} ran \"{}\": {what}", step.name)
             }
         };
-        if let Some(extra) = extra {
-            note = format!("{note}; {} {extra}", self.label);
+        if let (Some(extra), None) = (extra, template) {
+            note = format!("{note}; {label} {extra}");
         }
-        report(Some(sql.to_string()), bound, result, progress, note)
+        report(sql, bound, result, progress, note)
     }
 
     fn phase(&self) -> &'static str {
-        if self.over {
-            "over"
-        } else {
-            "running"
+        match self.over {
+            Some(kind) => kind,
+            None => self.steps().get(self.pc).map_or("running", |s| s.phase),
         }
     }
 
@@ -644,35 +1611,111 @@ impl Attempt for ProgramAttempt {
         self.retries.hash(&mut h);
         for (name, value) in &self.captures {
             name.hash(&mut h);
-            match value {
-                SqlValue::Null => 0u8.hash(&mut h),
-                SqlValue::Integer(i) => (1u8, i).hash(&mut h),
-                SqlValue::Real(f) => (2u8, f.to_bits()).hash(&mut h),
-                SqlValue::Text(t) => (3u8, t).hash(&mut h),
-                SqlValue::Blob(b) => (4u8, b).hash(&mut h),
-            }
+            hash_value(value, &mut h);
+        }
+        self.log.hash(&mut h);
+        if let Some(crash) = &self.instance.crash {
+            crash.after.saturating_sub(self.done_steps).hash(&mut h);
         }
         state.write_u64(h.finish());
     }
 
     fn class(&self) -> u64 {
-        self.class
+        self.instance.class
     }
 
     fn connections(&self) -> Vec<&Conn> {
-        self.conn.iter().collect()
+        self.conns.iter().flatten().collect()
     }
 
     fn crash(&mut self) {
-        if let Some(conn) = self.conn.as_mut() {
+        for conn in self.conns.iter_mut().flatten() {
             let _ = conn.kill();
         }
-        self.conn = None;
-        self.over = true;
+        for conn in &mut self.conns {
+            *conn = None;
+        }
+        self.over = Some("crashed");
     }
 
     fn waits_for(&self) -> Option<usize> {
-        self.after
+        self.instance.after
+    }
+
+    fn ready(&self, now: i64, _statuses: &[Status]) -> bool {
+        now >= self.instance.not_before
+    }
+}
+
+/// The virtual clock: each step advances time by its tick, up to its end;
+/// it may not pass its hold time while the attempt it holds for runs (a
+/// relay's longest redelivery delay).
+struct ClockAttempt {
+    instance: Rc<Instance>,
+}
+
+impl ClockAttempt {
+    fn parts(&self) -> (i64, i64, Option<(i64, usize)>) {
+        match self.instance.kind {
+            InstanceKind::Clock { tick, until, hold } => (tick, until, hold),
+            InstanceKind::Program(_) => (1, 0, None),
+        }
+    }
+}
+
+impl Attempt for ClockAttempt {
+    fn label(&self) -> &str {
+        &self.instance.label
+    }
+
+    fn phase(&self) -> &'static str {
+        "ticking"
+    }
+
+    fn hash_state(&self, _state: &mut dyn Hasher) {}
+
+    fn class(&self) -> u64 {
+        self.instance.class
+    }
+
+    fn connections(&self) -> Vec<&Conn> {
+        Vec::new()
+    }
+
+    fn crash(&mut self) {}
+
+    fn can_crash(&self) -> bool {
+        false
+    }
+
+    fn ready(&self, now: i64, statuses: &[Status]) -> bool {
+        let (tick, until, hold) = self.parts();
+        let next = now + tick;
+        let held = hold.is_some_and(|(at, holder)| {
+            next > at && !statuses.get(holder).is_some_and(Status::is_over)
+        });
+        next <= until && !held
+    }
+
+    fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
+        let (tick, until, _) = self.parts();
+        let now = ctx.now() + tick;
+        ctx.clock.set(now);
+        let progress = if now + tick > until {
+            Progress::Finished {
+                outcome: Outcome::with_result("stopped", now.to_string()),
+            }
+        } else {
+            Progress::Progressed
+        };
+        StepReport {
+            name: format!("tick to t={now}"),
+            sql: None,
+            params: vec![],
+            result: SqlResult::None,
+            progress,
+            note: format!("time passes: t={now}"),
+        }
     }
 }
 

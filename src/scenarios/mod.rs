@@ -34,6 +34,32 @@ pub struct Entry {
     pub reference: bool,
 }
 
+/// The libraries of the built-in catalog: parameters, databases and
+/// programs that scenario files include by name.
+pub const LIBRARIES: &[(&str, &str)] = &[
+    ("idempotency", include_str!("builtin/idempotency.lib.toml")),
+    ("outbox", include_str!("builtin/outbox.lib.toml")),
+];
+
+/// The built-in scenarios written as files, by id.
+pub const BUILTIN_FILES: &[(&str, &str)] = &[
+    ("idem-race", include_str!("builtin/idem-race.toml")),
+];
+
+/// The source of library `name`.
+pub fn library_source(name: &str) -> Option<&'static str> {
+    LIBRARIES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
+}
+
+/// The source of built-in scenario `id`, if it is written as a file.
+pub fn builtin_source(id: &str) -> Option<&'static str> {
+    BUILTIN_FILES
+        .iter()
+        .find(|(n, _)| *n == id)
+        .map(|(_, s)| *s)
+        .or_else(|| catalog().iter().any(|e| e.id == id).then_some(""))
+}
+
 /// Every scenario the scheduler can run.
 pub fn catalog() -> Vec<Entry> {
     let mut all = idempotency::entries();

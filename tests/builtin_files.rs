@@ -1,0 +1,73 @@
+//! The built-in scenarios written as files behave as the compiled ones:
+//! the same verdicts, outcomes and steps under round-robin, and the same
+//! exhaustive-search figures.
+
+use replayground::format;
+use replayground::scenarios;
+use replayground::sim::explore::Explorer;
+use replayground::sim::scheduler::{dfs, RoundRobin};
+
+fn compare(id: &str, params: serde_json::Value) {
+    let source = scenarios::BUILTIN_FILES
+        .iter()
+        .find(|(n, _)| *n == id)
+        .unwrap()
+        .1;
+    let file = format::parse(source, id).unwrap_or_else(|e| panic!("{id}: {e}"));
+    let from_file = Explorer::new(file.build(&params).unwrap()).unwrap();
+    let compiled = Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap();
+    let a = compiled.run(&mut RoundRobin, true).unwrap();
+    let b = from_file.run(&mut RoundRobin, true).unwrap();
+    let names = |r: &replayground::sim::explore::RunResult| -> Vec<String> {
+        r.trace
+            .iter()
+            .flatten()
+            .map(|s| format!("{}: {} | {}", s.label, s.report.name, s.report.note))
+            .collect()
+    };
+    if names(&a) != names(&b) {
+        for (x, y) in names(&a).iter().zip(names(&b).iter()) {
+            let mark = if x == y { " " } else { "*" };
+            eprintln!("{mark} {x}\n{mark} {y}");
+        }
+    }
+    assert_eq!(a.schedule, b.schedule, "{id} {params}: round-robin schedule");
+    let steps = |r: &replayground::sim::explore::RunResult| -> Vec<String> {
+        r.trace
+            .iter()
+            .flatten()
+            .map(|s| format!("{}: {}", s.label, s.report.name))
+            .collect()
+    };
+    assert_eq!(steps(&a), steps(&b), "{id} {params}: step names");
+    assert_eq!(a.statuses, b.statuses, "{id} {params}: statuses");
+    assert_eq!(a.passed, b.passed, "{id} {params}: verdict {:?}", b.checks);
+    let x = compiled.exhaustive(dfs::Options::default(), 1000, |_| true).unwrap();
+    let y = from_file.exhaustive(dfs::Options::default(), 1000, |_| true).unwrap();
+    eprintln!(
+        "{id} {params}: compiled {} runs {} states {:?}; file {} runs {} states {:?}",
+        x.stats.runs,
+        x.stats.distinct_states,
+        x.counterexample.as_ref().map(|c| &c.schedule),
+        y.stats.runs,
+        y.stats.distinct_states,
+        y.counterexample.as_ref().map(|c| &c.schedule)
+    );
+    assert_eq!(
+        x.counterexample.as_ref().map(|c| &c.schedule),
+        y.counterexample.as_ref().map(|c| &c.schedule),
+        "{id} {params}: counterexample"
+    );
+    assert_eq!(x.stats.runs, y.stats.runs, "{id} {params}: runs");
+    assert_eq!(
+        x.stats.distinct_states, y.stats.distinct_states,
+        "{id} {params}: states"
+    );
+}
+
+#[test]
+fn every_builtin_file_behaves_as_the_compiled_scenario() {
+    for (id, _) in scenarios::BUILTIN_FILES {
+        compare(id, serde_json::Value::Null);
+    }
+}
