@@ -65,9 +65,38 @@ fn compare(id: &str, params: serde_json::Value) {
     );
 }
 
+/// The values worth trying of one parameter: its marks or options, or its
+/// ends and default when it has few values.
+fn variants(param: &replayground::scenarios::Param) -> Vec<serde_json::Value> {
+    use replayground::scenarios::params::Kind;
+    match param.kind {
+        Kind::Choice { options } => options.iter().map(|o| serde_json::json!(o)).collect(),
+        Kind::Whole { marks, .. } if !marks.is_empty() => {
+            marks.iter().map(|m| serde_json::json!(m)).collect()
+        }
+        Kind::Whole { min, max, .. } if max - min <= 8 => {
+            (min..=max).map(|m| serde_json::json!(m)).collect()
+        }
+        Kind::Whole { min, .. } => vec![serde_json::json!(min), serde_json::json!(min + 1)],
+        Kind::Text { .. } => vec![serde_json::json!("x"), serde_json::json!("intent-b")],
+    }
+}
+
 #[test]
 fn every_builtin_file_behaves_as_the_compiled_scenario() {
     for (id, _) in scenarios::BUILTIN_FILES {
         compare(id, serde_json::Value::Null);
+        let declared = scenarios::entry(id).unwrap().params;
+        // Every parameter's values one at a time, and every pair of them.
+        for (i, a) in declared.iter().enumerate() {
+            for va in variants(a) {
+                compare(id, serde_json::json!({ a.name: va }));
+                for b in &declared[i + 1..] {
+                    for vb in variants(b) {
+                        compare(id, serde_json::json!({ a.name: va, b.name: vb }));
+                    }
+                }
+            }
+        }
     }
 }

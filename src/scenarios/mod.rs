@@ -44,6 +44,17 @@ pub const LIBRARIES: &[(&str, &str)] = &[
 /// The built-in scenarios written as files, by id.
 pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ("idem-race", include_str!("builtin/idem-race.toml")),
+    ("idem-scope", include_str!("builtin/idem-scope.toml")),
+    ("idem-failure", include_str!("builtin/idem-failure.toml")),
+    ("idem-lost-reply", include_str!("builtin/idem-lost-reply.toml")),
+    ("idem-retention", include_str!("builtin/idem-retention.toml")),
+    ("idem-check-then-write", include_str!("builtin/idem-check-then-write.toml")),
+    ("idem-deferred", include_str!("builtin/idem-deferred.toml")),
+    ("idem-deferred-retry", include_str!("builtin/idem-deferred-retry.toml")),
+    ("idem-no-fingerprint", include_str!("builtin/idem-no-fingerprint.toml")),
+    ("idem-receipt-later", include_str!("builtin/idem-receipt-later.toml")),
+    ("idem-profiles", include_str!("builtin/idem-profiles.toml")),
+    ("idem-in-flight", include_str!("builtin/idem-in-flight.toml")),
 ];
 
 /// The source of library `name`.
