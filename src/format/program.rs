@@ -97,6 +97,9 @@ struct Step {
     /// Whether the step is there for this attempt (its `when`); a step
     /// that is not keeps its slot, and `next` and `goto` pass over it.
     present: bool,
+    /// The captures the program may still read from here on, before
+    /// capturing them again (sorted): only these make two states differ.
+    live: Vec<String>,
 }
 
 enum StepKind {
@@ -577,6 +580,13 @@ impl FileScenario {
             .iter()
             .map(|r| fill(&r.name, &|n| lookup_static(&r.with, n).map(|v| words_of(&v))))
             .collect();
+        let ids: Vec<Option<String>> = raw
+            .iter()
+            .map(|r| {
+                r.id.as_ref()
+                    .map(|id| fill(id, &|n| lookup_static(&r.with, n).map(|v| words_of(&v))))
+            })
+            .collect();
         let mut present = Vec::with_capacity(raw.len());
         for (r, name) in raw.iter().zip(&names) {
             let mut there = true;
@@ -595,8 +605,8 @@ impl FileScenario {
         };
         let target = |r: &RawStep<'_>, goto: &str, step: &str| -> Result<usize> {
             let goto = fill(goto, &|n| lookup_static(&r.with, n).map(|v| words_of(&v)));
-            raw.iter()
-                .position(|r| r.id.as_deref() == Some(goto.as_str()))
+            ids.iter()
+                .position(|id| id.as_deref() == Some(goto.as_str()))
                 .or_else(|| names.iter().position(|n| *n == goto))
                 .map(first_present_at)
                 .ok_or_else(|| {
@@ -721,9 +731,128 @@ impl FileScenario {
                 with: r.with.clone(),
                 next: first_present_at(i + 1),
                 present: present[i],
+                live: Vec::new(),
             });
         }
+        let crash_note = spec
+            .crash_after
+            .as_ref()
+            .and_then(|c| c.note.clone())
+            .unwrap_or_default();
+        let start = first_present(&steps, 0);
+        liveness(&mut steps, &raw, start, &crash_note);
         Ok(steps)
+    }
+}
+
+/// The names a text reads: `:name` and `{name}`.
+fn reads(text: &str, into: &mut Vec<String>) {
+    let bytes = text.as_bytes();
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b':' || bytes[i] == b'{' {
+            let start = i + 1;
+            let mut end = start;
+            while end < bytes.len() && (ident(bytes[end]) || (bytes[i] == b'{' && bytes[end] == b'-')) {
+                end += 1;
+            }
+            if end > start {
+                into.push(text[start..end].to_string());
+            }
+            i = end.max(i + 1);
+        } else {
+            i += 1;
+        }
+    }
+}
+
+/// Which captures each step may still read before capturing them again
+/// (a backward data-flow over the program's steps and jumps). Two states
+/// of an attempt at the same step that differ only in dead captures behave
+/// the same, so the explorer counts them once.
+fn liveness(steps: &mut [Step], raw: &[RawStep<'_>], start: usize, crash_note: &str) {
+    let n = steps.len();
+    let mut uses_before: Vec<Vec<String>> = vec![Vec::new(); n];
+    let mut uses_after: Vec<Vec<String>> = vec![Vec::new(); n];
+    let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (i, step) in steps.iter().enumerate() {
+        if let StepKind::Sql(sql) = &step.kind {
+            reads(sql, &mut uses_before[i]);
+        }
+        reads(crash_note, &mut uses_before[i]);
+        let after = &mut uses_after[i];
+        if let Some(note) = &raw[i].spec.note {
+            match note {
+                NoteSpec::One(t) => reads(t, after),
+                NoteSpec::By(by) => by.values().for_each(|t| reads(t, after)),
+            }
+        }
+        for (_, value) in &step.set {
+            if let SetValue::Template(t) = value {
+                reads(t, after);
+            }
+        }
+        let on = &step.on;
+        let acts = [&on.ok, &on.rows, &on.none, &on.busy, &on.constraint, &on.error]
+            .into_iter()
+            .flatten()
+            .chain(on.cases.iter().map(|(_, a)| a));
+        let mut next = vec![step.next];
+        for act in acts {
+            match act {
+                Act::Next | Act::WaitWhile(_) => next.push(step.next),
+                Act::Wait => {}
+                Act::Retry => next.push(start),
+                Act::Goto { target, log, .. } => {
+                    next.push(*target);
+                    if let Some(l) = log {
+                        reads(l, after);
+                    }
+                }
+                Act::Finish {
+                    kind, result, log, ..
+                } => {
+                    reads(kind, after);
+                    if let Some(r) = result {
+                        reads(r, after);
+                    }
+                    if let Some(l) = log {
+                        reads(l, after);
+                    }
+                }
+                Act::Fail(why) => reads(why, after),
+            }
+        }
+        next.retain(|&t| t < n);
+        successors[i] = next;
+    }
+    let mut live: Vec<std::collections::BTreeSet<String>> = vec![Default::default(); n];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for i in (0..n).rev() {
+            let mut out: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+            for &t in &successors[i] {
+                out.extend(live[t].iter().cloned());
+            }
+            let step = &steps[i];
+            out.extend(uses_after[i].iter().cloned());
+            for (name, _) in &step.set {
+                out.remove(name);
+            }
+            for name in &step.capture {
+                out.remove(name);
+            }
+            out.extend(uses_before[i].iter().cloned());
+            if out != live[i] {
+                live[i] = out;
+                changed = true;
+            }
+        }
+    }
+    for (step, names) in steps.iter_mut().zip(live) {
+        step.live = names.into_iter().collect();
     }
 }
 
@@ -1609,9 +1738,14 @@ impl Attempt for ProgramAttempt {
         self.pc.hash(&mut h);
         self.over.hash(&mut h);
         self.retries.hash(&mut h);
-        for (name, value) in &self.captures {
-            name.hash(&mut h);
-            hash_value(value, &mut h);
+        if self.over.is_none() {
+            let live = self.steps().get(self.pc).map_or(&[][..], |s| s.live.as_slice());
+            for (name, value) in &self.captures {
+                if live.binary_search(name).is_ok() {
+                    name.hash(&mut h);
+                    hash_value(value, &mut h);
+                }
+            }
         }
         self.log.hash(&mut h);
         if let Some(crash) = &self.instance.crash {

@@ -55,6 +55,19 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ("idem-receipt-later", include_str!("builtin/idem-receipt-later.toml")),
     ("idem-profiles", include_str!("builtin/idem-profiles.toml")),
     ("idem-in-flight", include_str!("builtin/idem-in-flight.toml")),
+    ("outbox-producer-rollback", include_str!("builtin/outbox-producer-rollback.toml")),
+    ("outbox-relay-crash", include_str!("builtin/outbox-relay-crash.toml")),
+    ("outbox-redelivery", include_str!("builtin/outbox-redelivery.toml")),
+    ("inbox-subscriber-scope", include_str!("builtin/inbox-subscriber-scope.toml")),
+    ("inbox-payload-conflict", include_str!("builtin/inbox-payload-conflict.toml")),
+    ("inbox-consumer-rollback", include_str!("builtin/inbox-consumer-rollback.toml")),
+    ("inbox-lost-history", include_str!("builtin/inbox-lost-history.toml")),
+    ("outbox-two-relays", include_str!("builtin/outbox-two-relays.toml")),
+    ("outbox-two-relays-no-inbox", include_str!("builtin/outbox-two-relays-no-inbox.toml")),
+    ("outbox-crash-sweep", include_str!("builtin/outbox-crash-sweep.toml")),
+    ("outbox-crash-sweep-no-inbox", include_str!("builtin/outbox-crash-sweep-no-inbox.toml")),
+    ("inbox-retention", include_str!("builtin/inbox-retention.toml")),
+    ("inbox-retention-remedy", include_str!("builtin/inbox-retention-remedy.toml")),
 ];
 
 /// The source of library `name`.
