@@ -88,6 +88,12 @@ record "cargo fuzz (10 s per target)" "$(grep -o '[0-9]* executions in all' "$LO
 run soak cargo run -q --release --locked --bin replayground -- soak --runs 20000
 record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* s' "$LOGS/soak.log" || echo 'no summary')"
 
+# The built-ins against the figures of the step machines they replaced, for
+# every pair of parameter values too (the debug run above compares single
+# values only).
+run builtin-figures cargo test -q --release --locked --test builtin_files
+record "built-ins against the recorded figures, every pair of values (release)" "$(cargo_counts "$LOGS/builtin-figures.log")"
+
 run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all
 record "crash at every step of every scenario" "$(grep -o '[0-9]* crash points in [0-9]* scenarios, [0-9]* violations' "$LOGS/crash-sweep.log" || echo 'no summary')"
 

@@ -157,7 +157,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         // the receipt, in one BEGIN IMMEDIATE transaction, on an open connection.
         let conn = store.connect("orders.db", "execute")?;
         conn.sqlite()?
-            .execute_batch(crate::patterns::idempotency::SCHEMA)?;
+            .execute_batch(&crate::format::library_schema("idempotency", "orders")?)?;
         let mut key = 0u64;
         measurements.push(measure(
             "the reference's execute transaction (BEGIN IMMEDIATE; SELECT receipt; INSERT effect; INSERT receipt; COMMIT), replayground VFS",

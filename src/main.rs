@@ -616,13 +616,12 @@ mod cli {
                 }
             }
             Command::Sweep { no_inbox, json, .. } => {
-                use replayground::patterns::outbox::Consumer;
-                let design = if no_inbox {
-                    Consumer::NoInbox
+                let id = if no_inbox {
+                    "outbox-crash-sweep-no-inbox"
                 } else {
-                    Consumer::Inbox
+                    "outbox-crash-sweep"
                 };
-                let rows = replayground::scenarios::outbox::crash_sweep(design)?;
+                let rows = replayground::scenarios::sweep::crash_sweep(id)?;
                 if json {
                     println!("{}", serde_json::to_string_pretty(&rows)?);
                 } else {

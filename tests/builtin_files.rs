@@ -18,13 +18,16 @@ use serde_json::{json, Value};
 
 const FIGURES: &str = include_str!("builtin_figures.json");
 
+/// An exhaustive search's (runs, distinct states).
+type Figures = (u64, u64);
+
 /// The built-ins whose search figures differ from the step machines', with
 /// the recorded and the file's (runs, distinct states) at their defaults.
 /// The relay's log of deliveries (its result, which outbox-redelivery
 /// checks) is part of its state in a file; the step machine left it out,
 /// merging paths that had delivered differently. More runs; the same
 /// verdict and counterexample.
-const EXPLAINED: &[(&str, (u64, u64), (u64, u64))] = &[
+const EXPLAINED: &[(&str, Figures, Figures)] = &[
     ("outbox-two-relays", (57, 112), (76, 148)),
     ("outbox-two-relays-no-inbox", (53, 108), (54, 109)),
 ];
@@ -41,13 +44,26 @@ fn variants(param: &Param) -> Vec<Value> {
     }
 }
 
+/// Whether every pair of parameter values is compared too: in optimised
+/// builds (`scripts/test.sh` runs this file with `--release`); a debug build
+/// compares the defaults and every single value.
+const PAIRS: bool = cfg!(not(debug_assertions));
+
 /// Every parameter set the figures cover, for scenario `id`.
-fn cases(id: &str) -> Vec<Value> {
+fn cases(id: &str, pairs: bool) -> Vec<Value> {
     let declared = scenarios::entry(id).unwrap().params;
     let mut all = vec![Value::Null];
     for (i, a) in declared.iter().enumerate() {
+        // In the browser, the defaults (the same engine; the figures of
+        // every value are compared natively).
+        if cfg!(target_family = "wasm") {
+            break;
+        }
         for va in variants(a) {
             all.push(json!({ a.name: va }));
+            if !pairs {
+                continue;
+            }
             for b in &declared[i + 1..] {
                 for vb in variants(b) {
                     all.push(json!({ a.name: va, b.name: vb }));
@@ -94,7 +110,7 @@ fn figures(id: &str, params: &Value) -> Value {
 fn bless() {
     let all: Vec<Value> = scenarios::catalog()
         .iter()
-        .flat_map(|e| cases(e.id).into_iter().map(|p| figures(e.id, &p)))
+        .flat_map(|e| cases(e.id, true).into_iter().map(|p| figures(e.id, &p)))
         .collect();
     std::fs::write(
         concat!(env!("CARGO_MANIFEST_DIR"), "/tests/builtin_figures.json"),
@@ -112,7 +128,7 @@ fn every_builtin_behaves_as_the_step_machine_it_replaced() {
     let recorded: Vec<Value> = serde_json::from_str(FIGURES).unwrap();
     let mut compared = 0;
     for entry in scenarios::catalog() {
-        let cases = cases(entry.id);
+        let cases = cases(entry.id, PAIRS);
         for params in &cases {
             let before = recorded
                 .iter()
@@ -135,5 +151,7 @@ fn every_builtin_behaves_as_the_step_machine_it_replaced() {
             compared += 1;
         }
     }
-    assert_eq!(compared, recorded.len(), "every recorded case compared");
+    if PAIRS {
+        assert_eq!(compared, recorded.len(), "every recorded case compared");
+    }
 }

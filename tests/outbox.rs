@@ -6,8 +6,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::patterns::outbox::{self, Consumer, Event};
-use replayground::scenarios::{self, outbox::crash_sweep};
+use replayground::patterns::outbox::{self, Event};
+use replayground::scenarios::{self, sweep::crash_sweep};
 use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
 use replayground::sim::scheduler::{dfs, RoundRobin};
 use replayground::sim::Schedule;
@@ -146,7 +146,7 @@ fn two_relays_deliver_twice_and_the_inbox_absorbs_it_under_every_schedule() {
 
 #[test]
 fn the_crash_sweep_passes_at_every_point_with_an_inbox_and_names_the_failing_points_without() {
-    let rows = crash_sweep(Consumer::Inbox).unwrap();
+    let rows = crash_sweep("outbox-crash-sweep").unwrap();
     assert!(rows.len() >= 13, "{} crash points", rows.len());
     assert!(rows.iter().all(|r| r.passed), "{rows:#?}");
     let audit_commit = rows
@@ -159,7 +159,7 @@ fn the_crash_sweep_passes_at_every_point_with_an_inbox_and_names_the_failing_poi
     );
     assert!(audit_commit.restart.contains("audit skipped"));
 
-    let rows = crash_sweep(Consumer::NoInbox).unwrap();
+    let rows = crash_sweep("outbox-crash-sweep-no-inbox").unwrap();
     let failing: Vec<&str> = rows
         .iter()
         .filter(|r| !r.passed)
@@ -275,12 +275,8 @@ fn single_operations_run_alone_and_refused_ones_write_nothing() {
 /// visits: the page's list offers every one and nothing else.
 #[test]
 fn declared_crash_points_are_the_sweeps_points() {
-    use replayground::patterns::outbox::Consumer;
     use replayground::scenarios::params::Kind;
-    for (id, design) in [
-        ("outbox-crash-sweep", Consumer::Inbox),
-        ("outbox-crash-sweep-no-inbox", Consumer::NoInbox),
-    ] {
+    for id in ["outbox-crash-sweep", "outbox-crash-sweep-no-inbox"] {
         let entry = scenarios::entry(id).unwrap();
         let declared = entry
             .params
@@ -290,7 +286,7 @@ fn declared_crash_points_are_the_sweeps_points() {
         let Kind::Choice { options } = declared.kind else {
             panic!("{id}: crashPoint is a choice");
         };
-        let swept: Vec<String> = crash_sweep(design)
+        let swept: Vec<String> = crash_sweep(id)
             .unwrap()
             .iter()
             .map(|row| {

@@ -94,6 +94,10 @@ pub struct File {
     /// gives them (`fail = 0`).
     #[serde(default)]
     pub defaults: toml::Table,
+    /// What every step does on a `busy`, `constraint` or `error` it does not
+    /// handle itself (`error = { finish = "error", result = "{error}" }`).
+    #[serde(default)]
+    pub on: On,
     /// The attempts, in order (the first is A).
     pub attempts: Vec<AttemptSpec>,
     /// The checks after every run.
@@ -126,6 +130,9 @@ pub struct Library {
     /// Values programs bind when nothing else gives them.
     #[serde(default)]
     pub defaults: toml::Table,
+    /// What steps do on results they do not handle (see [`File::on`]).
+    #[serde(default)]
+    pub on: On,
 }
 
 /// A parameter's declaration in a file. A file that includes a library may
@@ -546,6 +553,10 @@ impl File {
             for (name, value) in library.defaults {
                 self.defaults.entry(name).or_insert(value);
             }
+            let on = &mut self.on;
+            on.busy = on.busy.take().or(library.on.busy);
+            on.constraint = on.constraint.take().or(library.on.constraint);
+            on.error = on.error.take().or(library.on.error);
         }
         Ok(())
     }
@@ -577,11 +588,94 @@ impl File {
     }
 }
 
+fn library(name: &str) -> Result<Library> {
+    let source = crate::scenarios::library_source(name)
+        .ok_or_else(|| Error::invalid("library", format!("no library {}", params::quote(name))))?;
+    toml::from_str(source)
+        .map_err(|e| Error::invalid("library", format!("library {name}: {}", e.message())))
+}
+
+/// Creates library `name`'s databases (their schemas) in `store`.
+pub fn setup_library(store: &crate::storage::Store, name: &str) -> Result<()> {
+    for (db, spec) in library(name)?.databases {
+        store
+            .connect(&format!("{db}.db"), "setup")?
+            .execute_batch(&spec.schema)?;
+    }
+    Ok(())
+}
+
+/// The schema of library `name`'s database `db`.
+pub fn library_schema(name: &str, db: &str) -> Result<String> {
+    library(name)?
+        .databases
+        .remove(db)
+        .map(|d| d.schema)
+        .ok_or_else(|| Error::invalid("library", format!("{name} has no database {db}")))
+}
+
+/// What library `name`'s `let`s come to for an attempt with these values
+/// (the rules of a response profile, as a table).
+pub fn library_values(
+    name: &str,
+    with: toml::Table,
+) -> Result<Vec<(String, crate::storage::SqlValue)>> {
+    let scenario = alone(name, "values", "alone", &with)?;
+    Ok(scenario.values_of(0))
+}
+
+/// A scenario of one attempt running library `name`'s `program` with `with`.
+fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<FileScenario> {
+    let lib = library(name)?;
+    let mut attempt = toml::Table::new();
+    attempt.insert("label".into(), label.into());
+    if lib.programs.contains_key(program) {
+        attempt.insert("program".into(), program.into());
+    } else {
+        // Only the values: one step that does nothing.
+        let mut step = toml::Table::new();
+        step.insert("name".into(), "values".into());
+        step.insert("action".into(), "work".into());
+        attempt.insert("steps".into(), toml::Value::Array(vec![step.into()]));
+    }
+    attempt.insert("with".into(), toml::Value::Table(with.clone()));
+    let mut root = toml::Table::new();
+    root.insert("id".into(), "alone".into());
+    root.insert("title".into(), "alone".into());
+    root.insert("include".into(), toml::Value::Array(vec![name.into()]));
+    root.insert("attempts".into(), toml::Value::Array(vec![attempt.into()]));
+    let mut file: File = toml::Value::Table(root)
+        .try_into()
+        .map_err(|e: toml::de::Error| Error::invalid("scenario", e.message().to_string()))?;
+    file.merge_libraries()?;
+    validate(&file)?;
+    FileScenario::new(file, Params::defaults(&[]))
+}
+
+/// Runs library `name`'s `program` alone on `store` (whose databases the
+/// library made), labelled `label`, with `with`, at virtual time `now`:
+/// its outcome and every step's report.
+pub fn run_alone(
+    store: &crate::storage::Store,
+    name: &str,
+    program: &str,
+    label: &str,
+    with: toml::Table,
+    now: i64,
+) -> Result<(crate::sim::Outcome, Vec<crate::sim::StepReport>)> {
+    let scenario = alone(name, program, label, &with)?;
+    let mut attempts = scenario.attempts()?;
+    let attempt = attempts
+        .first_mut()
+        .ok_or_else(|| Error::Store("no attempt".into()))?;
+    crate::sim::run_alone(store, attempt.as_mut(), now)
+}
+
 /// A `&'static str` for `text`: declarations are `'static` in the built-in
 /// catalog. Each distinct text is kept once (interned), so parsing the same
 /// file again, as an editor does on every change, keeps nothing new.
 // The next slice makes declarations own their text (see the README status).
-pub(crate) fn leak(text: &str) -> &'static str {
+pub fn leak(text: &str) -> &'static str {
     use std::cell::RefCell;
     use std::collections::HashSet;
     thread_local! {
@@ -662,7 +756,10 @@ impl ParamSpec {
                     param = param.in_steps_of(step, leak(self.unit.as_deref().unwrap_or_default()));
                 }
                 if let Some(marks) = &self.marks {
-                    if marks.iter().any(|m| !(min..=max).contains(m) || m % step != 0) {
+                    if marks
+                        .iter()
+                        .any(|m| !(min..=max).contains(m) || m % step != 0)
+                    {
                         return Err(bad(format!(
                             "every mark must be a value it takes ({min} to {max}, in steps of {step})"
                         )));
@@ -814,13 +911,18 @@ fn validate(file: &File) -> Result<()> {
             .any(|a| a.role.as_deref() == Some(name) || a.label.as_deref() == Some(name))
     };
     for (name, program) in &file.programs {
-        check_steps(file, &format!("program {}", params::quote(name)), &program.steps)?;
+        check_steps(
+            file,
+            &format!("program {}", params::quote(name)),
+            &program.steps,
+        )?;
     }
     for (i, attempt) in file.attempts.iter().enumerate() {
         let what = format!("attempt {}", i + 1);
         if let Some(label) = &attempt.label {
-            if label.is_empty() || label.chars().count() > 16 || label.chars().any(char::is_control) {
-                return Err(bad(format!("{what}: a label is 1 to 16 characters")));
+            if label.is_empty() || label.chars().count() > 32 || label.chars().any(char::is_control)
+            {
+                return Err(bad(format!("{what}: a label is 1 to 32 characters")));
             }
         }
         if let Some(clock) = &attempt.clock {
@@ -843,7 +945,10 @@ fn validate(file: &File) -> Result<()> {
             }
             continue;
         }
-        let needs_database = file.steps_of(attempt).iter().any(|s| s.sql.is_some() && s.database.is_none());
+        let needs_database = file
+            .steps_of(attempt)
+            .iter()
+            .any(|s| s.sql.is_some() && s.database.is_none());
         database(attempt.database.as_ref(), &what, needs_database)?;
         match (&attempt.program, attempt.steps.is_empty()) {
             (Some(name), true) => {

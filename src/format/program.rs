@@ -19,8 +19,8 @@ use super::{
 };
 use crate::scenarios::params::{quote, Params};
 use crate::sim::{
-    Attempt, Check, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult, Status,
-    StepCtx, StepReport,
+    Attempt, Check, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult, Status, StepCtx,
+    StepReport,
 };
 use crate::storage::{is_interrupt, with_budget, LockLevel};
 use crate::storage::{Conn, SqlValue, Store};
@@ -97,6 +97,8 @@ struct Step {
     /// Whether the step is there for this attempt (its `when`); a step
     /// that is not keeps its slot, and `next` and `goto` pass over it.
     present: bool,
+    /// Whether the step handles its own errors (else the file's `on` does).
+    own_errors: bool,
     /// The captures the program may still read from here on, before
     /// capturing them again (sorted): only these make two states differ.
     live: Vec<String>,
@@ -302,9 +304,7 @@ impl Evaluator {
                     words_of(&other)
                 ))),
             },
-            _ => Err(bad(format!(
-                "{what}: give a whole number or an expression"
-            ))),
+            _ => Err(bad(format!("{what}: give a whole number or an expression"))),
         }
     }
 }
@@ -342,6 +342,14 @@ impl FileScenario {
         };
         scenario.instances = scenario.compile(&shared_params)?;
         Ok(scenario)
+    }
+
+    /// Attempt `index`'s values (`with`, then `let`).
+    pub(crate) fn values_of(&self, index: usize) -> Vec<(String, SqlValue)> {
+        self.instances
+            .get(index)
+            .map(|i| i.values.clone())
+            .unwrap_or_default()
     }
 
     fn db_index(&self, name: Option<&String>) -> usize {
@@ -410,27 +418,29 @@ impl FileScenario {
                 let resolved = match value {
                     toml::Value::String(s) if s.starts_with(':') => param_value(params, &s[1..])
                         .ok_or_else(|| {
-                            bad(format!("{what}: with.{name} names {s}, which is not a parameter"))
+                            bad(format!(
+                                "{what}: with.{name} names {s}, which is not a parameter"
+                            ))
                         })?,
-                    other => toml_sql(other).ok_or_else(|| {
-                        bad(format!("{what}: with.{name} is a number or text"))
-                    })?,
+                    other => toml_sql(other)
+                        .ok_or_else(|| bad(format!("{what}: with.{name} is a number or text")))?,
                 };
                 values.push((name.clone(), resolved));
             }
             if spec.clock.is_none() {
                 for (name, expression) in &file.lets {
-                    let value = evaluator.eval(expression, &format!("{what}: let {name}"), &|n| {
-                        values
-                            .iter()
-                            .find(|(k, _)| k == n)
-                            .map(|(_, v)| v.clone())
-                            .or_else(|| match n {
-                                "attempt" => Some(SqlValue::Integer(index as i64)),
-                                "label" => Some(SqlValue::Text(label.clone())),
-                                _ => param_bind(n),
-                            })
-                    })?;
+                    let value =
+                        evaluator.eval(expression, &format!("{what}: let {name}"), &|n| {
+                            values
+                                .iter()
+                                .find(|(k, _)| k == n)
+                                .map(|(_, v)| v.clone())
+                                .or_else(|| match n {
+                                    "attempt" => Some(SqlValue::Integer(index as i64)),
+                                    "label" => Some(SqlValue::Text(label.clone())),
+                                    _ => param_bind(n),
+                                })
+                        })?;
                     values.push((name.clone(), value));
                 }
             }
@@ -441,9 +451,9 @@ impl FileScenario {
                 None => None,
             };
             let not_before = match &spec.not_before {
-                Some(value) => evaluator.number(value, &format!("{what}: not-before"), &|n| {
-                    param_bind(n)
-                })?,
+                Some(value) => {
+                    evaluator.number(value, &format!("{what}: not-before"), &|n| param_bind(n))?
+                }
                 None => i64::MIN,
             };
             let mut class = std::hash::DefaultHasher::new();
@@ -454,15 +464,14 @@ impl FileScenario {
                 hash_value(value, &mut class);
             }
             let kind = if let Some(clock) = &spec.clock {
-                let until = evaluator.number(&clock.until, &format!("{what}: until"), &|n| {
-                    param_bind(n)
-                })?;
+                let until = evaluator
+                    .number(&clock.until, &format!("{what}: until"), &|n| param_bind(n))?;
                 let hold = match (&clock.hold_at, &clock.hold_for) {
                     (Some(at), Some(holder)) => Some((
                         evaluator.number(at, &format!("{what}: hold-at"), &|n| param_bind(n))?,
-                        *named(holder).first().ok_or_else(|| {
-                            bad(format!("{what}: hold-for names no attempt"))
-                        })?,
+                        *named(holder)
+                            .first()
+                            .ok_or_else(|| bad(format!("{what}: hold-for names no attempt")))?,
                     )),
                     (None, None) => None,
                     _ => return Err(bad(format!("{what}: give hold-at and hold-for together"))),
@@ -555,7 +564,17 @@ impl FileScenario {
     ) -> Result<Vec<Step>> {
         let file = &self.file;
         let mut raw: Vec<RawStep<'_>> = Vec::new();
-        inline(file, file.steps_of(spec), &[], &[], None, None, 0, &mut raw, what)?;
+        inline(
+            file,
+            file.steps_of(spec),
+            &[],
+            &[],
+            None,
+            None,
+            0,
+            &mut raw,
+            what,
+        )?;
         if raw.len() > super::MAX_PROGRAM_STEPS * 4 {
             return Err(bad(format!(
                 "{what}: its program expands to {} steps; at most {} are run",
@@ -578,7 +597,11 @@ impl FileScenario {
         // Names, with every value known before the run filled in.
         let names: Vec<String> = raw
             .iter()
-            .map(|r| fill(&r.name, &|n| lookup_static(&r.with, n).map(|v| words_of(&v))))
+            .map(|r| {
+                fill(&r.name, &|n| {
+                    lookup_static(&r.with, n).map(|v| words_of(&v))
+                })
+            })
             .collect();
         let ids: Vec<Option<String>> = raw
             .iter()
@@ -600,9 +623,8 @@ impl FileScenario {
             }
             present.push(there);
         }
-        let first_present_at = |from: usize| -> usize {
-            (from..raw.len()).find(|&i| present[i]).unwrap_or(raw.len())
-        };
+        let first_present_at =
+            |from: usize| -> usize { (from..raw.len()).find(|&i| present[i]).unwrap_or(raw.len()) };
         let target = |r: &RawStep<'_>, goto: &str, step: &str| -> Result<usize> {
             let goto = fill(goto, &|n| lookup_static(&r.with, n).map(|v| words_of(&v)));
             ids.iter()
@@ -617,53 +639,54 @@ impl FileScenario {
                     ))
                 })
         };
-        let resolve = |r: &RawStep<'_>, action: &Option<ActionSpec>, step: &str| -> Result<Option<Act>> {
-            let Some(action) = action else { return Ok(None) };
-            Ok(Some(match action {
-                ActionSpec::Word(w) => match w.as_str() {
-                    "wait" => Act::Wait,
-                    "retry" => Act::Retry,
-                    _ => Act::Next,
-                },
-                ActionSpec::Table(t) => {
-                    let wait_while: Vec<usize> = match &t.wait_while {
-                        // No attempt of that name: nothing to wait for.
-                        Some(name) => named(name),
-                        None => Vec::new(),
-                    };
-                    if let Some(goto) = &t.goto {
-                        Act::Goto {
-                            target: target(r, goto, step)?,
-                            back_off: t.back_off,
-                            log: t.log.clone(),
-                            wait_while,
-                        }
-                    } else if let Some(kind) = &t.finish {
-                        match &r.ret {
-                            // Inside a `use`, finishing goes on after it.
-                            Some((end, log)) => Act::Goto {
-                                target: first_present_at(*end),
-                                back_off: false,
-                                log: log
-                                    .as_ref()
-                                    .map(|l| l.replace("{outcome}", kind)),
-                                wait_while,
-                            },
-                            None => Act::Finish {
-                                kind: kind.clone(),
-                                result: t.result.clone(),
+        let resolve =
+            |r: &RawStep<'_>, action: &Option<ActionSpec>, step: &str| -> Result<Option<Act>> {
+                let Some(action) = action else {
+                    return Ok(None);
+                };
+                Ok(Some(match action {
+                    ActionSpec::Word(w) => match w.as_str() {
+                        "wait" => Act::Wait,
+                        "retry" => Act::Retry,
+                        _ => Act::Next,
+                    },
+                    ActionSpec::Table(t) => {
+                        let wait_while: Vec<usize> = match &t.wait_while {
+                            // No attempt of that name: nothing to wait for.
+                            Some(name) => named(name),
+                            None => Vec::new(),
+                        };
+                        if let Some(goto) = &t.goto {
+                            Act::Goto {
+                                target: target(r, goto, step)?,
+                                back_off: t.back_off,
                                 log: t.log.clone(),
                                 wait_while,
-                            },
+                            }
+                        } else if let Some(kind) = &t.finish {
+                            match &r.ret {
+                                // Inside a `use`, finishing goes on after it.
+                                Some((end, log)) => Act::Goto {
+                                    target: first_present_at(*end),
+                                    back_off: false,
+                                    log: log.as_ref().map(|l| l.replace("{outcome}", kind)),
+                                    wait_while,
+                                },
+                                None => Act::Finish {
+                                    kind: kind.clone(),
+                                    result: t.result.clone(),
+                                    log: t.log.clone(),
+                                    wait_while,
+                                },
+                            }
+                        } else if let Some(why) = &t.fail {
+                            Act::Fail(why.clone())
+                        } else {
+                            Act::WaitWhile(wait_while)
                         }
-                    } else if let Some(why) = &t.fail {
-                        Act::Fail(why.clone())
-                    } else {
-                        Act::WaitWhile(wait_while)
                     }
-                }
-            }))
-        };
+                }))
+            };
         let mut steps = Vec::with_capacity(raw.len());
         for (i, r) in raw.iter().enumerate() {
             let s = r.spec;
@@ -693,14 +716,28 @@ impl FileScenario {
                     (k.clone(), value)
                 })
                 .collect();
+            // What the step does not handle, the file's `on` does.
+            let fallback = &file.on;
+            let (constraint, error) = match (&on.constraint, &on.error) {
+                (None, None) => (&fallback.constraint, &fallback.error),
+                (constraint, error) => (constraint, error),
+            };
             let handlers = Handlers {
                 ok: resolve(r, &on.ok, name)?,
                 rows: resolve(r, &on.rows, name)?,
                 none: resolve(r, &on.none, name)?,
                 cases,
-                busy: resolve(r, &on.busy, name)?,
-                constraint: resolve(r, &on.constraint, name)?,
-                error: resolve(r, &on.error, name)?,
+                busy: resolve(
+                    r,
+                    if on.busy.is_some() {
+                        &on.busy
+                    } else {
+                        &fallback.busy
+                    },
+                    name,
+                )?,
+                constraint: resolve(r, constraint, name)?,
+                error: resolve(r, error, name)?,
             };
             steps.push(Step {
                 name: name.clone(),
@@ -732,6 +769,7 @@ impl FileScenario {
                 next: first_present_at(i + 1),
                 present: present[i],
                 live: Vec::new(),
+                own_errors: on.constraint.is_some() || on.error.is_some(),
             });
         }
         let crash_note = spec
@@ -754,7 +792,9 @@ fn reads(text: &str, into: &mut Vec<String>) {
         if bytes[i] == b':' || bytes[i] == b'{' {
             let start = i + 1;
             let mut end = start;
-            while end < bytes.len() && (ident(bytes[end]) || (bytes[i] == b'{' && bytes[end] == b'-')) {
+            while end < bytes.len()
+                && (ident(bytes[end]) || (bytes[i] == b'{' && bytes[end] == b'-'))
+            {
                 end += 1;
             }
             if end > start {
@@ -794,10 +834,17 @@ fn liveness(steps: &mut [Step], raw: &[RawStep<'_>], start: usize, crash_note: &
             }
         }
         let on = &step.on;
-        let acts = [&on.ok, &on.rows, &on.none, &on.busy, &on.constraint, &on.error]
-            .into_iter()
-            .flatten()
-            .chain(on.cases.iter().map(|(_, a)| a));
+        let acts = [
+            &on.ok,
+            &on.rows,
+            &on.none,
+            &on.busy,
+            &on.constraint,
+            &on.error,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(on.cases.iter().map(|(_, a)| a));
         let mut next = vec![step.next];
         for act in acts {
             match act {
@@ -887,9 +934,7 @@ fn inline<'a>(
         }
         let fill_with = |text: &str, with: &[(String, SqlValue)]| {
             fill(text, &|n| {
-                with.iter()
-                    .find(|(k, _)| k == n)
-                    .map(|(_, v)| words_of(v))
+                with.iter().find(|(k, _)| k == n).map(|(_, v)| words_of(v))
             })
         };
         match &step.use_program {
@@ -908,7 +953,17 @@ fn inline<'a>(
                 inner_with.extend(with.iter().cloned());
                 // Where the used steps end: counted by a dry expansion.
                 let mut probe = Vec::new();
-                inline(file, inner, &inner_with, &[], None, None, depth + 1, &mut probe, what)?;
+                inline(
+                    file,
+                    inner,
+                    &inner_with,
+                    &[],
+                    None,
+                    None,
+                    depth + 1,
+                    &mut probe,
+                    what,
+                )?;
                 let end = out.len() + probe.len();
                 // With a `log`, the used program's finishes go on after it
                 // (a relay's delivery to one subscriber); without, they finish.
@@ -1053,7 +1108,16 @@ impl Scenario for FileScenario {
                     checks.push(Check::equal(&name, outcome, ended.kind(index)));
                 }
                 if let Some(result) = &spec.result {
-                    let expected = fill(result, &|n| param_value(params, n).map(|v| words_of(&v)));
+                    // `{result_X}` is attempt X's result: "B replays A's".
+                    let expected = fill(result, &|n| match n.strip_prefix("result_") {
+                        Some(label) => Some(
+                            index_of(label)
+                                .and_then(|i| ended.result(i))
+                                .unwrap_or("none")
+                                .to_string(),
+                        ),
+                        None => param_value(params, n).map(|v| words_of(&v)),
+                    });
                     let name = if spec.outcome.is_some() {
                         format!("{name}: result")
                     } else {
@@ -1212,9 +1276,11 @@ struct ProgramAttempt {
     done_steps: usize,
     /// How it ended, once over.
     over: Option<&'static str>,
-    /// What the step being taken saw: rows changed, and the virtual time.
+    /// What the step being taken saw: rows changed, the virtual time, and
+    /// the error, if any.
     changes: u64,
     now: i64,
+    error: String,
 }
 
 /// Which result a statement gave, for `on`.
@@ -1256,6 +1322,7 @@ impl ProgramAttempt {
             over: None,
             changes: 0,
             now: 0,
+            error: String::new(),
         }
     }
 
@@ -1310,6 +1377,7 @@ impl ProgramAttempt {
                 "log" => Some(self.log_text()),
                 "changes" => Some(self.changes.to_string()),
                 "now" => Some(self.now.to_string()),
+                "error" => Some(self.error.clone()),
                 _ => self.bind(step, name, self.now).map(|v| words_of(&v)),
             })
         })
@@ -1596,6 +1664,7 @@ impl Attempt for ProgramAttempt {
         };
         self.changes = rows.as_ref().map_or(0, |r| r.changes);
         self.now = ctx.now();
+        self.error = error.as_ref().map(explain).unwrap_or_default();
         if let Some(rows) = &rows {
             let first = rows.rows.first();
             for (i, name) in step.capture.iter().enumerate() {
@@ -1659,7 +1728,9 @@ impl Attempt for ProgramAttempt {
                 )
             }
             (None, StepKind::LoseReply, _) => self.finish(Outcome::new("reply-lost")),
-            (None, StepKind::Fail, _) => self.finish_failed(format!("it fails at {}", quote(&step.name))),
+            (None, StepKind::Fail, _) => {
+                self.finish_failed(format!("it fails at {}", quote(&step.name)))
+            }
             // BUSY waits by default: the attempt stays at this step.
             (None, _, Answer::Busy) => (Progress::Blocked, None),
             (None, _, Answer::Constraint | Answer::Error) => self.finish_failed(error_text.clone()),
@@ -1673,7 +1744,6 @@ impl Attempt for ProgramAttempt {
             "rows" => Some(row_count.to_string()),
             "because" => Some(Self::because(step, peers)),
             "locks" => Some(crate::sim::locks_held(peers)),
-            "error" => Some(error_text.clone()),
             _ => None,
         };
         let waiting = progress == Progress::Blocked && answer != Answer::Busy;
@@ -1691,7 +1761,7 @@ impl Attempt for ProgramAttempt {
         let blocked_by_busy = progress == Progress::Blocked && answer == Answer::Busy;
         // A single sentence tells what the step does when it works; an error
         // nobody handles is told as it is.
-        let unhandled = chosen.is_none()
+        let unhandled = !step.own_errors
             && matches!(answer, Answer::Constraint | Answer::Error)
             && matches!(step.note, Some(NoteSpec::One(_)));
         let template = template.filter(|_| !unhandled);
@@ -1739,7 +1809,10 @@ impl Attempt for ProgramAttempt {
         self.over.hash(&mut h);
         self.retries.hash(&mut h);
         if self.over.is_none() {
-            let live = self.steps().get(self.pc).map_or(&[][..], |s| s.live.as_slice());
+            let live = self
+                .steps()
+                .get(self.pc)
+                .map_or(&[][..], |s| s.live.as_slice());
             for (name, value) in &self.captures {
                 if live.binary_search(name).is_ok() {
                     name.hash(&mut h);

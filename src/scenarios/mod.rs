@@ -1,14 +1,18 @@
-//! The catalog: each scenario is a setup, attempts, checks and an explanation.
+//! The catalog: the built-in scenarios, each a scenario file in
+//! `src/scenarios/builtin/` (see [`crate::format`]), with the libraries
+//! they include.
 
-pub mod idempotency;
-pub mod outbox;
 pub mod params;
+pub mod sweep;
+
+use std::rc::Rc;
 
 use serde::Serialize;
 use serde_json::Value;
 
 pub use params::{Param, Params};
 
+use crate::format::{File, FileScenario};
 use crate::sim::Scenario;
 use crate::{Error, Result};
 
@@ -46,28 +50,88 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
     ("idem-race", include_str!("builtin/idem-race.toml")),
     ("idem-scope", include_str!("builtin/idem-scope.toml")),
     ("idem-failure", include_str!("builtin/idem-failure.toml")),
-    ("idem-lost-reply", include_str!("builtin/idem-lost-reply.toml")),
-    ("idem-retention", include_str!("builtin/idem-retention.toml")),
-    ("idem-check-then-write", include_str!("builtin/idem-check-then-write.toml")),
+    (
+        "idem-lost-reply",
+        include_str!("builtin/idem-lost-reply.toml"),
+    ),
+    (
+        "idem-retention",
+        include_str!("builtin/idem-retention.toml"),
+    ),
+    (
+        "idem-check-then-write",
+        include_str!("builtin/idem-check-then-write.toml"),
+    ),
     ("idem-deferred", include_str!("builtin/idem-deferred.toml")),
-    ("idem-deferred-retry", include_str!("builtin/idem-deferred-retry.toml")),
-    ("idem-no-fingerprint", include_str!("builtin/idem-no-fingerprint.toml")),
-    ("idem-receipt-later", include_str!("builtin/idem-receipt-later.toml")),
+    (
+        "idem-deferred-retry",
+        include_str!("builtin/idem-deferred-retry.toml"),
+    ),
+    (
+        "idem-no-fingerprint",
+        include_str!("builtin/idem-no-fingerprint.toml"),
+    ),
+    (
+        "idem-receipt-later",
+        include_str!("builtin/idem-receipt-later.toml"),
+    ),
     ("idem-profiles", include_str!("builtin/idem-profiles.toml")),
-    ("idem-in-flight", include_str!("builtin/idem-in-flight.toml")),
-    ("outbox-producer-rollback", include_str!("builtin/outbox-producer-rollback.toml")),
-    ("outbox-relay-crash", include_str!("builtin/outbox-relay-crash.toml")),
-    ("outbox-redelivery", include_str!("builtin/outbox-redelivery.toml")),
-    ("inbox-subscriber-scope", include_str!("builtin/inbox-subscriber-scope.toml")),
-    ("inbox-payload-conflict", include_str!("builtin/inbox-payload-conflict.toml")),
-    ("inbox-consumer-rollback", include_str!("builtin/inbox-consumer-rollback.toml")),
-    ("inbox-lost-history", include_str!("builtin/inbox-lost-history.toml")),
-    ("outbox-two-relays", include_str!("builtin/outbox-two-relays.toml")),
-    ("outbox-two-relays-no-inbox", include_str!("builtin/outbox-two-relays-no-inbox.toml")),
-    ("outbox-crash-sweep", include_str!("builtin/outbox-crash-sweep.toml")),
-    ("outbox-crash-sweep-no-inbox", include_str!("builtin/outbox-crash-sweep-no-inbox.toml")),
-    ("inbox-retention", include_str!("builtin/inbox-retention.toml")),
-    ("inbox-retention-remedy", include_str!("builtin/inbox-retention-remedy.toml")),
+    (
+        "idem-in-flight",
+        include_str!("builtin/idem-in-flight.toml"),
+    ),
+    (
+        "outbox-producer-rollback",
+        include_str!("builtin/outbox-producer-rollback.toml"),
+    ),
+    (
+        "outbox-relay-crash",
+        include_str!("builtin/outbox-relay-crash.toml"),
+    ),
+    (
+        "outbox-redelivery",
+        include_str!("builtin/outbox-redelivery.toml"),
+    ),
+    (
+        "inbox-subscriber-scope",
+        include_str!("builtin/inbox-subscriber-scope.toml"),
+    ),
+    (
+        "inbox-payload-conflict",
+        include_str!("builtin/inbox-payload-conflict.toml"),
+    ),
+    (
+        "inbox-consumer-rollback",
+        include_str!("builtin/inbox-consumer-rollback.toml"),
+    ),
+    (
+        "inbox-lost-history",
+        include_str!("builtin/inbox-lost-history.toml"),
+    ),
+    (
+        "outbox-two-relays",
+        include_str!("builtin/outbox-two-relays.toml"),
+    ),
+    (
+        "outbox-two-relays-no-inbox",
+        include_str!("builtin/outbox-two-relays-no-inbox.toml"),
+    ),
+    (
+        "outbox-crash-sweep",
+        include_str!("builtin/outbox-crash-sweep.toml"),
+    ),
+    (
+        "outbox-crash-sweep-no-inbox",
+        include_str!("builtin/outbox-crash-sweep-no-inbox.toml"),
+    ),
+    (
+        "inbox-retention",
+        include_str!("builtin/inbox-retention.toml"),
+    ),
+    (
+        "inbox-retention-remedy",
+        include_str!("builtin/inbox-retention-remedy.toml"),
+    ),
 ];
 
 /// The source of library `name`.
@@ -75,20 +139,49 @@ pub fn library_source(name: &str) -> Option<&'static str> {
     LIBRARIES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
 
-/// The source of built-in scenario `id`, if it is written as a file.
+/// The source of built-in scenario `id`.
 pub fn builtin_source(id: &str) -> Option<&'static str> {
     BUILTIN_FILES
         .iter()
         .find(|(n, _)| *n == id)
         .map(|(_, s)| *s)
-        .or_else(|| catalog().iter().any(|e| e.id == id).then_some(""))
+}
+
+/// The built-ins, parsed once per thread: each entry and its file.
+fn builtins() -> Rc<Vec<(Entry, Rc<File>)>> {
+    thread_local! {
+        static BUILTINS: Rc<Vec<(Entry, Rc<File>)>> = Rc::new(
+            BUILTIN_FILES
+                .iter()
+                .map(|(id, source)| {
+                    // A test parses every built-in: one that does not is a
+                    // defect of the build, not of a caller's input.
+                    let file = crate::format::parse(source, id)
+                        .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
+                    let declared = file
+                        .declared_params()
+                        .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
+                    let entry = Entry {
+                        id,
+                        pattern: crate::format::leak(file.pattern.as_deref().unwrap_or("custom")),
+                        suite: crate::format::leak(file.suite.as_deref().unwrap_or_default()),
+                        title: crate::format::leak(&file.title),
+                        explanation: crate::format::leak(&file.explanation),
+                        fails: file.fails,
+                        params: Box::leak(declared.into_boxed_slice()),
+                        reference: file.reference,
+                    };
+                    (entry, Rc::new(file))
+                })
+                .collect(),
+        );
+    }
+    BUILTINS.with(Rc::clone)
 }
 
 /// Every scenario the scheduler can run.
 pub fn catalog() -> Vec<Entry> {
-    let mut all = idempotency::entries();
-    all.extend(outbox::entries());
-    all
+    builtins().iter().map(|(e, _)| e.clone()).collect()
 }
 
 /// The TypeScript declarations of every scenario's parameters, generated
@@ -97,17 +190,31 @@ pub const PARAMS_TYPESCRIPT: &str = include_str!("../params.d.ts");
 
 /// The catalog entry of scenario `id`, or an error listing the known ones.
 pub fn entry(id: &str) -> Result<Entry> {
-    catalog().into_iter().find(|e| e.id == id).ok_or_else(|| {
-        let ids: Vec<&str> = catalog().iter().map(|e| e.id).collect();
-        Error::invalid(
-            "scenario",
-            format!(
-                "unknown scenario {}; known: {}",
-                params::quote(id),
-                ids.join(", ")
-            ),
-        )
-    })
+    let all = builtins();
+    all.iter()
+        .find(|(e, _)| e.id == id)
+        .map(|(e, _)| e.clone())
+        .ok_or_else(|| {
+            let ids: Vec<&str> = all.iter().map(|(e, _)| e.id).collect();
+            Error::invalid(
+                "scenario",
+                format!(
+                    "unknown scenario {}; known: {}",
+                    params::quote(id),
+                    ids.join(", ")
+                ),
+            )
+        })
+}
+
+/// The file of built-in scenario `id`.
+pub fn file(id: &str) -> Result<Rc<File>> {
+    entry(id)?;
+    Ok(builtins()
+        .iter()
+        .find(|(e, _)| e.id == id)
+        .map(|(_, f)| Rc::clone(f))
+        .expect("found above"))
 }
 
 /// Builds a scenario by id with its default parameters.
@@ -125,63 +232,6 @@ pub fn build_with(id: &str, given: &Value) -> Result<Box<dyn Scenario>> {
 
 /// Builds a scenario from parameters already checked against its declarations.
 pub fn build_resolved(entry: &Entry, params: Params) -> Result<Box<dyn Scenario>> {
-    match outbox::build(entry.id, &params) {
-        Some(scenario) => scenario,
-        None => idempotency::build(entry.id, &params),
-    }
-}
-
-/// Parameters every scenario that takes them shares; a scenario may give
-/// one another default with [`Param::default_to`].
-pub mod shared {
-    use super::params::{Default, Param};
-    use crate::patterns::idempotency::{MAX_CLOCK, MAX_KEY_CHARS, PROFILE_IDS};
-
-    /// The most clients the race takes (the exhaustive search's reach).
-    pub const MAX_RACE_ATTEMPTS: i64 = 8;
-    /// How many clients race.
-    pub const ATTEMPTS: Param = Param::whole(
-        "attempts",
-        (1, MAX_RACE_ATTEMPTS),
-        8,
-        "how many clients send the request at once, each on its own connection",
-    );
-    /// The tenant of the racing requests.
-    pub const TENANT: Param = Param::text(
-        "tenant",
-        MAX_KEY_CHARS,
-        "north",
-        "the tenant the requests come from (part of the key's scope)",
-    );
-    /// The idempotency key.
-    pub const KEY: Param = Param::text(
-        "key",
-        MAX_KEY_CHARS,
-        "intent-a",
-        "the idempotency key the client sends",
-    );
-    /// The quantity ordered.
-    pub const QUANTITY: Param = Param::whole(
-        "quantity",
-        (1, crate::input::MAX_SAFE_INTEGER),
-        2,
-        "the quantity ordered; the receipt's fingerprint covers it",
-    );
-    /// The virtual clock.
-    pub const CLOCK: Param = Param::whole(
-        "clock",
-        (0, MAX_CLOCK),
-        60,
-        "the virtual clock when the request arrives",
-    )
-    .in_steps_of(1, "seconds");
-    /// The response profile.
-    pub const PROFILE: Param = Param::choice(
-        "profile",
-        &PROFILE_IDS,
-        "reference",
-        "whose rules answer replays, conflicts and errors",
-    );
-    /// A quantity that conflicts with the reference's 2 by default.
-    pub const CONFLICTING_QUANTITY: Param = QUANTITY.default_to(Default::Whole(3));
+    let file = file(entry.id)?;
+    Ok(Box::new(FileScenario::new((*file).clone(), params)?))
 }

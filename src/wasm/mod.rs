@@ -16,7 +16,7 @@ use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::patterns::idempotency::{self, Profile};
+use crate::patterns::idempotency;
 use crate::patterns::outbox;
 use crate::scenarios;
 use crate::sim::explore::{ExploreReport, Explorer, RunResult};
@@ -166,34 +166,7 @@ pub fn scenario_catalog() -> Result<JsValue, JsError> {
 /// The response profiles side by side: retention, error storage, answers.
 #[wasm_bindgen(js_name = profiles)]
 pub fn profile_table() -> Result<JsValue, JsError> {
-    #[derive(Serialize)]
-    #[serde(rename_all = "camelCase")]
-    struct Row {
-        id: &'static str,
-        retention_seconds: i64,
-        stores_errors: bool,
-        requires_key: bool,
-        replay: &'static str,
-        conflict: &'static str,
-        in_flight: &'static str,
-        missing_key: &'static str,
-        error: &'static str,
-    }
-    let rows: Vec<Row> = Profile::ALL
-        .into_iter()
-        .map(|p| Row {
-            id: p.id(),
-            retention_seconds: p.retention(),
-            stores_errors: p.stores_errors(),
-            requires_key: p.requires_key(),
-            replay: p.response("replay"),
-            conflict: p.response("conflict"),
-            in_flight: p.response("in-flight"),
-            missing_key: p.response("missing-key"),
-            error: p.response("error"),
-        })
-        .collect();
-    to_js(&rows)
+    to_js(&idempotency::profiles().map_err(js_error)?)
 }
 
 /// What an export is asked to run: a catalog id, or `{ source, name? }`,
@@ -671,12 +644,12 @@ pub fn crash_sweep(
         Some(Value::Bool(false)) => false,
         Some(_) => return Err(js_error(Error::invalid("inbox", "expected true or false"))),
     };
-    let design = if inbox {
-        outbox::Consumer::Inbox
+    let id = if inbox {
+        "outbox-crash-sweep"
     } else {
-        outbox::Consumer::NoInbox
+        "outbox-crash-sweep-no-inbox"
     };
-    to_js(&scenarios::outbox::crash_sweep(design).map_err(js_error)?)
+    to_js(&scenarios::sweep::crash_sweep(id).map_err(js_error)?)
 }
 
 /// Measures the engine in this browser: `rounds` timed rounds of `iterations`
