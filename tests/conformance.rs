@@ -152,6 +152,16 @@ steps = [ { name = "huge", sql = "SELECT length(randomblob(1000000000))" } ]
 steps = [ { name = "loop", sql = "SELECT 1", on.rows = { goto = "loop" } } ]
 [[attempts]]
 steps = [ { name = "escape", sql = "ATTACH '/etc/passwd' AS p" } ]
+[[attempts]]
+steps = [ { name = "sleep on busy", sql = "PRAGMA busy_timeout = 100000" } ]
+[[attempts]]
+steps = [ { name = "take the lock for good", sql = "PRAGMA locking_mode = EXCLUSIVE" } ]
+[[attempts]]
+steps = [ { name = "rewrite the schema", sql = "PRAGMA writable_schema = ON" } ]
+[[attempts]]
+steps = [ { name = "extension", sql = "SELECT load_extension('/lib/x86_64-linux-gnu/libc.so.6')" } ]
+[[attempts]]
+steps = [ { name = "read a pragma", sql = "PRAGMA busy_timeout", on.rows = { finish = "read" } } ]
 "#;
     let file = format::parse(source, "hostile").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
@@ -181,6 +191,39 @@ steps = [ { name = "escape", sql = "ATTACH '/etc/passwd' AS p" } ]
     assert!(
         failures[3].contains("unable to open database"),
         "{failures:?}"
+    );
+    for (i, pragma) in [
+        (4, "busy_timeout"),
+        (5, "locking_mode"),
+        (6, "writable_schema"),
+    ] {
+        assert!(
+            failures[i].contains(&format!("PRAGMA {pragma} may not be set in a scenario")),
+            "{failures:?}"
+        );
+    }
+    assert!(
+        failures[7].contains("no such function: load_extension"),
+        "{failures:?}"
+    );
+    // Reading a setting is fine.
+    assert!(failures[8].contains("read"), "{failures:?}");
+    // A schema that sets one is refused when the scenario is built.
+    let in_schema = r#"
+title = "hostile schema"
+[databases.app]
+schema = "PRAGMA journal_mode = OFF; CREATE TABLE t (x);"
+[[attempts]]
+steps = [ { name = "read", sql = "SELECT 1" } ]
+"#;
+    let file = format::parse(in_schema, "hostile-schema").unwrap();
+    let error = Explorer::new(file.build(&serde_json::Value::Null).unwrap())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    assert!(
+        error.contains("PRAGMA journal_mode may not be set"),
+        "{error}"
     );
     // The engine goes on: a good design runs right after.
     let (_, good) = DESIGNS.iter().find(|(n, _)| *n == "seat-unique").unwrap();

@@ -1021,10 +1021,25 @@ impl Scenario for FileScenario {
     fn setup(&self, store: &Store) -> Result<()> {
         for (i, (name, database)) in self.file.databases.iter().enumerate() {
             let conn = store.connect(self.files[i], "setup")?;
-            conn.execute_batch(&database.schema)
-                .map_err(|e| bad(format!("the schema of database {name} failed: {e}")))?;
-            conn.execute_batch(&database.seed)
-                .map_err(|e| bad(format!("the seed of database {name} failed: {e}")))?;
+            conn.bound(MAX_VALUE_BYTES)?;
+            with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                conn.execute_batch(&database.schema)
+            })
+            .map_err(|e| {
+                bad(format!(
+                    "the schema of database {name} failed: {}",
+                    explain(&e)
+                ))
+            })?;
+            with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                conn.execute_batch(&database.seed)
+            })
+            .map_err(|e| {
+                bad(format!(
+                    "the seed of database {name} failed: {}",
+                    explain(&e)
+                ))
+            })?;
         }
         for prior in &self.file.before {
             let scenario = crate::scenarios::build(prior)?;
@@ -1926,9 +1941,11 @@ impl Attempt for ClockAttempt {
     }
 }
 
-/// An error in words; an interrupted statement says why it was stopped.
+/// An error in words; an interrupted or refused statement says why.
 fn explain(error: &Error) -> String {
-    if is_interrupt(error) {
+    if let Some(sentence) = crate::storage::refusal(error) {
+        sentence
+    } else if is_interrupt(error) {
         format!(
             "the statement ran more than {MAX_STATEMENT_INSTRUCTIONS} SQLite instructions and was stopped; it may loop for ever"
         )

@@ -210,6 +210,74 @@ extern "C" fn spend_budget(_: *mut std::ffi::c_void) -> std::ffi::c_int {
     })
 }
 
+/// PRAGMAs a scenario's SQL may not set: they would change how the engine
+/// stores, locks or waits (a busy timeout would sleep instead of answering
+/// BUSY to the scheduler), or let it rewrite the schema's bytes.
+pub const DENIED_PRAGMAS: &[&str] = &[
+    "busy_timeout",
+    "cache_size",
+    "cache_spill",
+    "hard_heap_limit",
+    "journal_mode",
+    "journal_size_limit",
+    "locking_mode",
+    "max_page_count",
+    "mmap_size",
+    "page_size",
+    "schema_version",
+    "soft_heap_limit",
+    "temp_store",
+    "threads",
+    "wal_autocheckpoint",
+    "wal_checkpoint",
+    "writable_schema",
+];
+
+thread_local! {
+    /// The PRAGMA the authorizer refused last, for the error's sentence.
+    static DENIED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// SQLite's authorizer on a bounded connection: refuses setting the
+/// [`DENIED_PRAGMAS`] (reading them is fine), and `wal_checkpoint` at all.
+extern "C" fn authorize(
+    _: *mut std::ffi::c_void,
+    action: std::ffi::c_int,
+    first: *const std::ffi::c_char,
+    second: *const std::ffi::c_char,
+    _: *const std::ffi::c_char,
+    _: *const std::ffi::c_char,
+) -> std::ffi::c_int {
+    if action != rusqlite::ffi::SQLITE_PRAGMA || first.is_null() {
+        return rusqlite::ffi::SQLITE_OK;
+    }
+    // SAFETY: SQLite passes NUL-terminated strings that live for this call.
+    let name = unsafe { std::ffi::CStr::from_ptr(first) }
+        .to_string_lossy()
+        .to_ascii_lowercase();
+    let sets = !second.is_null() || name == "wal_checkpoint";
+    if sets && DENIED_PRAGMAS.contains(&name.as_str()) {
+        DENIED.with(|d| *d.borrow_mut() = Some(name));
+        return rusqlite::ffi::SQLITE_DENY;
+    }
+    rusqlite::ffi::SQLITE_OK
+}
+
+/// The sentence for a statement the authorizer refused, if it was one.
+pub fn refusal(error: &Error) -> Option<String> {
+    let denied = error
+        .sqlite_code()
+        .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_AUTH);
+    if !denied {
+        return None;
+    }
+    let name = DENIED.with(|d| d.borrow().clone()).unwrap_or_default();
+    Some(format!(
+        "PRAGMA {name} may not be set in a scenario: it would change how the engine stores, locks or waits (refused: {})",
+        DENIED_PRAGMAS.join(", ")
+    ))
+}
+
 /// Runs `work` with every statement on a bounded connection (see
 /// [`Conn::bound`]) limited to about `instructions` SQLite VM instructions.
 pub fn with_budget<T>(instructions: u64, work: impl FnOnce() -> T) -> T {
@@ -615,7 +683,8 @@ impl Conn {
     /// Bounds what one statement on this connection may cost, for SQL a
     /// caller wrote: statements run under [`with_budget`] are interrupted
     /// past their VM instructions, and no string or blob may exceed
-    /// `max_bytes` (so `randomblob(1e9)` cannot exhaust memory).
+    /// `max_bytes` (so `randomblob(1e9)` cannot exhaust memory), and the
+    /// [`DENIED_PRAGMAS`] cannot be set.
     pub fn bound(&self, max_bytes: i32) -> Result<()> {
         let sqlite = self.sqlite()?;
         // SAFETY: the handle is this live connection's; the handler is a
@@ -629,6 +698,17 @@ impl Conn {
             );
         }
         sqlite.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, max_bytes)?;
+        // SAFETY: as above; the authorizer is a plain function.
+        let code = unsafe {
+            rusqlite::ffi::sqlite3_set_authorizer(
+                sqlite.handle(),
+                Some(authorize),
+                std::ptr::null_mut(),
+            )
+        };
+        if code != rusqlite::ffi::SQLITE_OK {
+            return Err(Error::Store(format!("cannot set the authorizer ({code})")));
+        }
         Ok(())
     }
 
