@@ -39,6 +39,8 @@ pub struct FileScenario {
     pragmas: Rc<[String]>,
     /// The attempts, compiled.
     instances: Vec<Rc<Instance>>,
+    /// Which checks apply to these parameters (their `when`, decided once).
+    checks_on: Vec<bool>,
 }
 
 fn bad(why: String) -> Error {
@@ -168,16 +170,28 @@ struct RawStep<'a> {
 
 /// `{name}` in `text` filled from `lookup` (unknown names stay as written).
 fn fill(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
-    if !text.contains('{') {
+    if !text.contains(['{', '}']) {
         return text.to_string();
     }
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
-    while let Some(open) = rest.find('{') {
-        out.push_str(&rest[..open]);
-        let after = &rest[open + 1..];
+    while let Some(at) = rest.find(['{', '}']) {
+        out.push_str(&rest[..at]);
+        let brace = &rest[at..at + 1];
+        let after = &rest[at + 1..];
+        // `{{` and `}}` are a brace itself.
+        if after.starts_with(brace) {
+            out.push_str(brace);
+            rest = &after[1..];
+            continue;
+        }
+        if brace == "}" {
+            out.push('}');
+            rest = after;
+            continue;
+        }
         let Some(close) = after.find('}') else {
-            out.push_str(&rest[open..]);
+            out.push_str(&rest[at..]);
             return out;
         };
         let name = &after[..close];
@@ -339,8 +353,21 @@ impl FileScenario {
             files,
             pragmas,
             instances: Vec::new(),
+            checks_on: Vec::new(),
         };
         scenario.instances = scenario.compile(&shared_params)?;
+        let evaluator = Evaluator::new()?;
+        for spec in &scenario.file.checks {
+            let on = match &spec.when {
+                Some(condition) => evaluator.truth(
+                    condition,
+                    &format!("check {}: when", quote(&spec.name)),
+                    &|n| param_value(&shared_params, n),
+                )?,
+                None => true,
+            };
+            scenario.checks_on.push(on);
+        }
         Ok(scenario)
     }
 
@@ -1081,19 +1108,15 @@ impl Scenario for FileScenario {
 
     fn checks(&self, ended: &Ended<'_>) -> Result<Vec<Check>> {
         let mut checks = Vec::new();
-        let evaluator = Evaluator::new()?;
         let params = self.params.values();
         let index_of = |label: &str| -> Option<usize> {
             self.instances
                 .iter()
                 .position(|i| i.label == label || i.role.as_deref() == Some(label))
         };
-        for spec in &self.file.checks {
-            if let Some(condition) = &spec.when {
-                let what = format!("check {}: when", quote(&spec.name));
-                if !evaluator.truth(condition, &what, &|n| param_value(params, n))? {
-                    continue;
-                }
+        for (spec, on) in self.file.checks.iter().zip(&self.checks_on) {
+            if !on {
+                continue;
             }
             let name = fill(&spec.name, &|n| {
                 param_value(params, n).map(|v| words_of(&v))
@@ -1296,6 +1319,8 @@ struct ProgramAttempt {
     changes: u64,
     now: i64,
     error: String,
+    /// The rowid the connection inserted last (`{rowid}`).
+    rowid: i64,
 }
 
 /// Which result a statement gave, for `on`.
@@ -1338,6 +1363,7 @@ impl ProgramAttempt {
             changes: 0,
             now: 0,
             error: String::new(),
+            rowid: 0,
         }
     }
 
@@ -1393,6 +1419,7 @@ impl ProgramAttempt {
                 "changes" => Some(self.changes.to_string()),
                 "now" => Some(self.now.to_string()),
                 "error" => Some(self.error.clone()),
+                "rowid" => Some(self.rowid.to_string()),
                 _ => self.bind(step, name, self.now).map(|v| words_of(&v)),
             })
         })
@@ -1652,12 +1679,7 @@ impl Attempt for ProgramAttempt {
                         } else {
                             Answer::Ok
                         };
-                        let result = SqlResult::Rows {
-                            columns: rows.columns.clone(),
-                            rows: rows.rows.clone(),
-                            changes: rows.changes,
-                        };
-                        (answer, result, Some(rows), bound, None, Some(sql.clone()))
+                        (answer, SqlResult::None, Some(rows), bound, None, Some(sql))
                     }
                     Err(e) => {
                         let answer = if e.is_busy() {
@@ -1670,14 +1692,16 @@ impl Attempt for ProgramAttempt {
                         } else {
                             Answer::Error
                         };
-                        let result = SqlResult::from_result(&Err(clone_error(&e)));
-                        (answer, result, None, vec![], Some(e), Some(sql.clone()))
+                        (answer, SqlResult::None, None, vec![], Some(e), Some(sql))
                     }
                 }
             }
             _ => (Answer::Ok, SqlResult::None, None, vec![], None, None),
         };
         self.changes = rows.as_ref().map_or(0, |r| r.changes);
+        if let Some(rows) = &rows {
+            self.rowid = rows.last_insert_rowid;
+        }
         self.now = ctx.now();
         self.error = error.as_ref().map(explain).unwrap_or_default();
         if let Some(rows) = &rows {
@@ -1773,6 +1797,21 @@ impl Attempt for ProgramAttempt {
                 .map(String::as_str),
             None => None,
         };
+        if !ctx.narrate {
+            // Nobody reads this step's words, SQL or rows: only move on.
+            return report(None, Vec::new(), SqlResult::None, progress, String::new());
+        }
+        // What the trace shows of the statement's result.
+        let result = match (&rows, &error) {
+            (Some(rows), _) => SqlResult::Rows {
+                columns: rows.columns.clone(),
+                rows: rows.rows.clone(),
+                changes: rows.changes,
+            },
+            (None, Some(e)) => SqlResult::from_result(&Err(clone_error(e))),
+            (None, None) => result,
+        };
+        let sql = sql.cloned();
         let blocked_by_busy = progress == Progress::Blocked && answer == Answer::Busy;
         // A single sentence tells what the step does when it works; an error
         // nobody handles is told as it is.

@@ -189,6 +189,9 @@ pub struct StepCtx<'a> {
     pub peers: &'a [Peer],
     /// The run's virtual clock, in seconds; a clock attempt advances it.
     pub clock: &'a std::cell::Cell<i64>,
+    /// Whether the report's words, SQL and rows are wanted (a recorded
+    /// run); without, an attempt may leave them empty and only move on.
+    pub narrate: bool,
 }
 
 impl StepCtx<'_> {
@@ -752,6 +755,7 @@ impl<'s> Run<'s> {
             store: self.store,
             peers: &peers,
             clock: &self.clock,
+            narrate: self.trace.is_some(),
         };
         let report = self.attempts[attempt].step(&ctx);
         self.choices.push(attempt);
@@ -1001,6 +1005,7 @@ pub fn run_alone(
         store,
         peers: &[],
         clock: &clock,
+        narrate: true,
     };
     let mut steps = Vec::new();
     loop {

@@ -533,6 +533,8 @@ pub struct Conn {
     store: Rc<StoreInner>,
     sqlite: Option<Connection>,
     changes: Option<ChangeLog>,
+    /// Whether [`Conn::bound`] set its bounds (a pooled connection keeps them).
+    bounded: std::cell::Cell<bool>,
 }
 
 impl Conn {
@@ -561,6 +563,7 @@ impl Conn {
                     store: store.clone(),
                     sqlite: Some(pooled.sqlite),
                     changes: None,
+                    bounded: std::cell::Cell::new(pooled.bounded),
                 });
             }
         }
@@ -608,6 +611,7 @@ impl Conn {
                 store: store.clone(),
                 sqlite: Some(sqlite),
                 changes,
+                bounded: std::cell::Cell::new(false),
             }),
             Err(e) => {
                 store.remove_conn(id);
@@ -686,6 +690,11 @@ impl Conn {
     /// `max_bytes` (so `randomblob(1e9)` cannot exhaust memory), and the
     /// [`DENIED_PRAGMAS`] cannot be set.
     pub fn bound(&self, max_bytes: i32) -> Result<()> {
+        // Once per connection: setting an authorizer expires every prepared
+        // statement, and a pooled connection keeps its statements across runs.
+        if self.bounded.get() {
+            return Ok(());
+        }
         let sqlite = self.sqlite()?;
         // SAFETY: the handle is this live connection's; the handler is a
         // plain function with no user data.
@@ -709,6 +718,7 @@ impl Conn {
         if code != rusqlite::ffi::SQLITE_OK {
             return Err(Error::Store(format!("cannot set the authorizer ({code})")));
         }
+        self.bounded.set(true);
         Ok(())
     }
 
@@ -750,6 +760,7 @@ impl Drop for Conn {
                     id: self.id,
                     db: self.db.clone(),
                     sqlite,
+                    bounded: self.bounded.get(),
                 });
                 self.store.remove_conn(self.id);
                 return;

@@ -103,6 +103,8 @@ pub(crate) struct Pooled {
     pub id: ConnId,
     pub db: String,
     pub sqlite: rusqlite::Connection,
+    /// Whether it carries the bounds of [`super::Conn::bound`].
+    pub bounded: bool,
 }
 
 impl std::fmt::Debug for Pooled {
