@@ -464,6 +464,25 @@ fn at(source: &str, span: Option<std::ops::Range<usize>>, message: &str) -> Erro
     )
 }
 
+/// Where a problem found after parsing is: the first place in the source
+/// of a name the message quotes, the last quoted first (in "step "read":
+/// goes to "nowhere"", the missing target).
+fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
+    let quoted: Vec<&str> = message.split('"').skip(1).step_by(2).collect();
+    quoted
+        .iter()
+        .rev()
+        .filter(|q| !q.is_empty() && !q.contains('…') && !q.contains('\\'))
+        .find_map(|q| {
+            let needle = format!("\"{q}\"");
+            source
+                .find(&needle)
+                .map(|at| at + 1)
+                .or_else(|| source.find(q))
+                .map(|at| at..at + q.len())
+        })
+}
+
 /// Parses and checks a scenario source; `fallback_id` names it when the
 /// file gives no id.
 pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
@@ -484,7 +503,7 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
         file.id = Some(fallback_id.to_string());
     }
     let located = |e: Error| match e {
-        Error::InvalidInput { reason, .. } => at(source, None, &reason),
+        Error::InvalidInput { reason, .. } => at(source, subject_span(source, &reason), &reason),
         other => other,
     };
     file.merge_libraries().map_err(located)?;
@@ -1238,6 +1257,13 @@ expect = 2
             error.contains("goes to \"nowhere\", which is not a step"),
             "{error}"
         );
+        // Found after parsing, it is still shown where it is written.
+        let line = unknown_goto
+            .lines()
+            .position(|l| l.contains("nowhere"))
+            .unwrap()
+            + 1;
+        assert!(error.contains(&format!("line {line}, column ")), "{error}");
     }
 
     #[test]
