@@ -9,13 +9,15 @@
 pub mod bench;
 /// The error every fallible function of the crate returns.
 pub mod error;
+/// A run taken home: a script that replays it on real SQLite files.
+pub mod export;
 /// Scenarios as data: scenario files a person writes, and the engine that runs them.
 pub mod format;
 /// Checking what callers send, with a sentence for anything wrong.
 pub mod input;
-/// Idempotency receipts, outbox and inbox: their SQL, rules and steps.
+/// Idempotency receipts, outbox and inbox: a request or event run alone, counts.
 pub mod patterns;
-/// The catalog of scenarios: setup, attempts, checks and explanation.
+/// The catalog of built-in scenarios (scenario files), parameters, the crash sweep.
 pub mod scenarios;
 /// Attempts as step machines, schedulers, schedules and the explorer.
 pub mod sim;

@@ -131,6 +131,21 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Write a run as a standalone Python script that replays it on real
+        /// SQLite files, one process per attempt, and compares every result.
+        Export {
+            /// The scenario's id or a scenario file.
+            scenario: String,
+            /// The schedule, as `explore` prints it (e.g. A6B3AB4).
+            schedule: String,
+            /// The scenario's parameters as JSON.
+            #[arg(long)]
+            params: Option<String>,
+            /// A Python script using only the standard library's sqlite3 (the
+            /// one form there is today).
+            #[arg(long)]
+            python: bool,
+        },
         /// Measure the engine: write transactions, connection opens, snapshot and restore.
         Bench {
             /// Timed rounds per measurement.
@@ -673,6 +688,17 @@ mod cli {
                 if !result.passed {
                     return Err("the run fails its checks".into());
                 }
+            }
+            Command::Export {
+                scenario,
+                schedule,
+                params,
+                python: _,
+            } => {
+                let scenario = build_scenario(&scenario, params.as_deref())?;
+                let explorer = Explorer::new(scenario)?;
+                let schedule = Schedule::decode(&schedule)?;
+                print!("{}", replayground::export::python(&explorer, &schedule)?);
             }
             Command::Bench {
                 rounds,

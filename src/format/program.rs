@@ -1094,6 +1094,14 @@ impl Scenario for FileScenario {
         self.files.to_vec()
     }
 
+    fn pragmas(&self, db: &str) -> String {
+        self.files
+            .iter()
+            .position(|f| *f == db)
+            .map(|i| self.pragmas[i].clone())
+            .unwrap_or_default()
+    }
+
     fn has_invariants(&self) -> bool {
         !self.file.invariants.is_empty()
     }
@@ -1477,6 +1485,25 @@ impl ProgramAttempt {
         }
     }
 
+    /// Whether the attempt may leave this step (no attempt of `wait_while`
+    /// still runs); if so, its `log` line is written.
+    fn leave(
+        &mut self,
+        ctx: &StepCtx<'_>,
+        step: &Step,
+        wait_while: &[usize],
+        log: &Option<String>,
+    ) -> bool {
+        if Self::waiting_on(ctx, wait_while) {
+            return false;
+        }
+        if let Some(log) = log {
+            let entry = self.words(step, log, &|_| None);
+            self.log.push(entry);
+        }
+        true
+    }
+
     fn waiting_on(ctx: &StepCtx<'_>, attempts: &[usize]) -> bool {
         ctx.peers
             .iter()
@@ -1524,12 +1551,8 @@ impl ProgramAttempt {
                 log,
                 wait_while,
             } => {
-                if Self::waiting_on(ctx, wait_while) {
+                if !self.leave(ctx, step, wait_while, log) {
                     return (Progress::Blocked, None);
-                }
-                if let Some(log) = log {
-                    let entry = self.words(step, log, &|_| None);
-                    self.log.push(entry);
                 }
                 let moved = self.goto(*target);
                 if *back_off && matches!(moved.0, Progress::Progressed) {
@@ -1546,12 +1569,8 @@ impl ProgramAttempt {
                 log,
                 wait_while,
             } => {
-                if Self::waiting_on(ctx, wait_while) {
+                if !self.leave(ctx, step, wait_while, log) {
                     return (Progress::Blocked, None);
-                }
-                if let Some(log) = log {
-                    let entry = self.words(step, log, &|_| None);
-                    self.log.push(entry);
                 }
                 let result = self.result_of(step, result);
                 let kind = self.words(step, kind, &|_| None);
@@ -1613,6 +1632,7 @@ impl Attempt for ProgramAttempt {
         self.taken += 1;
         if self.over.is_some() || self.pc >= steps.len() {
             return StepReport {
+                database: None,
                 name: "over".into(),
                 sql: None,
                 params: vec![],
@@ -1625,6 +1645,7 @@ impl Attempt for ProgramAttempt {
         }
         let step = &steps[self.pc];
         let report = |sql: Option<String>, params, result, progress, note| StepReport {
+            database: sql.as_ref().map(|_| instance.files[step.db].to_string()),
             name: step.name.clone(),
             sql,
             params,
@@ -1649,6 +1670,7 @@ impl Attempt for ProgramAttempt {
                 };
                 let note = self.words(step, &crash.note, &|_| None);
                 return StepReport {
+                    database: None,
                     name: crash.name.clone(),
                     sql: None,
                     params: vec![],
@@ -1661,17 +1683,17 @@ impl Attempt for ProgramAttempt {
         let (answer, result, rows, bound, error, sql) = match &step.kind {
             StepKind::Sql(sql) => {
                 let now = ctx.now();
-                let outcome = match self.connection(ctx, step.db) {
+                let (bound, outcome) = match self.connection(ctx, step.db) {
                     Ok(_) => {
                         let conn = self.conns[step.db].as_ref().expect("opened");
                         with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
-                            conn.execute_named(sql, &|name| self.bind(step, name, now))
+                            conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
                         })
                     }
-                    Err(e) => Err(e),
+                    Err(e) => (Vec::new(), Err(e)),
                 };
                 match outcome {
-                    Ok((rows, bound)) => {
+                    Ok(rows) => {
                         let answer = if !rows.rows.is_empty() {
                             Answer::Rows
                         } else if !rows.columns.is_empty() {
@@ -1692,7 +1714,7 @@ impl Attempt for ProgramAttempt {
                         } else {
                             Answer::Error
                         };
-                        (answer, SqlResult::None, None, vec![], Some(e), Some(sql))
+                        (answer, SqlResult::None, None, bound, Some(e), Some(sql))
                     }
                 }
             }
@@ -1970,6 +1992,7 @@ impl Attempt for ClockAttempt {
             Progress::Progressed
         };
         StepReport {
+            database: None,
             name: format!("tick to t={now}"),
             sql: None,
             params: vec![],

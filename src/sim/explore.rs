@@ -258,6 +258,24 @@ impl Explorer {
         self.scenario.params()
     }
 
+    /// The database files as the scenario's setup left them, before any
+    /// attempt ran, with the PRAGMAs each attempt's connection runs.
+    pub fn initial_files(&self) -> Result<Vec<(String, Vec<u8>, String)>> {
+        let store = Store::from_snapshot("initial", &self.initial)?;
+        Ok(self
+            .scenario
+            .databases()
+            .into_iter()
+            .map(|db| {
+                (
+                    db.to_string(),
+                    store.file_bytes(db).unwrap_or_default(),
+                    self.scenario.pragmas(db),
+                )
+            })
+            .collect())
+    }
+
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()

@@ -125,6 +125,9 @@ pub struct StepReport {
     pub name: String,
     /// The SQL it ran, if any.
     pub sql: Option<String>,
+    /// The database file the SQL ran on, when an attempt has several.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub database: Option<String>,
     /// The SQL's parameters.
     pub params: Vec<SqlValue>,
     /// What the SQL returned.
@@ -386,6 +389,10 @@ pub trait Scenario {
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>>;
     /// The database files whose tables a trace shows.
     fn databases(&self) -> Vec<&'static str>;
+    /// The PRAGMAs every attempt's connection to `db` runs when it opens.
+    fn pragmas(&self, _db: &str) -> String {
+        String::new()
+    }
     /// The checks after a run.
     fn checks(&self, ended: &Ended<'_>) -> Result<Vec<Check>>;
     /// Whether the scenario has invariants to check after every step.

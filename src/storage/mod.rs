@@ -168,8 +168,30 @@ pub fn run_sql_named(
     sql: &str,
     bind: &dyn Fn(&str) -> Option<SqlValue>,
 ) -> Result<(Rows, Vec<SqlValue>)> {
+    let (values, rows) = run_sql_named_bound(connection, sql, bind);
+    Ok((rows?, values))
+}
+
+/// As [`run_sql_named`], keeping the values bound when the statement then
+/// fails (a BUSY statement was bound before SQLite refused it).
+pub fn run_sql_named_bound(
+    connection: &Connection,
+    sql: &str,
+    bind: &dyn Fn(&str) -> Option<SqlValue>,
+) -> (Vec<SqlValue>, Result<Rows>) {
+    let mut values = Vec::new();
+    let rows = bind_and_run(connection, sql, bind, &mut values);
+    (values, rows)
+}
+
+fn bind_and_run(
+    connection: &Connection,
+    sql: &str,
+    bind: &dyn Fn(&str) -> Option<SqlValue>,
+    values: &mut Vec<SqlValue>,
+) -> Result<Rows> {
     let mut statement = connection.prepare_cached(sql)?;
-    let mut values = Vec::with_capacity(statement.parameter_count());
+    values.reserve(statement.parameter_count());
     for i in 1..=statement.parameter_count() {
         let name = statement
             .parameter_name(i)
@@ -189,7 +211,7 @@ pub fn run_sql_named(
             )
         })?);
     }
-    Ok((collect_rows(connection, &mut statement, &values)?, values))
+    collect_rows(connection, &mut statement, values)
 }
 
 thread_local! {
@@ -682,6 +704,19 @@ impl Conn {
     ) -> Result<(Rows, Vec<SqlValue>)> {
         let sqlite = self.sqlite()?;
         run_sql_named(&sqlite, sql, bind)
+    }
+
+    /// As [`Conn::execute_named`], keeping the values bound when the
+    /// statement fails.
+    pub fn execute_named_bound(
+        &self,
+        sql: &str,
+        bind: &dyn Fn(&str) -> Option<SqlValue>,
+    ) -> (Vec<SqlValue>, Result<Rows>) {
+        match self.sqlite() {
+            Ok(sqlite) => run_sql_named_bound(&sqlite, sql, bind),
+            Err(e) => (Vec::new(), Err(e)),
+        }
     }
 
     /// Bounds what one statement on this connection may cost, for SQL a
