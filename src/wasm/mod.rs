@@ -216,6 +216,27 @@ impl ScenarioArg {
     }
 }
 
+/// The run of `schedule` as a standalone Python script that replays it on
+/// real SQLite files and compares every result (`replayground export`).
+/// `options`: `{ schedule, params? }`; the schedule must be a whole run.
+#[wasm_bindgen(js_name = exportPython)]
+pub fn export_python(
+    #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "{ schedule: string; params?: object }")]
+    options: JsValue,
+) -> Result<String, JsError> {
+    let scenario = ScenarioArg::read(&id)?;
+    let mut options = options_arg(&options)?;
+    input::only(&options, &["params", "schedule"], "options").map_err(js_error)?;
+    let params = options.remove("params").unwrap_or(Value::Null);
+    let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)
+        .map_err(js_error)?
+        .ok_or_else(|| js_error(Error::invalid("schedule", "is required")))?;
+    let explorer = scenario.explorer(&params).map_err(js_error)?;
+    let schedule = Schedule::decode(&schedule).map_err(js_error)?;
+    crate::export::python(&explorer, &schedule).map_err(js_error)
+}
+
 /// Runs a scenario once, with a strategy or an encoded schedule, and
 /// returns the full trace and checks.
 #[wasm_bindgen(js_name = runScenario)]

@@ -478,6 +478,27 @@ const actions = {
       status(`The link could not be copied (${error.message}); copy it from the address bar.`, 'fail');
     }
   },
+  // Downloads the run as a Python script that replays it on real SQLite.
+  async 'export-python'() {
+    const view = state.view;
+    if (!view?.result) {
+      status('Run to the end first (step until no attempt can, or Run a strategy): the script replays a whole run.', 'fail');
+      return;
+    }
+    try {
+      const script = await engine.exportPython(state.entry.id, { params: state.params, schedule: view.schedule });
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(new Blob([script], { type: 'text/x-python' }));
+      link.download = `${state.entry.id}-${view.schedule}.py`;
+      document.body.append(link);
+      link.click();
+      link.remove();
+      setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+      status(`${link.download} replays this run on real SQLite files with python3 and compares every step.`);
+    } catch (error) {
+      status(`The script could not be made: ${error.message}`, 'fail');
+    }
+  },
   // Cancels a running search.
   cancel() {
     state.search?.cancel();

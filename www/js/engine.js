@@ -97,6 +97,8 @@ export const profiles = () => call('profiles').promise;
 export const runScenario = (id, options) => call('runScenario', [id, options]).promise;
 // The crash-point sweep of the outbox relay.
 export const crashSweep = (options) => call('crashSweep', [options]).promise;
+// The run as a Python script that replays it on real SQLite files.
+export const exportPython = (id, options) => call('exportPython', [id, options]).promise;
 // Measures the engine in this browser; see `replayground bench` for the native twin.
 export const benchEngine = (rounds, iterations) => call('benchEngine', [rounds, iterations]).promise;
 

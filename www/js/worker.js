@@ -40,6 +40,7 @@ const ops = {
   profiles: () => wasm.profiles(),
   runScenario: ([scenario, options]) => wasm.runScenario(scenario, options),
   crashSweep: ([options]) => wasm.crashSweep(options),
+  exportPython: ([scenario, options]) => wasm.exportPython(scenario, options),
   benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
   newStepper: ([scenario, options]) => {
     const stepper = new wasm.Stepper(scenario, options);

@@ -1,0 +1,44 @@
+// Taking a counterexample home: the page's "Reproduce on real SQLite" button
+// downloads a Python script, and python3 replays the run on real SQLite files
+// with every step's result as the playground showed it.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { test } from 'node:test';
+import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+
+const env = serveAndLaunch();
+
+test('a counterexample downloads as a script that reproduces it on real SQLite', async () => {
+  const { context, page, seen } = await openPage(env.browser, env.server.url, { acceptDownloads: true });
+  await page.goto(`${env.server.url}?s=idem-check-then-write`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  // Before the run is over, the button says what to do instead.
+  await page.click('#export-python');
+  assert.match(await page.locator('#run-status').textContent(), /Run to the end first/);
+  // The explorer's counterexample, then the script.
+  await page.selectOption('#strategy', 'exhaustive');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  assert.match(page.url(), /schedule=A6B3AB4/);
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-python')]);
+  assert.equal(download.suggestedFilename(), 'idem-check-then-write-A6B3AB4.py');
+  const folder = mkdtempSync(path.join(tmpdir(), 'replayground-e2e-'));
+  try {
+    const script = path.join(folder, download.suggestedFilename());
+    await download.saveAs(script);
+    assert.match(readFileSync(script, 'utf8'), /^#!\/usr\/bin\/env python3/);
+    const out = execFileSync('python3', [script], { encoding: 'utf8' });
+    assert.match(out, /14\. B: commit {2}ok {2}\(as in the playground\)/);
+    assert.match(out, /the playground's check failed: created: expected 1, got 2/);
+    assert.match(out, /16 results compared, 0 different/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  assert.match(await page.locator('#run-status').textContent(), /replays this run on real SQLite files/);
+  await screenshot(page, 'export-python', false);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
