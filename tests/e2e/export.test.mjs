@@ -38,6 +38,20 @@ test('a counterexample downloads as a script that reproduces it on real SQLite',
     rmSync(folder, { recursive: true, force: true });
   }
   assert.match(await page.locator('#run-status').textContent(), /replays this run on real SQLite files/);
+  // The trace as JSON: every step with its SQL, values, result, locks and tables.
+  const [traceFile] = await Promise.all([page.waitForEvent('download'), page.click('#download-trace')]);
+  assert.equal(traceFile.suggestedFilename(), 'idem-check-then-write-A6B3AB4.json');
+  const tracePath = path.join(tmpdir(), `replayground-trace-${process.pid}.json`);
+  await traceFile.saveAs(tracePath);
+  const trace = JSON.parse(readFileSync(tracePath, 'utf8'));
+  rmSync(tracePath, { force: true });
+  assert.equal(trace.schedule, 'A6B3AB4');
+  assert.equal(trace.trace.length, 14);
+  const insert = trace.trace.find((s) => s.name === 'insert receipt');
+  assert.ok(insert.sql.startsWith('INSERT OR REPLACE INTO receipts'));
+  assert.deepEqual(insert.params.slice(0, 3), ['north', 'web-order', 'intent-a']);
+  assert.ok(insert.locks.length === 2 && insert.tables['orders.db'].receipts);
+  assert.match(await page.locator('#run-status').textContent(), /holds the 14 steps of this run/);
   await screenshot(page, 'export-python', false);
   assert.deepEqual(seen.errors, []);
   await context.close();

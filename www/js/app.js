@@ -219,6 +219,17 @@ function readParams() {
   return params;
 }
 
+// Saves `text` as a file called `name` (the browser's download).
+function download(name, text, type) {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([text], { type }));
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
 // ---------------------------------------------------------------- permalink
 
 // The URL of the current scenario, parameters, schedule and selected step.
@@ -478,6 +489,18 @@ const actions = {
       status(`The link could not be copied (${error.message}); copy it from the address bar.`, 'fail');
     }
   },
+  // Downloads the run shown as JSON: the scenario, parameters, schedule,
+  // and every step's SQL, parameters, result, locks and tables.
+  'download-trace'() {
+    const view = state.view;
+    if (!view?.trace?.length) {
+      status('Take a step first: the trace holds the steps taken.', 'fail');
+      return;
+    }
+    const name = `${state.entry.id}-${view.schedule}.json`;
+    download(name, JSON.stringify(view, null, 2), 'application/json');
+    status(`${name} holds the ${count(view.trace.length, 'step')} of this run.`);
+  },
   // Downloads the run as a Python script that replays it on real SQLite.
   async 'export-python'() {
     const view = state.view;
@@ -487,14 +510,9 @@ const actions = {
     }
     try {
       const script = await engine.exportPython(state.entry.id, { params: state.params, schedule: view.schedule });
-      const link = document.createElement('a');
-      link.href = URL.createObjectURL(new Blob([script], { type: 'text/x-python' }));
-      link.download = `${state.entry.id}-${view.schedule}.py`;
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(link.href), 1000);
-      status(`${link.download} replays this run on real SQLite files with python3 and compares every step.`);
+      const name = `${state.entry.id}-${view.schedule}.py`;
+      download(name, script, 'text/x-python');
+      status(`${name} replays this run on real SQLite files with python3 and compares every step.`);
     } catch (error) {
       status(`The script could not be made: ${error.message}`, 'fail');
     }
