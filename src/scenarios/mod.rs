@@ -38,6 +38,24 @@ pub struct Entry {
     pub reference: bool,
 }
 
+impl Entry {
+    /// The catalog entry of a scenario file: what the page and the embeds
+    /// show of a built-in and of a user's file alike.
+    pub fn of(file: &File) -> Result<Entry> {
+        let declared = file.declared_params()?;
+        Ok(Entry {
+            id: crate::format::leak(file.id()),
+            pattern: crate::format::leak(file.pattern.as_deref().unwrap_or("custom")),
+            suite: crate::format::leak(file.suite.as_deref().unwrap_or_default()),
+            title: crate::format::leak(&file.title),
+            explanation: crate::format::leak(&file.explanation),
+            fails: file.fails,
+            params: Box::leak(declared.into_boxed_slice()),
+            reference: file.reference,
+        })
+    }
+}
+
 /// The libraries of the built-in catalog: parameters, databases and
 /// programs that scenario files include by name.
 pub const LIBRARIES: &[(&str, &str)] = &[
@@ -158,19 +176,8 @@ fn builtins() -> Rc<Vec<(Entry, Rc<File>)>> {
                     // defect of the build, not of a caller's input.
                     let file = crate::format::parse(source, id)
                         .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
-                    let declared = file
-                        .declared_params()
+                    let entry = Entry::of(&file)
                         .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
-                    let entry = Entry {
-                        id,
-                        pattern: crate::format::leak(file.pattern.as_deref().unwrap_or("custom")),
-                        suite: crate::format::leak(file.suite.as_deref().unwrap_or_default()),
-                        title: crate::format::leak(&file.title),
-                        explanation: crate::format::leak(&file.explanation),
-                        fails: file.fails,
-                        params: Box::leak(declared.into_boxed_slice()),
-                        reference: file.reference,
-                    };
                     (entry, Rc::new(file))
                 })
                 .collect(),

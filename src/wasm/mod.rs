@@ -163,6 +163,35 @@ pub fn scenario_catalog() -> Result<JsValue, JsError> {
     to_js(&scenarios::catalog())
 }
 
+/// What the catalog says of a scenario, for an id or a scenario file's
+/// source (`{ source, name? }`): its id, title, explanation, whether it is
+/// meant to fail, and its parameters. A file with a mistake is an Error that
+/// gives its line and column.
+#[wasm_bindgen(js_name = describeScenario, unchecked_return_type = "CatalogEntry")]
+pub fn describe_scenario(
+    #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] scenario: JsValue,
+) -> Result<JsValue, JsError> {
+    match ScenarioArg::read(&scenario)? {
+        ScenarioArg::Id(id) => to_js(&scenarios::entry(&id).map_err(js_error)?),
+        ScenarioArg::File(file) => to_js(&scenarios::Entry::of(&file).map_err(js_error)?),
+    }
+}
+
+/// The source of a built-in scenario: the file to start an edited copy from.
+#[wasm_bindgen(js_name = scenarioSource)]
+pub fn scenario_source(
+    #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
+) -> Result<String, JsError> {
+    let id = match js_to_json(&id).map_err(js_error)? {
+        Value::String(id) => id,
+        _ => return Err(js_error(Error::invalid("scenario", "give a scenario id"))),
+    };
+    scenarios::entry(&id).map_err(js_error)?;
+    Ok(scenarios::builtin_source(&id)
+        .unwrap_or_default()
+        .to_string())
+}
+
 /// The response profiles side by side: retention, error storage, answers.
 #[wasm_bindgen(js_name = profiles)]
 pub fn profile_table() -> Result<JsValue, JsError> {

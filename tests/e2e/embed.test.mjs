@@ -88,7 +88,7 @@ test('a broken attribute shows its message in the embed', async () => {
   await page.evaluate(() => document.body.append(document.createElement('replayground-scenario')));
   const bare = page.locator('replayground-scenario:not([data-example]) .frame[data-state="error"]');
   await bare.waitFor();
-  assert.match(await bare.textContent(), /the scenario attribute is required/);
+  assert.match(await bare.textContent(), /give a scenario: scenario="idem-race", src="design.toml"/);
   await context.close();
 });
 
@@ -123,5 +123,105 @@ test("an embed without a schedule shows the scenario's point, in the page's word
   assert.equal(await broken.locator('.step').count(), 14, 'A6B3AB4 has 14 steps');
   await screenshot(page, 'embed-counterexample');
   assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
+// Packs a scenario source as the `source` attribute and embed.html take it,
+// in the page (CompressionStream), with the page's own code.
+async function packed(page, source) {
+  return page.evaluate(async (text) => (await import('/js/parts/pack.js')).pack(text), source);
+}
+
+test('an embed runs a scenario file: inline, from src, and packed in embed.html', async () => {
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(`${env.server.url}docs/`);
+  // Inline: the explorer's counterexample, played to the end, fails.
+  assert.equal(await settled(player(page, 'inline')), 'ready');
+  assert.equal(await player(page, 'inline').locator('.title').textContent(), 'A seat booked by check-then-insert');
+  await player(page, 'inline').locator('button[data-control="run"]').click();
+  await player(page, 'inline').locator('.verdict[data-kind="fail"]').waitFor();
+  assert.match(await player(page, 'inline').locator('.verdict').textContent(), /seat 7 is booked once: expected 1, got 2/);
+  // From src, on the same origin, opened at its second step.
+  assert.equal(await settled(player(page, 'src')), 'ready');
+  assert.equal(await player(page, 'src').locator('.step').count(), 2);
+  assert.equal(await player(page, 'src').locator('.title').textContent(), 'Broken: a seat booked by check-then-insert');
+  await player(page, 'inline').scrollIntoViewIfNeeded();
+  await screenshot(page, 'docs-own-design', false);
+  // Packed, in embed.html's query.
+  const source = await (await fetch(`${env.server.url}docs/seats.toml`)).text();
+  const frame = await context.newPage();
+  await frame.goto(`${env.server.url}embed.html?source=${await packed(page, source)}&step=3`);
+  const inner = frame.locator('replayground-scenario');
+  await inner.locator('.frame[data-state="ready"]').waitFor({ timeout: 30000 });
+  assert.equal(await inner.locator('.step').count(), 3);
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.foreignRequests, []);
+  await context.close();
+});
+
+test('a hostile scenario file in an embed is text, bounded, and leaves the page working', async () => {
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(`${env.server.url}docs/`);
+  await settled(player(page, 'race'));
+  const hostile = `
+title = "<img src=x onerror=\\"window.pwned = 1\\"><b>bold</b>"
+fails = true
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+steps = [ { name = "<i>forever</i>", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", note = "<script>window.pwned = 2</script>" } ]
+[[attempts]]
+steps = [ { name = "escape", sql = "ATTACH '/etc/passwd' AS p" } ]
+`;
+  const cases = {
+    inline: hostile,
+    twoSources: null,
+    crossOrigin: null,
+    badPacked: null,
+    bomb: null,
+  };
+  await page.evaluate(async ({ text, bomb }) => {
+    const add = (name, setup) => {
+      const element = document.createElement('replayground-scenario');
+      element.dataset.example = name;
+      setup(element);
+      document.querySelector('main').append(element);
+    };
+    add('hostile', (e) => {
+      const script = document.createElement('script');
+      script.type = 'application/toml';
+      script.textContent = text;
+      e.append(script);
+    });
+    add('two-sources', (e) => { e.setAttribute('scenario', 'idem-race'); e.setAttribute('src', 'seats.toml'); });
+    add('cross-origin', (e) => e.setAttribute('src', 'https://example.com/design.toml'));
+    add('bad-packed', (e) => e.setAttribute('source', 'not base64url!'));
+    add('bomb', (e) => e.setAttribute('source', bomb));
+  }, { text: hostile, bomb: await packed(page, 'x'.repeat(300 * 1024)) });
+  assert.ok(Object.keys(cases).length === 5);
+  // The hostile file runs: its HTML is text, its endless query is stopped.
+  assert.equal(await settled(player(page, 'hostile')), 'ready');
+  assert.equal(await player(page, 'hostile').locator('.title').textContent(), '<img src=x onerror="window.pwned = 1"><b>bold</b>');
+  assert.equal(await player(page, 'hostile').locator('.frame').locator('img, b, i, script').count(), 0);
+  await player(page, 'hostile').locator('button[data-control="run"]').click();
+  await player(page, 'hostile').locator('.verdict').waitFor();
+  await player(page, 'hostile').locator('.step').nth(1).waitFor();
+  const steps = await player(page, 'hostile').locator('.step').allTextContents();
+  assert.ok(steps.some((s) => s.includes('ran more than 20000000 SQLite instructions')), `${steps.join('\n')} / ${await player(page, 'hostile').locator('.frame').textContent()}`);
+  assert.ok(steps.some((s) => s.includes('unable to open database')), steps.join('\n'));
+  assert.equal(await page.evaluate(() => window.pwned), undefined);
+  // Each wrong source says what is wrong, in the embed.
+  const message = async (name) => {
+    assert.equal(await settled(player(page, name)), 'error', name);
+    return player(page, name).locator('.message').textContent();
+  };
+  assert.match(await message('two-sources'), /give one scenario, not scenario and src/);
+  assert.match(await message('cross-origin'), /src must be on this page's origin/);
+  assert.match(await message('bad-packed'), /not base64url/);
+  assert.match(await message('bomb'), /unpacks to more than 262144 bytes/);
+  // The page's other players still work.
+  await player(page, 'race').locator('button[data-control="run"]').click();
+  await player(page, 'race').locator('.verdict[data-kind="pass"]').waitFor();
+  assert.deepEqual(seen.foreignRequests, []);
   await context.close();
 });

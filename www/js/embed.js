@@ -3,8 +3,15 @@
 //   <script type="module" src="https://HOST/js/embed.js"></script>
 //   <replayground-scenario scenario="idem-check-then-write" schedule="A6B3AB4"></replayground-scenario>
 //
-// Attributes (all optional but `scenario`):
-//   scenario   a catalog id                                   (required)
+// The scenario is one of (exactly one):
+//   scenario   a catalog id
+//   src        the URL of a scenario file on the same origin, e.g. src="my-design.toml"
+//   source     a scenario file packed (deflate-raw, base64url), as embed.html takes it
+//   or a child <script type="application/toml">…</script> holding the file
+// A scenario file is untrusted: it runs in the engine's worker within the
+// format's bounds, and all its text is shown as text.
+//
+// Other attributes (all optional):
 //   schedule   the interleaving to play, e.g. A6B3AB4         (default: the shortest counterexample of a
 //                                                             design that fails, else a round-robin run)
 //   params     the scenario's parameters as JSON              (default: the scenario's own)
@@ -20,12 +27,13 @@ import * as engine from './engine.js';
 import { el, iconButton } from './parts/dom.js';
 import { databaseSections } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
+import { MAX_SOURCE_BYTES, unpack } from './parts/pack.js';
 import { verdictOf } from './parts/verdict.js';
 
 const STYLESHEET = new URL('../css/embed.css', import.meta.url).href;
 const CONTROLS = ['step', 'run', 'reset'];
 // The attributes an embed reads (embed.html takes the same names from its query).
-export const ATTRIBUTES = ['scenario', 'schedule', 'params', 'controls', 'step', 'theme'];
+export const ATTRIBUTES = ['scenario', 'src', 'source', 'schedule', 'params', 'controls', 'step', 'theme'];
 let catalog = null;
 
 // The catalog, fetched once for all embeds.
@@ -42,6 +50,43 @@ async function defaultSchedule(id, params) {
   const report = await search.promise;
   if (report.counterexample) return report.counterexample.schedule;
   return (await engine.runScenario(id, { params, strategy: 'round-robin' })).schedule;
+}
+
+// The text of a same-origin scenario file.
+async function fetchSource(src) {
+  const url = new URL(src, document.baseURI);
+  if (url.origin !== location.origin) throw new Error(`src must be on this page's origin (${location.origin}), not ${url.origin}`);
+  const response = await fetch(url, { credentials: 'same-origin' });
+  if (!response.ok) throw new Error(`src ${JSON.stringify(src)} could not be read (HTTP ${response.status})`);
+  const text = await response.text();
+  if (text.length > MAX_SOURCE_BYTES) throw new Error(`src is ${text.length} characters; a scenario file has at most ${MAX_SOURCE_BYTES}`);
+  return text;
+}
+
+// What an embed runs: `{ arg, entry }`, where `arg` is what the engine takes
+// (an id, or `{ source, name }`) and `entry` what the catalog says of it.
+async function scenarioOf(element) {
+  const inline = element.querySelector(':scope > script[type="application/toml"]');
+  const given = ['scenario', 'src', 'source'].filter((name) => element.hasAttribute(name));
+  if (inline) given.push('an inline <script type="application/toml">');
+  if (given.length !== 1) {
+    throw new Error(given.length === 0
+      ? 'give a scenario: scenario="idem-race", src="design.toml", source="…" or an inline <script type="application/toml">'
+      : `give one scenario, not ${given.join(' and ')}`);
+  }
+  if (element.hasAttribute('scenario')) {
+    const id = element.getAttribute('scenario');
+    const entries = await loadCatalog();
+    const entry = entries.find((e) => e.id === id);
+    if (!entry) throw new Error(`unknown scenario ${JSON.stringify(id)}; known: ${entries.map((e) => e.id).join(', ')}`);
+    return { arg: id, entry };
+  }
+  let source;
+  if (inline) source = inline.textContent;
+  else if (element.hasAttribute('src')) source = await fetchSource(element.getAttribute('src'));
+  else source = await unpack(element.getAttribute('source'));
+  const arg = { source, name: 'scenario' };
+  return { arg, entry: await engine.describeScenario(arg) };
 }
 
 class ReplaygroundScenario extends HTMLElement {
@@ -92,11 +137,7 @@ class ReplaygroundScenario extends HTMLElement {
     this.frame.dataset.state = 'loading';
     this.frame.replaceChildren(el('p', 'Loading SQLite…', 'message'));
     try {
-      const id = this.getAttribute('scenario');
-      if (!id) throw new Error('the scenario attribute is required, e.g. scenario="idem-race"');
-      const entries = await loadCatalog();
-      const entry = entries.find((e) => e.id === id);
-      if (!entry) throw new Error(`unknown scenario ${JSON.stringify(id)}; known: ${entries.map((e) => e.id).join(', ')}`);
+      const { arg: id, entry } = await scenarioOf(this);
       let params = {};
       if (this.hasAttribute('params')) {
         try {
@@ -123,7 +164,7 @@ class ReplaygroundScenario extends HTMLElement {
         full = await stepper.setSchedule(schedule);
       } catch (error) {
         stepper.close();
-        throw new Error(`the schedule attribute does not fit scenario ${id}: ${error.message}`);
+        throw new Error(`the schedule attribute does not fit scenario ${entry.id}: ${error.message}`);
       }
       if (generation !== this.generation) {
         stepper.close();

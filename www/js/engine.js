@@ -99,6 +99,10 @@ export const runScenario = (id, options) => call('runScenario', [id, options]).p
 export const crashSweep = (options) => call('crashSweep', [options]).promise;
 // The run as a Python script that replays it on real SQLite files.
 export const exportPython = (id, options) => call('exportPython', [id, options]).promise;
+// What the catalog says of an id or of a scenario file ({ source, name }).
+export const describeScenario = (scenario) => call('describeScenario', [scenario]).promise;
+// A built-in scenario's source.
+export const scenarioSource = (id) => call('scenarioSource', [id]).promise;
 // Measures the engine in this browser; see `replayground bench` for the native twin.
 export const benchEngine = (rounds, iterations) => call('benchEngine', [rounds, iterations]).promise;
 
