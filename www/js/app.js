@@ -6,6 +6,7 @@ import * as engine from './engine.js';
 import { count, el, row } from './parts/dom.js';
 import { databaseSections, lockItems } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
+import { pack, unpack } from './parts/pack.js';
 import { checksRows, verdictOf } from './parts/verdict.js';
 import { statusWord } from './parts/words.js';
 
@@ -43,9 +44,41 @@ const ui = {
   roundTripLog: $('round-trip-log'),
   roundTripError: $('round-trip-error'),
   shortcuts: $('shortcuts'),
+  editor: $('editor'),
+  source: $('source'),
+  sourceStatus: $('source-status'),
+  drafts: $('drafts'),
 };
 
 const DEFAULT_SCENARIO = 'idem-race';
+// The longest address a shared link may be: common servers and proxies
+// refuse longer request lines (8 KiB).
+const MAX_LINK_CHARS = 8000;
+// Where drafts are kept in this browser.
+const DRAFTS_KEY = 'replayground.drafts';
+// A blank design to start from.
+const TEMPLATE = `# A design of your own: what you suspect may break, and what must hold.
+title = "My design"
+fails = false
+
+[databases.app]
+schema = """
+CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
+"""
+
+[[attempts]]
+replicas = 2
+steps = [
+  { name = "begin", sql = "BEGIN IMMEDIATE" },
+  { name = "insert", sql = "INSERT INTO items (name) VALUES (:label)" },
+  { name = "commit", sql = "COMMIT", on.ok = { finish = "done" } },
+]
+
+[[checks]]
+name = "one row per attempt"
+sql = "SELECT count(*) FROM items"
+expect = 2
+`;
 
 const state = {
   // Counts scenario loads: a search's answer counts only for the load it started under.
@@ -54,6 +87,11 @@ const state = {
   restoring: false,
   catalog: [],
   entry: null,
+  // What the engine runs: a catalog id, or { source, name } for a design.
+  arg: null,
+  // A design's source and its packed form for links (null for a built-in).
+  source: null,
+  packed: null,
   params: {},
   stepper: null,
   view: null,
@@ -112,7 +150,7 @@ function renderCatalog() {
       option.append(el('span', entry.title, 'scenario-title'));
       option.append(el('span', entry.fails ? 'fails' : 'holds', entry.fails ? 'tag tag-fails' : 'tag tag-holds'));
       if (entry.reference) option.append(el('span', 'reference', 'tag'));
-      const current = entry.id === state.entry?.id;
+      const current = !state.source && entry.id === state.entry?.id;
       option.setAttribute('aria-selected', String(current));
       option.tabIndex = current ? 0 : -1;
       list.append(option);
@@ -235,8 +273,14 @@ function download(name, text, type) {
 // The URL of the current scenario, parameters, schedule and selected step.
 function permalink() {
   const query = new URLSearchParams();
-  query.set('s', state.entry.id);
-  for (const [name, value] of Object.entries(state.params)) query.set(name, String(value));
+  if (state.source) {
+    // A design travels whole in the link, packed; its parameters as JSON.
+    query.set('src', state.packed);
+    if (Object.keys(state.params).length) query.set('params', JSON.stringify(state.params));
+  } else {
+    query.set('s', state.entry.id);
+    for (const [name, value] of Object.entries(state.params)) query.set(name, String(value));
+  }
   if (state.view?.schedule) query.set('schedule', state.view.schedule);
   if (state.selected >= 0 && state.view && state.selected < state.view.trace.length - 1) query.set('step', String(state.selected + 1));
   return `${location.pathname}?${query}`;
@@ -250,6 +294,11 @@ function permalink() {
 function updateLink({ replace = false } = {}) {
   if (state.restoring) return;
   const url = permalink();
+  if (url.length > MAX_LINK_CHARS) {
+    // Refused, not cut: a cut link would open something else.
+    notice(`This design is too long for a link (${url.length.toLocaleString('en')} characters; links keep to ${MAX_LINK_CHARS.toLocaleString('en')}). The address still shows the last run that fit; save the design as a file and embed it with src, or keep it as a draft.`);
+    return;
+  }
   const here = `${location.pathname}${location.search}`;
   if (url === here) return;
   const previous = new URLSearchParams(location.search);
@@ -264,6 +313,10 @@ function updateLink({ replace = false } = {}) {
 // Opens what the address says (a link, or Back and Forward): the scenario,
 // its parameters, the schedule and the step; a bad part is dropped and named.
 async function openLink() {
+  if (new URLSearchParams(location.search).has('src')) {
+    await openDesignLink();
+    return;
+  }
   const problems = [];
   let link = { id: null, params: {}, schedule: null, step: null };
   try {
@@ -292,7 +345,12 @@ async function openLink() {
     }
   }
   notice(problems.length ? `Part of this link was dropped: ${problems.join('; ')}.` : '');
-  // A link to a failing run opens with its summary and one sentence per step.
+  explainLinkedRun();
+  render();
+}
+
+// A link to a failing run opens with its summary and one sentence per step.
+function explainLinkedRun() {
   const { result } = state.view;
   if (result && !result.passed) {
     const failed = result.checks.filter((c) => !c.pass).map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`);
@@ -300,6 +358,50 @@ async function openLink() {
     ui.steps.replaceChildren(...state.view.trace.map((step) => el('li', step.note)));
     ui.steps.hidden = false;
   }
+}
+
+// Opens a link that carries a design (src=, packed): the design, its
+// parameters, the schedule and the step. The design is untrusted: the
+// engine runs it in its worker within the format's bounds, and its text is
+// shown as text.
+async function openDesignLink() {
+  const query = new URLSearchParams(location.search);
+  const problems = [];
+  let source;
+  try {
+    source = await unpack(query.get('src'));
+  } catch (error) {
+    notice(`This link's design could not be opened: ${error.message}.`);
+    await loadScenario(DEFAULT_SCENARIO, {});
+    render();
+    return;
+  }
+  let params = {};
+  if (query.has('params')) {
+    try {
+      params = JSON.parse(query.get('params'));
+    } catch {
+      problems.push('the params were dropped: they are not JSON');
+    }
+  }
+  try {
+    await loadScenario({ source }, params, query.get('schedule'));
+  } catch (error) {
+    try {
+      problems.push(error.message);
+      await loadScenario({ source }, {});
+    } catch (again) {
+      notice(`This link's design could not be opened: ${again.message}.`);
+      showEditor(source);
+      await loadScenario(DEFAULT_SCENARIO, {});
+      render();
+      return;
+    }
+  }
+  const step = Number(query.get('step'));
+  if (query.has('step') && Number.isInteger(step) && step >= 1 && step <= state.view.trace.length) state.selected = step - 1;
+  notice(problems.length ? `Part of this link was dropped: ${problems.join('; ')}.` : '');
+  explainLinkedRun();
   render();
 }
 
@@ -328,16 +430,23 @@ async function readLink() {
 // ---------------------------------------------------------------- scenario
 
 // Loads scenario `id` with `params`; replays `schedule` if given.
-async function loadScenario(id, params = {}, schedule = null) {
-  const entry = state.catalog.find((e) => e.id === id);
-  if (!entry) throw new Error(`there is no scenario ${JSON.stringify(id)}`);
+async function loadScenario(what, params = {}, schedule = null) {
+  // A catalog id, or { source } for a design.
+  const source = typeof what === 'string' ? null : what.source;
+  const arg = source === null ? what : { source, name: 'design' };
+  const entry = source === null ? state.catalog.find((e) => e.id === what) : await engine.describeScenario(arg);
+  if (!entry) throw new Error(`there is no scenario ${JSON.stringify(what)}`);
   // A search of what was shown before must not report on what is shown now.
   state.generation += 1;
   state.search?.cancel();
-  const stepper = await engine.stepper(id, { params });
+  const stepper = await engine.stepper(arg, { params });
+  const packed = source === null ? null : await pack(source);
   state.stepper?.close();
   state.stepper = stepper;
   state.entry = entry;
+  state.arg = arg;
+  state.source = source;
+  state.packed = packed;
   state.params = params;
   state.view = stepper.state;
   state.selected = -1;
@@ -358,6 +467,7 @@ async function loadScenario(id, params = {}, schedule = null) {
 // Draws scenario-specific extras: the profiles table, the sweep button.
 async function renderExtra() {
   ui.extra.replaceChildren();
+  if (state.source) return;
   if (state.entry.id === 'idem-profiles' || state.entry.id === 'idem-in-flight') {
     const rows = await engine.profiles();
     const table = el('table', '', 'results profiles');
@@ -437,7 +547,163 @@ async function busy(work) {
   }
 }
 
+// ---------------------------------------------------------------- the editor
+
+// Opens the editor with `source`.
+function showEditor(source) {
+  ui.editor.hidden = false;
+  ui.source.value = source;
+  ui.source.focus();
+  ui.source.setSelectionRange(0, 0);
+  ui.source.scrollTop = 0;
+  checkSource();
+}
+
+let checking = 0;
+let checkTimer = null;
+
+// Parses the editor's text in the engine's worker and says what it found:
+// the design's title, or the first mistake at its line and column.
+async function checkSource() {
+  const mine = ++checking;
+  try {
+    const entry = await engine.describeScenario({ source: ui.source.value, name: 'design' });
+    if (mine !== checking) return;
+    ui.sourceStatus.textContent = `ok: "${entry.title}", ${count(entry.params.length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`;
+    ui.sourceStatus.dataset.kind = 'pass';
+  } catch (error) {
+    if (mine !== checking) return;
+    ui.sourceStatus.textContent = error.message;
+    ui.sourceStatus.dataset.kind = 'fail';
+  }
+}
+
+ui.source.addEventListener('input', () => {
+  clearTimeout(checkTimer);
+  checkTimer = setTimeout(checkSource, 300);
+});
+
+// Tab indents (the browser's undo keeps it); Escape, then Tab, leaves.
+let tabLeaves = false;
+ui.source.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape') {
+    tabLeaves = true;
+    return;
+  }
+  if (event.key === 'Tab' && !event.shiftKey && !event.ctrlKey && !event.altKey && !event.metaKey && !tabLeaves) {
+    event.preventDefault();
+    document.execCommand('insertText', false, '  ');
+  }
+  tabLeaves = false;
+});
+
+// The drafts kept in this browser: [{ title, source, saved }].
+function readDrafts() {
+  try {
+    const drafts = JSON.parse(localStorage.getItem(DRAFTS_KEY) ?? '[]');
+    return Array.isArray(drafts) ? drafts.filter((d) => typeof d?.title === 'string' && typeof d?.source === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function writeDrafts(drafts) {
+  try {
+    localStorage.setItem(DRAFTS_KEY, JSON.stringify(drafts));
+    return true;
+  } catch (error) {
+    status(`The draft could not be kept in this browser: ${error.message}`, 'fail');
+    return false;
+  }
+}
+
+// Lists My scenarios.
+function renderDrafts() {
+  ui.drafts.replaceChildren(...readDrafts().map((draft, i) => {
+    const item = el('li');
+    const open = el('button', draft.title, 'secondary');
+    open.type = 'button';
+    open.dataset.action = 'open-draft';
+    open.dataset.draft = String(i);
+    const remove = el('button', 'Delete', 'secondary');
+    remove.type = 'button';
+    remove.dataset.action = 'delete-draft';
+    remove.dataset.draft = String(i);
+    remove.setAttribute('aria-label', `Delete the draft ${draft.title}`);
+    item.append(open, remove);
+    return item;
+  }));
+}
+
 const actions = {
+  // Opens an editable copy of the scenario shown (a built-in's file, or the design).
+  async 'edit-copy'() {
+    try {
+      showEditor(state.source ?? await engine.scenarioSource(state.entry.id));
+    } catch (error) {
+      status(error.message, 'fail');
+    }
+  },
+  // Opens the editor on a blank design.
+  'new-design'() {
+    showEditor(TEMPLATE);
+  },
+  // Runs the editor's design as the scenario shown (its link holds it).
+  async 'apply-source'() {
+    const source = ui.source.value;
+    try {
+      await engine.describeScenario({ source, name: 'design' });
+    } catch (error) {
+      ui.sourceStatus.textContent = error.message;
+      ui.sourceStatus.dataset.kind = 'fail';
+      return;
+    }
+    await busy(() => loadScenario({ source }, {}));
+  },
+  // Keeps the editor's design in this browser, under its title.
+  async 'save-draft'() {
+    const source = ui.source.value;
+    let title;
+    try {
+      title = (await engine.describeScenario({ source, name: 'design' })).title;
+    } catch (error) {
+      title = `Draft (not yet valid) ${new Date().toLocaleString('en')}`;
+      ui.sourceStatus.textContent = `Kept as a draft, but: ${error.message}`;
+      ui.sourceStatus.dataset.kind = 'fail';
+    }
+    const drafts = readDrafts().filter((d) => d.title !== title);
+    drafts.unshift({ title, source, saved: Date.now() });
+    if (writeDrafts(drafts)) {
+      renderDrafts();
+      status(`Saved "${title}" in My scenarios.`);
+    }
+  },
+  // Opens a draft in the editor and runs it.
+  async 'open-draft'(target) {
+    const draft = readDrafts()[Number(target.dataset.draft)];
+    if (!draft) return;
+    showEditor(draft.source);
+    try {
+      await engine.describeScenario({ source: draft.source, name: 'design' });
+      await busy(() => loadScenario({ source: draft.source }, {}));
+    } catch {
+      // The editor says what is wrong with it.
+    }
+  },
+  // Deletes a draft, once the person confirms.
+  'delete-draft'(target) {
+    const drafts = readDrafts();
+    const i = Number(target.dataset.draft);
+    const draft = drafts[i];
+    if (!draft || !window.confirm(`Delete the draft "${draft.title}"? This cannot be undone.`)) return;
+    drafts.splice(i, 1);
+    if (writeDrafts(drafts)) renderDrafts();
+  },
+  // Closes the editor (the design shown stays).
+  'close-editor'() {
+    ui.editor.hidden = true;
+    $('edit-copy').focus();
+  },
   // Opens a scenario from the catalog with its default parameters.
   async pick(target) {
     notice('');
@@ -474,7 +740,7 @@ const actions = {
   },
   // Applies the parameter controls: the scenario starts over with them.
   async params() {
-    await busy(() => loadScenario(state.entry.id, readParams()));
+    await busy(() => loadScenario(state.source ? { source: state.source } : state.entry.id, readParams()));
   },
   // Runs the chosen strategy.
   async run() {
@@ -509,7 +775,7 @@ const actions = {
       return;
     }
     try {
-      const script = await engine.exportPython(state.entry.id, { params: state.params, schedule: view.schedule });
+      const script = await engine.exportPython(state.arg, { params: state.params, schedule: view.schedule });
       const name = `${state.entry.id}-${view.schedule}.py`;
       download(name, script, 'text/x-python');
       status(`${name} replays this run on real SQLite files with python3 and compares every step.`);
@@ -579,7 +845,7 @@ async function runStrategy() {
   const params = state.params;
   ui.steps.hidden = true;
   if (strategy === 'round-robin') {
-    const result = await engine.runScenario(state.entry.id, { params, strategy, seed, depth });
+    const result = await engine.runScenario(state.arg, { params, strategy, seed, depth });
     if (!current()) return;
     state.view = await state.stepper.setSchedule(result.schedule);
     state.selected = state.view.trace.length - 1;
@@ -596,7 +862,7 @@ async function runStrategy() {
   ui.progress.removeAttribute('value');
   ui.cancel.disabled = false;
   status('Exploring…');
-  const search = engine.explore(state.entry.id, options, (progress) => {
+  const search = engine.explore(state.arg, options, (progress) => {
     if (!current()) return;
     const { stats, plannedRuns } = progress;
     if (plannedRuns) {
@@ -613,7 +879,7 @@ async function runStrategy() {
     // Show a run: the counterexample, or, when none was found, one
     // completed run with its checks passing.
     const schedule = report.counterexample?.schedule
-      ?? (await engine.runScenario(state.entry.id, { params, strategy: 'round-robin' })).schedule;
+      ?? (await engine.runScenario(state.arg, { params, strategy: 'round-robin' })).schedule;
     if (!current()) return;
     state.view = await state.stepper.setSchedule(schedule);
     state.selected = state.view.trace.length - 1;
@@ -733,6 +999,7 @@ async function start() {
     ui.status.dataset.state = 'failed';
     return;
   }
+  renderDrafts();
   await restoreFromAddress();
   performance.mark('replayground-interactive');
   document.body.dataset.ready = 'true';

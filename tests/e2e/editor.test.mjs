@@ -1,0 +1,150 @@
+// A design of one's own in the page: edit a copy of a built-in, see mistakes
+// at their line and column as one types, run the design with every strategy,
+// share it in a link that opens the same run, keep drafts in the browser
+// (deleting one asks first), and open hostile or too-long designs safely.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+
+const env = serveAndLaunch();
+const here = path.dirname(fileURLToPath(import.meta.url));
+const SEATS = readFileSync(path.join(here, '../conformance/seat-check-then-insert.toml'), 'utf8');
+
+async function open(query, viewport = { width: 1280, height: 800 }) {
+  const opened = await openPage(env.browser, env.server.url);
+  await opened.page.setViewportSize(viewport);
+  await opened.page.goto(`${env.server.url}${query}`);
+  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  return opened;
+}
+
+const packed = (page, source) => page.evaluate(async (text) => (await import('/js/parts/pack.js')).pack(text), source);
+
+test('edit a copy, see mistakes as you type, run the design, and share it in a link', async () => {
+  const { context, page, seen } = await open('?s=idem-check-then-write');
+  await page.click('#edit-copy');
+  await page.locator('#editor').waitFor();
+  assert.match(await page.locator('#source').inputValue(), /id = "idem-check-then-write"/);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  // A mistake is named at its line and column while typing.
+  await page.locator('#source').fill('title = "x"\n[databases.app]\nschema = 5\n');
+  await page.locator('#source-status[data-kind="fail"]').waitFor();
+  assert.match(await page.locator('#source-status').textContent(), /line 3, column 10/);
+  // Tab indents and undo takes it back.
+  await page.locator('#source').fill('');
+  await page.locator('#source').pressSequentially('a = 1');
+  await page.locator('#source').press('Enter');
+  await page.locator('#source').press('Tab');
+  assert.equal(await page.locator('#source').inputValue(), 'a = 1\n  ');
+  // Undo takes the indent back (with whatever typing the browser groups with it).
+  await page.keyboard.press('Control+z');
+  const undone = await page.locator('#source').inputValue();
+  assert.ok('a = 1\n'.startsWith(undone), JSON.stringify(undone));
+  // Escape, then Tab, leaves the editor for the next control.
+  await page.locator('#source').press('Escape');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.action), 'apply-source');
+  // The seat design, run as the scenario shown.
+  await page.locator('#source').fill(SEATS);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: 'Broken: a seat booked by check-then-insert' }).waitFor();
+  assert.match(page.url(), /[?&]src=/);
+  // Every strategy works on it: exhaustive finds the double booking.
+  await page.selectOption('#strategy', 'exhaustive');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  assert.match(page.url(), /schedule=ABAB/);
+  assert.match(await page.locator('#run-status').textContent(), /Counterexample in Broken: a seat booked by check-then-insert, exhaustive \(shortest, 4 steps, schedule ABAB/);
+  assert.match(await page.locator('#checks').textContent(), /seat 7 is booked once/);
+  await page.selectOption('#strategy', 'random');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  await page.selectOption('#strategy', 'exhaustive');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  await screenshot(page, 'editor-design', false);
+  // The link opens the same run in a fresh page.
+  const link = page.url();
+  const other = await context.newPage();
+  await other.goto(link);
+  await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.equal(await other.locator('#scenario-title').textContent(), 'Broken: a seat booked by check-then-insert');
+  assert.equal(await other.locator('#lanes .step').count(), 4);
+  assert.match(await other.locator('#run-status').textContent(), /failing run/);
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.foreignRequests, []);
+  await context.close();
+});
+
+test('drafts survive a reload and deleting one asks first', async () => {
+  const { context, page } = await open('?s=idem-race');
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('[data-action="save-draft"]');
+  await page.locator('#drafts li', { hasText: 'My design' }).waitFor();
+  await page.reload();
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.equal(await page.locator('#drafts li').count(), 1);
+  await page.click('#drafts [data-action="open-draft"]');
+  await page.locator('#scenario-title', { hasText: 'My design' }).waitFor();
+  // Asked, and declined (the harness dismisses dialogs): the draft stays.
+  await page.click('#drafts [data-action="delete-draft"]');
+  assert.equal(await page.locator('#drafts li').count(), 1);
+  page.removeAllListeners('dialog');
+  const asked = [];
+  page.on('dialog', (dialog) => { asked.push(dialog.message()); dialog.accept(); });
+  await page.click('#drafts [data-action="delete-draft"]');
+  await page.locator('#drafts li').first().waitFor({ state: 'detached' });
+  assert.match(asked[0], /Delete the draft "My design"\?/);
+  await context.close();
+});
+
+test('a hostile design by link is text and bounded; a too-long one is refused, not cut', async () => {
+  const { context, page, seen } = await open('?s=idem-race');
+  const hostile = `
+title = "<img src=x onerror=\\"window.pwned = 1\\">"
+explanation = "<script>window.pwned = 2</script>"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+steps = [ { name = "forever", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" } ]
+`;
+  const other = await context.newPage();
+  await other.goto(`${env.server.url}?src=${await packed(page, hostile)}`);
+  await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.equal(await other.locator('#scenario-title').textContent(), '<img src=x onerror="window.pwned = 1">');
+  assert.equal(await other.locator('#scenario-explanation').textContent(), '<script>window.pwned = 2</script>');
+  await other.selectOption('#strategy', 'round-robin');
+  await other.click('#run');
+  await other.locator('#run:enabled').waitFor({ timeout: 60000 });
+  assert.match(await other.locator('#lanes').textContent(), /ran more than 20000000 SQLite instructions/);
+  assert.equal(await other.evaluate(() => window.pwned), undefined);
+  // A damaged link says so and opens the default scenario.
+  await other.goto(`${env.server.url}?src=@@@`);
+  await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.match(await other.locator('#link-error').textContent(), /could not be opened: the packed source is not base64url/);
+  // Too long for a link: refused with a message; the address keeps the last run that fit.
+  const noise = Array.from({ length: 9000 }, (_, i) => ((i * 2654435761) >>> 0).toString(36)).join('');
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(`${await page.locator('#source').inputValue()}\n# ${noise}\n`);
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: 'My design' }).waitFor();
+  assert.match(await page.locator('#link-error').textContent(), /too long for a link \([\d,]+ characters; links keep to 8,000\)/);
+  assert.doesNotMatch(page.url(), /src=/);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
+test('the editor at phone width', async () => {
+  const { context, page } = await open('?s=idem-race', { width: 390, height: 844 });
+  await page.click('#edit-copy');
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 390);
+  await page.locator('#editor').scrollIntoViewIfNeeded();
+  await screenshot(page, 'editor-phone', false);
+  await context.close();
+});
