@@ -123,6 +123,25 @@ steps = [ { name = "forever", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL 
   await other.locator('#run:enabled').waitFor({ timeout: 60000 });
   assert.match(await other.locator('#lanes').textContent(), /ran more than 20000000 SQLite instructions/);
   assert.equal(await other.evaluate(() => window.pwned), undefined);
+  // SQL that tries to leave its store is refused, and says why.
+  const escape = `
+title = "escape"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+steps = [ { name = "attach", sql = "ATTACH '/etc/passwd' AS p" }, { name = "wait", sql = "PRAGMA busy_timeout = 100000" } ]
+`;
+  await other.goto(`${env.server.url}?src=${await packed(page, escape)}`);
+  await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  await other.selectOption('#strategy', 'round-robin');
+  await other.click('#run');
+  await other.locator('#run:enabled').waitFor({ timeout: 60000 });
+  assert.match(await other.locator('#lanes').textContent(), /unable to open database/);
+  // A link whose design would unpack to more than the format takes is refused.
+  await other.goto(`${env.server.url}?src=${await packed(page, '#'.repeat(300 * 1024))}`);
+  await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.match(await other.locator('#link-error').textContent(), /unpacks to more than 262144 bytes/);
+  assert.equal(await other.locator('#scenario-title').textContent(), '1. Concurrent requests, one key');
   // A damaged link says so and opens the default scenario.
   await other.goto(`${env.server.url}?src=@@@`);
   await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
