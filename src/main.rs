@@ -131,8 +131,9 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
-        /// Write a run as a standalone Python script that replays it on real
-        /// SQLite files, one process per attempt, and compares every result.
+        /// Write a run as a standalone Python script (or a Rust test) that
+        /// replays it on real SQLite files, one process per attempt, and
+        /// compares every result.
         Export {
             /// The scenario's id or a scenario file.
             scenario: String,
@@ -141,10 +142,12 @@ mod cli {
             /// The scenario's parameters as JSON.
             #[arg(long)]
             params: Option<String>,
-            /// A Python script using only the standard library's sqlite3 (the
-            /// one form there is today).
-            #[arg(long)]
+            /// A Python script using only the standard library's sqlite3 (the default).
+            #[arg(long, conflicts_with = "rust")]
             python: bool,
+            /// A Rust test using rusqlite (put it in a crate's tests/ folder).
+            #[arg(long)]
+            rust: bool,
         },
         /// Measure the engine: write transactions, connection opens, snapshot and restore.
         Bench {
@@ -694,11 +697,17 @@ mod cli {
                 schedule,
                 params,
                 python: _,
+                rust,
             } => {
                 let scenario = build_scenario(&scenario, params.as_deref())?;
                 let explorer = Explorer::new(scenario)?;
                 let schedule = Schedule::decode(&schedule)?;
-                print!("{}", replayground::export::python(&explorer, &schedule)?);
+                let text = if rust {
+                    replayground::export::rust(&explorer, &schedule)?
+                } else {
+                    replayground::export::python(&explorer, &schedule)?
+                };
+                print!("{text}");
             }
             Command::Bench {
                 rounds,

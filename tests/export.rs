@@ -2,8 +2,9 @@
 //! and every failing design of the conformance set, the shortest
 //! counterexample exported as a Python script and run with `python3` on real
 //! SQLite files (Python's own SQLite, one process per attempt, real locks and
-//! real kills) gives every step's result and the final tables the playground
-//! showed.
+//! real kills), and exported as a Rust test and run with `cargo test` against
+//! rusqlite's bundled SQLite, gives every step's result and the final tables
+//! the playground showed.
 #![cfg(not(target_family = "wasm"))]
 
 use replayground::format;
@@ -12,9 +13,10 @@ use replayground::sim::explore::Explorer;
 use replayground::sim::scheduler::dfs;
 use replayground::sim::{Scenario, Schedule};
 
-/// Exports `scenario`'s shortest counterexample, runs it, and returns how
-/// many results the script compared.
-fn reproduce(name: &str, scenario: Box<dyn Scenario>) -> usize {
+/// Exports `scenario`'s shortest counterexample, runs the Python script,
+/// writes the Rust test into `crate_dir/tests/`, and returns how many
+/// results the script compared.
+fn reproduce(name: &str, scenario: Box<dyn Scenario>, crate_dir: &std::path::Path) -> usize {
     let explorer = Explorer::new(scenario).unwrap();
     let report = explorer
         .exhaustive(dfs::Options::default(), 1000, |_| true)
@@ -23,6 +25,14 @@ fn reproduce(name: &str, scenario: Box<dyn Scenario>) -> usize {
         .counterexample
         .unwrap_or_else(|| panic!("{name} has no counterexample"));
     let schedule = Schedule::decode(&counterexample.schedule).unwrap();
+    let test = replayground::export::rust(&explorer, &schedule).unwrap();
+    std::fs::write(
+        crate_dir
+            .join("tests")
+            .join(format!("{}.rs", name.replace('-', "_"))),
+        test,
+    )
+    .unwrap();
     let script = replayground::export::python(&explorer, &schedule).unwrap();
     let path = std::env::temp_dir().join(format!("replayground-export-{name}.py"));
     std::fs::write(&path, script).unwrap();
@@ -53,12 +63,30 @@ fn reproduce(name: &str, scenario: Box<dyn Scenario>) -> usize {
         .unwrap()
 }
 
+/// A crate for the exported Rust tests, kept between runs (its build is
+/// then quick), depending on rusqlite as replayground does.
+fn test_crate() -> std::path::PathBuf {
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("reproductions");
+    let tests = dir.join("tests");
+    let _ = std::fs::remove_dir_all(&tests);
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"reproductions\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dev-dependencies]\nrusqlite = { version = \"0.43\", features = [\"bundled\"] }\n",
+    )
+    .unwrap();
+    dir
+}
+
 #[test]
-fn every_counterexample_reproduces_on_real_sqlite_with_python() {
+fn every_counterexample_reproduces_on_real_sqlite_with_python_and_rust() {
+    let crate_dir = test_crate();
     let mut compared = 0;
     let mut scripts = 0;
     for entry in scenarios::catalog().iter().filter(|e| e.fails) {
-        compared += reproduce(entry.id, scenarios::build(entry.id).unwrap());
+        compared += reproduce(entry.id, scenarios::build(entry.id).unwrap(), &crate_dir);
         scripts += 1;
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance");
@@ -74,9 +102,53 @@ fn every_counterexample_reproduces_on_real_sqlite_with_python() {
         if !file.fails {
             continue;
         }
-        compared += reproduce(&name, file.build(&serde_json::Value::Null).unwrap());
+        compared += reproduce(
+            &name,
+            file.build(&serde_json::Value::Null).unwrap(),
+            &crate_dir,
+        );
         scripts += 1;
     }
-    eprintln!("{scripts} counterexamples reproduced on real SQLite: {compared} results compared");
+    eprintln!(
+        "{scripts} counterexamples reproduced with Python's SQLite: {compared} results compared"
+    );
     assert!(scripts >= 12, "{scripts} scripts");
+    // The same counterexamples as Rust tests, built and run offline with the
+    // crates replayground itself was built with.
+    let output = std::process::Command::new(env!("CARGO"))
+        .args([
+            "test",
+            "--offline",
+            "-q",
+            "--",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .current_dir(&crate_dir)
+        .env("CARGO_TARGET_DIR", crate_dir.join("target"))
+        .output()
+        .expect("cargo runs the exported Rust tests");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the Rust reproductions differ\n{stdout}\n{stderr}"
+    );
+    let summaries: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.ends_with(" different"))
+        .collect();
+    assert_eq!(summaries.len(), scripts, "{stdout}");
+    assert!(
+        summaries.iter().all(|l| l.ends_with(", 0 different")),
+        "{stdout}"
+    );
+    let rust_compared: usize = summaries
+        .iter()
+        .filter_map(|l| l.split(' ').next().and_then(|n| n.parse::<usize>().ok()))
+        .sum();
+    eprintln!(
+        "{scripts} counterexamples reproduced with rusqlite: {rust_compared} results compared"
+    );
+    assert_eq!(rust_compared, compared);
 }

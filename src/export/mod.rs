@@ -1,6 +1,10 @@
-//! A run taken home: a standalone Python script that replays it on real
-//! SQLite files, one process per attempt, and compares every step's result
-//! with the playground's.
+//! A run taken home: a standalone Python script, or a Rust test using
+//! rusqlite, that replays it on real SQLite files, one process per attempt,
+//! and compares every step's result with the playground's.
+
+mod repr;
+
+use repr::{repr_rows, V};
 
 use serde_json::{json, Value};
 
@@ -11,6 +15,131 @@ use crate::{Error, Result};
 
 /// The script, with `__RUN__` where the run goes.
 const PYTHON: &str = include_str!("reproduce.py");
+/// The Rust test, with `__NAME__` placeholders.
+const RUST: &str = include_str!("reproduce.rs");
+/// The results' words, shared by both sides of a Rust reproduction.
+const REPR: &str = include_str!("repr.rs");
+
+/// Whether a step ends its attempt, and whether it kills its process.
+fn ends_and_kill(report: &crate::sim::StepReport) -> (bool, bool) {
+    match &report.progress {
+        Progress::Finished { outcome } => (true, outcome.kind == "crashed" && report.sql.is_none()),
+        Progress::Failed { .. } => (true, false),
+        _ => (false, false),
+    }
+}
+
+fn v_of(value: &SqlValue) -> V<'_> {
+    match value {
+        SqlValue::Null => V::N,
+        SqlValue::Integer(i) => V::I(*i),
+        SqlValue::Real(f) => V::R(*f),
+        SqlValue::Text(t) => V::T(t),
+        SqlValue::Blob(b) => V::B(b),
+    }
+}
+
+fn words_of_rows(rows: &[Vec<SqlValue>]) -> String {
+    let rows: Vec<Vec<V<'_>>> = rows.iter().map(|r| r.iter().map(v_of).collect()).collect();
+    repr_rows(&rows)
+}
+
+/// A value as a Rust literal of the reproduction's `P`.
+fn rust_param(value: &SqlValue) -> String {
+    match value {
+        SqlValue::Null => "P::N".into(),
+        SqlValue::Integer(i) => format!("P::I({i})"),
+        SqlValue::Real(f) if f.is_finite() => format!("P::R({f:?})"),
+        SqlValue::Real(f) if *f > 0.0 => "P::R(f64::INFINITY)".into(),
+        SqlValue::Real(_) => "P::R(f64::NEG_INFINITY)".into(),
+        SqlValue::Text(t) => format!("P::T({t:?})"),
+        SqlValue::Blob(b) => format!("P::B(&{b:?})"),
+    }
+}
+
+/// The Rust test that replays `schedule` of the explorer's scenario on real
+/// SQLite files with rusqlite, one process per attempt.
+pub fn rust(explorer: &Explorer, schedule: &Schedule) -> Result<String> {
+    let run = explorer.replay(schedule, true)?;
+    let trace = run
+        .trace
+        .as_ref()
+        .ok_or_else(|| Error::Store("the replay recorded no trace".into()))?;
+    let databases: Vec<String> = explorer
+        .initial_files()?
+        .iter()
+        .map(|(name, bytes, pragmas)| format!("({name:?}, {:?}, {pragmas:?})", hex(bytes)))
+        .collect();
+    let steps: Vec<String> = trace
+        .iter()
+        .map(|step| {
+            let report = &step.report;
+            let expected = match &report.result {
+                SqlResult::Rows { rows, .. } => words_of_rows(rows),
+                SqlResult::Busy => "busy".into(),
+                SqlResult::Error { .. } => "error".into(),
+                SqlResult::None => "none".into(),
+            };
+            let (ends, kill) = ends_and_kill(report);
+            let params: Vec<String> = report.params.iter().map(rust_param).collect();
+            format!(
+                "    Step {{ attempt: {:?}, name: {:?}, sql: {:?}, database: {:?}, params: &[{}], expected: {:?}, ends: {ends}, kill: {kill} }},",
+                step.label,
+                report.name,
+                report.sql.as_deref().map(numbered),
+                report.database.as_deref().unwrap_or_default(),
+                params.join(", "),
+                expected,
+            )
+        })
+        .collect();
+    let tables: Vec<String> = trace
+        .last()
+        .map(|step| {
+            step.tables
+                .iter()
+                .flat_map(|(db, tables)| {
+                    tables.iter().map(move |(name, table)| {
+                        format!("({db:?}, {name:?}, {:?})", words_of_rows(&table.rows))
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let failed: Vec<String> = run
+        .checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| {
+            format!(
+                "{:?}",
+                format!("{}: expected {}, got {}", c.name, c.expected, c.actual)
+            )
+        })
+        .collect();
+    let list = |items: &[String], indent: bool| {
+        if indent {
+            format!("&[\n{}\n]", items.join("\n"))
+        } else {
+            format!("&[{}]", items.join(", "))
+        }
+    };
+    let repr = REPR
+        .lines()
+        .filter(|l| !l.starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(RUST
+        .replace("__REPR__", &repr)
+        .replace("__SCENARIO_LITERAL__", &format!("{:?}", run.scenario))
+        .replace("__SCHEDULE_LITERAL__", &format!("{:?}", run.schedule))
+        .replace("__SCENARIO__", &run.scenario)
+        .replace("__SCHEDULE__", &run.schedule)
+        .replace("__DATABASES__", &list(&databases, false))
+        .replace("__STEPS__", &list(&steps, true))
+        .replace("__TABLES__", &list(&tables, false))
+        .replace("__FAILED__", &list(&failed, false)))
+}
 
 /// A value as the script reads it: blobs as `{ "blob": HEX }`.
 fn value(v: &SqlValue) -> Value {
@@ -130,11 +259,7 @@ pub fn python(explorer: &Explorer, schedule: &Schedule) -> Result<String> {
                 SqlResult::Busy => json!({ "kind": "busy" }),
                 SqlResult::Error { message, .. } => json!({ "kind": "error", "message": message }),
             };
-            let (ends, crash) = match &report.progress {
-                Progress::Finished { outcome } => (true, outcome.kind == "crashed" && report.sql.is_none()),
-                Progress::Failed { .. } => (true, false),
-                _ => (false, false),
-            };
+            let (ends, crash) = ends_and_kill(report);
             json!({
                 "index": step.index,
                 "attempt": step.label,
