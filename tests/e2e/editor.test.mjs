@@ -3,7 +3,9 @@
 // share it in a link that opens the same run, keep drafts in the browser
 // (deleting one asks first), and open hostile or too-long designs safely.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +26,11 @@ async function open(query, viewport = { width: 1280, height: 800 }) {
 const packed = (page, source) => page.evaluate(async (text) => (await import('/js/parts/pack.js')).pack(text), source);
 
 test('edit a copy, see mistakes as you type, run the design, and share it in a link', async () => {
-  const { context, page, seen } = await open('?s=idem-check-then-write');
+  const opened = await openPage(env.browser, env.server.url, { acceptDownloads: true });
+  const { context, page, seen } = opened;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${env.server.url}?s=idem-check-then-write`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
   await page.click('#edit-copy');
   await page.locator('#editor').waitFor();
   assert.match(await page.locator('#source').inputValue(), /id = "idem-check-then-write"/);
@@ -53,6 +59,10 @@ test('edit a copy, see mistakes as you type, run the design, and share it in a l
   await page.click('[data-action="apply-source"]');
   await page.locator('#scenario-title', { hasText: 'Broken: a seat booked by check-then-insert' }).waitFor();
   assert.match(page.url(), /[?&]src=/);
+  // Stepped by hand, as a built-in is.
+  await page.click('#lanes [data-action="step"][data-attempt="1"]');
+  await page.locator('#lanes .step[data-step="0"]').waitFor();
+  assert.match(await page.locator('#lanes .step[data-step="0"]').textContent(), /B checks whether seat 7 is free/);
   // Every strategy works on it: exhaustive finds the double booking.
   await page.selectOption('#strategy', 'exhaustive');
   await page.click('#run');
@@ -67,6 +77,18 @@ test('edit a copy, see mistakes as you type, run the design, and share it in a l
   await page.click('#run');
   await page.locator('#run:enabled').waitFor({ timeout: 60000 });
   await screenshot(page, 'editor-design', false);
+  // The design's counterexample, reproduced on real SQLite by the downloaded script.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-python')]);
+  const folder = mkdtempSync(path.join(tmpdir(), 'replayground-design-'));
+  try {
+    const script = path.join(folder, download.suggestedFilename());
+    await download.saveAs(script);
+    const out = execFileSync('python3', [script], { encoding: 'utf8' });
+    assert.match(out, /the playground's check failed: seat 7 is booked once: expected 1, got 2/);
+    assert.match(out, /, 0 different/);
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
   // The link opens the same run in a fresh page.
   const link = page.url();
   const other = await context.newPage();
@@ -111,17 +133,19 @@ explanation = "<script>window.pwned = 2</script>"
 [databases.app]
 schema = "CREATE TABLE t (x);"
 [[attempts]]
-steps = [ { name = "forever", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c" } ]
+steps = [ { name = "<b>forever</b>", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", note = '<img src=y onerror="window.pwned = 3">' } ]
 `;
   const other = await context.newPage();
   await other.goto(`${env.server.url}?src=${await packed(page, hostile)}`);
   await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
-  assert.equal(await other.locator('#scenario-title').textContent(), '<img src=x onerror="window.pwned = 1">');
+  assert.equal(await other.locator('#scenario-title').textContent(), '<img src=x onerror="window.pwned = 1">', await other.locator('#link-error').textContent());
   assert.equal(await other.locator('#scenario-explanation').textContent(), '<script>window.pwned = 2</script>');
   await other.selectOption('#strategy', 'round-robin');
   await other.click('#run');
   await other.locator('#run:enabled').waitFor({ timeout: 60000 });
   assert.match(await other.locator('#lanes').textContent(), /ran more than 20000000 SQLite instructions/);
+  assert.match(await other.locator('#lanes').textContent(), /<b>forever<\/b>/);
+  assert.equal(await other.locator('#lanes img, #lanes b, #scenario-title img').count(), 0);
   assert.equal(await other.evaluate(() => window.pwned), undefined);
   // SQL that tries to leave its store is refused, and says why.
   const escape = `
