@@ -78,6 +78,12 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       (v) => m.crashSweep(v),
       (v) => m.benchEngine(v, 1),
       (v) => m.benchEngine(1, v),
+      (v) => m.exportPython(v, { schedule: 'A6B3AB4' }),
+      (v) => m.exportPython('idem-check-then-write', v),
+      (v) => m.exportPython('idem-check-then-write', { schedule: v }),
+      (v) => m.describeScenario(v),
+      (v) => m.describeScenario({ source: v }),
+      (v) => m.scenarioSource(v),
     ];
     const report = {};
     for (const [kind, make] of Object.entries(kinds)) {
