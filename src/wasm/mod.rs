@@ -166,14 +166,21 @@ pub fn scenario_catalog() -> Result<JsValue, JsError> {
 /// What the catalog says of a scenario, for an id or a scenario file's
 /// source (`{ source, name? }`): its id, title, explanation, whether it is
 /// meant to fail, and its parameters. A file with a mistake is an Error that
-/// gives its line and column.
+/// gives its line and column; a file whose schema or seed fails, or whose
+/// earlier scenarios do not run, is an Error too.
 #[wasm_bindgen(js_name = describeScenario, unchecked_return_type = "CatalogEntry")]
 pub fn describe_scenario(
     #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] scenario: JsValue,
 ) -> Result<JsValue, JsError> {
     match ScenarioArg::read(&scenario)? {
         ScenarioArg::Id(id) => to_js(&scenarios::entry(&id).map_err(js_error)?),
-        ScenarioArg::File(file) => to_js(&scenarios::Entry::of(&file).map_err(js_error)?),
+        ScenarioArg::File(file) => {
+            // Set up once with its defaults: a schema or seed that fails is
+            // a mistake the editor shows before the design is run.
+            let scenario = file.build(&Value::Null).map_err(js_error)?;
+            Explorer::new(scenario).map_err(js_error)?;
+            to_js(&scenarios::Entry::of(&file).map_err(js_error)?)
+        }
     }
 }
 

@@ -191,3 +191,59 @@ test('the editor at phone width', async () => {
   await screenshot(page, 'editor-phone', false);
   await context.close();
 });
+
+test('what a new user hit: null params, a dropped step, a schema error, copying a too-long link, drafts and the editor kept in step', async () => {
+  const { context, page, seen } = await open('?s=idem-race');
+  const seats = await packed(page, SEATS);
+  // params=null is dropped and named; the page works.
+  await page.goto(`${env.server.url}?src=${seats}&params=null&step=999`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  const dropped = await page.locator('#link-error').textContent();
+  assert.match(dropped, /the params were dropped: they are not a JSON object/);
+  assert.match(dropped, /the step was dropped: step "999" is not in this run/);
+  await page.selectOption('#strategy', 'round-robin');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  assert.equal(await page.locator('#lanes .step').count(), 4);
+  // A schema that fails is shown in the editor, before and after Run this design.
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(SEATS.replace('CREATE TABLE bookings', 'CREATE TABL bookings'));
+  await page.locator('#source-status[data-kind="fail"]').waitFor();
+  assert.match(await page.locator('#source-status').textContent(), /the schema of database theatre failed/);
+  await page.click('[data-action="apply-source"]');
+  assert.match(await page.locator('#source-status').textContent(), /schema of database theatre failed/);
+  // Saving over a different draft of the same title asks first.
+  await page.locator('#source').fill(SEATS);
+  await page.click('[data-action="save-draft"]');
+  await page.locator('#drafts li').first().waitFor();
+  await page.locator('#source').fill(SEATS.replace('expect = 1', 'expect = 2'));
+  const asked = [];
+  page.removeAllListeners('dialog');
+  page.on('dialog', (dialog) => { asked.push(dialog.message()); dialog.dismiss(); });
+  // The question comes once the engine has read the design's title.
+  const question = async () => {
+    for (let i = 0; i < 100 && asked.length === 0; i += 1) await page.waitForTimeout(50);
+    return asked.pop() ?? '';
+  };
+  await page.click('[data-action="save-draft"]');
+  assert.match(await question(), /A draft called "Broken: a seat booked by check-then-insert" exists\. Replace it/);
+  assert.equal(JSON.parse(await page.evaluate(() => localStorage.getItem('replayground.drafts')))[0].source, SEATS);
+  // Replacing unsaved text asks first; declined, the text stays.
+  await page.click('[data-action="new-design"]');
+  assert.match(await question(), /Replace the text in the editor\?/);
+  assert.match(await page.locator('#source').inputValue(), /expect = 2/);
+  // A design too long for a link: Copy link says so and copies nothing.
+  await page.evaluate(() => navigator.clipboard.writeText('unchanged').catch(() => {}));
+  const noise = Array.from({ length: 9000 }, (_, i) => ((i * 2654435761) >>> 0).toString(36)).join('');
+  await page.locator('#source').fill(`${SEATS}\n# ${noise}\n`);
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: 'Broken: a seat booked' }).waitFor();
+  await page.click('#copy-link');
+  assert.match(await page.locator('#run-status').textContent(), /Nothing was copied: this design is too long for a link/);
+  // Opening a built-in closes the editor once its design has been run.
+  await page.locator('#catalog [data-scenario="idem-race"]').click();
+  await page.locator('#scenario-title', { hasText: '1. Concurrent requests, one key' }).waitFor();
+  assert.equal(await page.locator('#editor').isHidden(), true);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});

@@ -378,17 +378,20 @@ async function openDesignLink() {
   }
   let params = {};
   if (query.has('params')) {
+    let given = null;
     try {
-      params = JSON.parse(query.get('params'));
+      given = JSON.parse(query.get('params'));
     } catch {
-      problems.push('the params were dropped: they are not JSON');
+      // Named below.
     }
+    if (given !== null && typeof given === 'object' && !Array.isArray(given)) params = given;
+    else problems.push('the params were dropped: they are not a JSON object');
   }
   try {
     await loadScenario({ source }, params, query.get('schedule'));
   } catch (error) {
     try {
-      problems.push(error.message);
+      problems.push(query.has('schedule') ? `the schedule and params were dropped: ${error.message}` : `the params were dropped: ${error.message}`);
       await loadScenario({ source }, {});
     } catch (again) {
       notice(`This link's design could not be opened: ${again.message}.`);
@@ -398,8 +401,11 @@ async function openDesignLink() {
       return;
     }
   }
-  const step = Number(query.get('step'));
-  if (query.has('step') && Number.isInteger(step) && step >= 1 && step <= state.view.trace.length) state.selected = step - 1;
+  if (query.has('step')) {
+    const step = Number(query.get('step'));
+    if (Number.isInteger(step) && step >= 1 && step <= state.view.trace.length) state.selected = step - 1;
+    else problems.push(`the step was dropped: step ${JSON.stringify(query.get('step'))} is not in this run (it has ${state.view.trace.length} steps)`);
+  }
   notice(problems.length ? `Part of this link was dropped: ${problems.join('; ')}.` : '');
   explainLinkedRun();
   render();
@@ -443,6 +449,9 @@ async function loadScenario(what, params = {}, schedule = null) {
   const packed = source === null ? null : await pack(source);
   state.stepper?.close();
   state.stepper = stepper;
+  // The editor shows the design being run; a built-in closes it, unless it
+  // holds changes not yet run or saved.
+  if (source === null && !ui.editor.hidden && !editorDirty) ui.editor.hidden = true;
   state.entry = entry;
   state.arg = arg;
   state.source = source;
@@ -534,13 +543,17 @@ function renderChecks() {
 // ---------------------------------------------------------------- actions
 
 // Runs `work` with the controls disabled; shows its error as a status line.
+// Runs `work` with the controls disabled; says what went wrong, if
+// anything, and returns whether it went right.
 async function busy(work) {
   state.busy = true;
-  render();
   try {
+    render();
     await work();
+    return true;
   } catch (error) {
     status(error.message, 'fail');
+    return false;
   } finally {
     state.busy = false;
     render();
@@ -549,14 +562,23 @@ async function busy(work) {
 
 // ---------------------------------------------------------------- the editor
 
-// Opens the editor with `source`.
+// Whether the editor holds text not yet run or saved.
+let editorDirty = false;
+
+// Opens the editor with `source`; asks first when that would lose changes.
 function showEditor(source) {
+  if (!ui.editor.hidden && editorDirty && ui.source.value !== source
+    && !window.confirm('Replace the text in the editor? It has changes you have not run or saved.')) {
+    return false;
+  }
+  editorDirty = false;
   ui.editor.hidden = false;
   ui.source.value = source;
   ui.source.focus();
   ui.source.setSelectionRange(0, 0);
   ui.source.scrollTop = 0;
   checkSource();
+  return true;
 }
 
 let checking = 0;
@@ -579,6 +601,7 @@ async function checkSource() {
 }
 
 ui.source.addEventListener('input', () => {
+  editorDirty = true;
   clearTimeout(checkTimer);
   checkTimer = setTimeout(checkSource, 300);
 });
@@ -658,7 +681,13 @@ const actions = {
       ui.sourceStatus.dataset.kind = 'fail';
       return;
     }
-    await busy(() => loadScenario({ source }, {}));
+    if (await busy(() => loadScenario({ source }, {}))) {
+      editorDirty = false;
+    } else {
+      // Why it cannot run, where the design is written.
+      ui.sourceStatus.textContent = `It does not run: ${ui.runStatus.textContent}`;
+      ui.sourceStatus.dataset.kind = 'fail';
+    }
   },
   // Keeps the editor's design in this browser, under its title.
   async 'save-draft'() {
@@ -671,9 +700,15 @@ const actions = {
       ui.sourceStatus.textContent = `Kept as a draft, but: ${error.message}`;
       ui.sourceStatus.dataset.kind = 'fail';
     }
+    const existing = readDrafts().find((d) => d.title === title);
+    if (existing && existing.source !== source
+      && !window.confirm(`A draft called "${title}" exists. Replace it with this one? (Or change the title first.)`)) {
+      return;
+    }
     const drafts = readDrafts().filter((d) => d.title !== title);
     drafts.unshift({ title, source, saved: Date.now() });
     if (writeDrafts(drafts)) {
+      editorDirty = false;
       renderDrafts();
       status(`Saved "${title}" in My scenarios.`);
     }
@@ -681,8 +716,7 @@ const actions = {
   // Opens a draft in the editor and runs it.
   async 'open-draft'(target) {
     const draft = readDrafts()[Number(target.dataset.draft)];
-    if (!draft) return;
-    showEditor(draft.source);
+    if (!draft || !showEditor(draft.source)) return;
     try {
       await engine.describeScenario({ source: draft.source, name: 'design' });
       await busy(() => loadScenario({ source: draft.source }, {}));
@@ -748,6 +782,11 @@ const actions = {
   },
   // Copies the address of this run (it always holds the run shown).
   async 'copy-link'() {
+    const url = permalink();
+    if (url.length > MAX_LINK_CHARS) {
+      status(`Nothing was copied: this design is too long for a link (${url.length.toLocaleString('en')} characters; links keep to ${MAX_LINK_CHARS.toLocaleString('en')}). Save it as a draft or as a file.`, 'fail');
+      return;
+    }
     try {
       await navigator.clipboard.writeText(location.href);
       status('The link to this run was copied.');
@@ -763,7 +802,7 @@ const actions = {
       status('Take a step first: the trace holds the steps taken.', 'fail');
       return;
     }
-    const name = `${state.entry.id}-${view.schedule}.json`;
+    const name = `${state.source ? 'design' : state.entry.id}-${view.schedule}.json`;
     download(name, JSON.stringify(view, null, 2), 'application/json');
     status(`${name} holds the ${count(view.trace.length, 'step')} of this run.`);
   },
@@ -776,7 +815,7 @@ const actions = {
     }
     try {
       const script = await engine.exportPython(state.arg, { params: state.params, schedule: view.schedule });
-      const name = `${state.entry.id}-${view.schedule}.py`;
+      const name = `${state.source ? 'design' : state.entry.id}-${view.schedule}.py`;
       download(name, script, 'text/x-python');
       status(`${name} replays this run on real SQLite files with python3 and compares every step.`);
     } catch (error) {

@@ -46,7 +46,9 @@ function loadCatalog() {
 // shortest counterexample (its point is how it breaks), else a round-robin
 // run, where every attempt takes turns and they contend.
 async function defaultSchedule(id, params) {
-  const search = engine.explore(id, { params });
+  // Bounded: a design of one's own may have more interleavings than an
+  // embed should wait for.
+  const search = engine.explore(id, { params, runs: 2000 });
   const report = await search.promise;
   if (report.counterexample) return report.counterexample.schedule;
   return (await engine.runScenario(id, { params, strategy: 'round-robin' })).schedule;
@@ -164,7 +166,7 @@ class ReplaygroundScenario extends HTMLElement {
         full = await stepper.setSchedule(schedule);
       } catch (error) {
         stepper.close();
-        throw new Error(`the schedule attribute does not fit scenario ${entry.id}: ${error.message}`);
+        throw new Error(`the schedule attribute does not fit ${typeof id === 'string' ? `scenario ${id}` : `the design "${entry.title}"`}: ${error.message}`);
       }
       if (generation !== this.generation) {
         stepper.close();
