@@ -44,6 +44,19 @@ fn words_of_rows(rows: &[Vec<SqlValue>]) -> String {
     repr_rows(&rows)
 }
 
+/// The replay of `schedule`, recorded: its result and its trace.
+fn recorded(
+    explorer: &Explorer,
+    schedule: &Schedule,
+) -> Result<(crate::sim::explore::RunResult, Vec<crate::sim::TraceStep>)> {
+    let mut run = explorer.replay(schedule, true)?;
+    let trace = run
+        .trace
+        .take()
+        .ok_or_else(|| Error::Store("the replay recorded no trace".into()))?;
+    Ok((run, trace))
+}
+
 /// A value as a Rust literal of the reproduction's `P`.
 fn rust_param(value: &SqlValue) -> String {
     match value {
@@ -60,11 +73,7 @@ fn rust_param(value: &SqlValue) -> String {
 /// The Rust test that replays `schedule` of the explorer's scenario on real
 /// SQLite files with rusqlite, one process per attempt.
 pub fn rust(explorer: &Explorer, schedule: &Schedule) -> Result<String> {
-    let run = explorer.replay(schedule, true)?;
-    let trace = run
-        .trace
-        .as_ref()
-        .ok_or_else(|| Error::Store("the replay recorded no trace".into()))?;
+    let (run, trace) = recorded(explorer, schedule)?;
     let databases: Vec<String> = explorer
         .initial_files()?
         .iter()
@@ -230,18 +239,13 @@ pub fn numbered(sql: &str) -> String {
 /// The script that replays `schedule` of the explorer's scenario on real
 /// SQLite files with Python's `sqlite3`.
 pub fn python(explorer: &Explorer, schedule: &Schedule) -> Result<String> {
-    let run = explorer.replay(schedule, true)?;
-    let trace = run
-        .trace
-        .as_ref()
-        .ok_or_else(|| Error::Store("the replay recorded no trace".into()))?;
-    let databases: Vec<Value> = explorer
-        .initial_files()?
+    let (run, trace) = recorded(explorer, schedule)?;
+    let files = explorer.initial_files()?;
+    let databases: Vec<Value> = files
         .iter()
         .map(|(name, bytes, _)| json!({ "name": name, "hex": hex(bytes) }))
         .collect();
-    let pragmas: serde_json::Map<String, Value> = explorer
-        .initial_files()?
+    let pragmas: serde_json::Map<String, Value> = files
         .into_iter()
         .map(|(name, _, pragmas)| (name, json!(pragmas)))
         .collect();

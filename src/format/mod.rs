@@ -511,8 +511,10 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
     // Compiling with the defaults finds what only the whole program shows
     // (a `goto` to no step, a `when` that is not SQL).
     let declared = file.declared_params().map_err(located)?;
-    FileScenario::new(file.clone(), Params::defaults(&declared)).map_err(located)?;
-    Ok(file)
+    let file = std::rc::Rc::new(file);
+    FileScenario::new(std::rc::Rc::clone(&file), Params::defaults(&declared)).map_err(located)?;
+    // The trial scenario is dropped: the file is ours again, not copied.
+    Ok(std::rc::Rc::try_unwrap(file).unwrap_or_else(|shared| (*shared).clone()))
 }
 
 impl File {
@@ -592,7 +594,10 @@ impl File {
     pub fn build(&self, given: &Value) -> Result<Box<dyn Scenario>> {
         let declared = self.declared_params()?;
         let params = Params::parse(self.id(), &declared, given)?;
-        Ok(Box::new(FileScenario::new(self.clone(), params)?))
+        Ok(Box::new(FileScenario::new(
+            std::rc::Rc::new(self.clone()),
+            params,
+        )?))
     }
 
     /// The steps of attempt `spec`: its own, or its program's.
@@ -668,7 +673,7 @@ fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<F
         .map_err(|e: toml::de::Error| Error::invalid("scenario", e.message().to_string()))?;
     file.merge_libraries()?;
     validate(&file)?;
-    FileScenario::new(file, Params::defaults(&[]))
+    FileScenario::new(std::rc::Rc::new(file), Params::defaults(&[]))
 }
 
 /// Runs library `name`'s `program` alone on `store` (whose databases the

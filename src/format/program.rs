@@ -325,7 +325,9 @@ impl Evaluator {
 
 impl FileScenario {
     /// The scenario of `file` with `params` (already checked), compiled.
-    pub fn new(file: File, params: Params) -> Result<Self> {
+    /// The file is shared, not copied: a built-in is built for every run
+    /// session, sweep point and soak scenario.
+    pub fn new(file: Rc<File>, params: Params) -> Result<Self> {
         let names: Vec<&String> = file.databases.keys().collect();
         let files: Rc<[&'static str]> = names
             .iter()
@@ -348,15 +350,16 @@ impl FileScenario {
         }
         let shared_params = Rc::new(bound);
         let mut scenario = FileScenario {
-            file: Rc::new(file),
+            file,
             params,
             files,
             pragmas,
             instances: Vec::new(),
             checks_on: Vec::new(),
         };
-        scenario.instances = scenario.compile(&shared_params)?;
+        // One private store evaluates every static expression of this build.
         let evaluator = Evaluator::new()?;
+        scenario.instances = scenario.compile(&evaluator, &shared_params)?;
         for spec in &scenario.file.checks {
             let on = match &spec.when {
                 Some(condition) => evaluator.truth(
@@ -402,9 +405,12 @@ impl FileScenario {
     }
 
     /// Compiles every attempt.
-    fn compile(&self, params: &Rc<Map<String, Value>>) -> Result<Vec<Rc<Instance>>> {
+    fn compile(
+        &self,
+        evaluator: &Evaluator,
+        params: &Rc<Map<String, Value>>,
+    ) -> Result<Vec<Rc<Instance>>> {
         let file = &self.file;
-        let evaluator = Evaluator::new()?;
         // Labels and roles first: `after`, `hold-for` and `wait-while` name them.
         let mut plan: Vec<(usize, String)> = Vec::new();
         for (spec_index, spec) in file.attempts.iter().enumerate() {
@@ -511,7 +517,7 @@ impl FileScenario {
                 }
             } else {
                 let steps = self.expand(
-                    &evaluator, spec, index, label, &values, params, &named, &what,
+                    evaluator, spec, index, label, &values, params, &named, &what,
                 )?;
                 let personal = steps.iter().any(|s| match &s.kind {
                     StepKind::Sql(sql) => sql.contains(":attempt") || sql.contains(":label"),

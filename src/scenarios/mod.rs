@@ -240,5 +240,5 @@ pub fn build_with(id: &str, given: &Value) -> Result<Box<dyn Scenario>> {
 /// Builds a scenario from parameters already checked against its declarations.
 pub fn build_resolved(entry: &Entry, params: Params) -> Result<Box<dyn Scenario>> {
     let file = file(entry.id)?;
-    Ok(Box::new(FileScenario::new((*file).clone(), params)?))
+    Ok(Box::new(FileScenario::new(file, params)?))
 }
