@@ -319,10 +319,8 @@ fn one_value(conn: &Conn, sql: &str) -> SqlValue {
     rows[0][0].clone()
 }
 
-const NO_WAL: &str = "WAL mode is not supported by this engine yet";
-
 #[test]
-fn journal_mode_wal_is_refused_with_an_error_that_says_so() {
+fn journal_mode_wal_is_sqlites_wal_with_a_log_and_a_wal_index() {
     let store = store_with_table();
     let a = store.connect("main.db", "a").unwrap();
     // SQLite takes any case-insensitive prefix of "wal" ("w", "wa") as WAL.
@@ -336,41 +334,91 @@ fn journal_mode_wal_is_refused_with_an_error_that_says_so() {
         "PRAGMA journal_mode = w",
         "PRAGMA journal_mode = wa",
     ] {
-        let error = refused(&a, sql);
-        assert_eq!(error.sqlite_code(), Some(1), "`{sql}`: {error}");
-        assert!(error.to_string().contains(NO_WAL), "`{sql}`: {error}");
+        assert_eq!(one_value(&a, sql), SqlValue::from("wal"), "`{sql}`");
     }
-    // Nothing changed, and the other modes are still SQLite's.
+    ok(&a, "INSERT INTO t (v) VALUES ('in the log')");
+    let names: Vec<String> = store.files().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["main.db", "main.db-shm", "main.db-wal"]);
+    // A reader keeps its snapshot while a writer commits beside it.
+    let b = store.connect("main.db", "b").unwrap();
+    ok(&b, "BEGIN");
     assert_eq!(
-        one_value(&a, "PRAGMA journal_mode"),
-        SqlValue::from("delete")
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(1)
     );
-    for mode in ["truncate", "persist", "memory", "off", "delete"] {
-        let sql = format!("PRAGMA journal_mode = {mode}");
-        assert_eq!(one_value(&a, &sql), SqlValue::from(mode));
-    }
-    // Not WAL: "walx" is no mode at all (a query), "" is DELETE.
+    ok(&a, "INSERT INTO t (v) VALUES ('after the snapshot')");
     assert_eq!(
-        one_value(&a, "PRAGMA journal_mode = walx"),
-        SqlValue::from("delete")
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(1)
     );
-    ok(&a, "INSERT INTO t (v) VALUES ('still a rollback journal')");
-    assert!(store
-        .files()
-        .iter()
-        .all(|(name, _)| !name.ends_with("-wal")));
+    assert!(
+        b.shm_locks().describe().contains("READ"),
+        "{:?}",
+        b.shm_locks()
+    );
+    // ... and cannot write on it: SQLITE_BUSY_SNAPSHOT, not a wait.
+    let error = refused(&b, "INSERT INTO t (v) VALUES ('stale')");
+    assert_eq!(error.sqlite_code(), Some(517), "{error}");
+    ok(&b, "ROLLBACK");
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(2)
+    );
+    drop(b);
+    drop(a);
+    // The last connection checkpoints and deletes the log and the wal-index.
+    let names: Vec<String> = store.files().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["main.db"]);
+    let c = store.connect("main.db", "c").unwrap();
+    assert_eq!(one_value(&c, "PRAGMA journal_mode"), SqlValue::from("wal"));
+    assert_eq!(
+        one_value(&c, "SELECT count(*) FROM t"),
+        SqlValue::Integer(2)
+    );
 }
 
 #[test]
-fn a_wal_attempt_in_exclusive_locking_mode_and_a_kill_leave_the_database_readable() {
-    // In locking_mode EXCLUSIVE SQLite would run WAL without shared memory
-    // (its heap-memory WAL index) and leave a WAL-format database that no
-    // connection of this engine can open: it must be refused there too.
+fn a_killed_wal_writer_leaves_the_log_for_the_next_connection_to_recover() {
+    let store = store_with_table();
+    let mut a = store.connect("main.db", "a").unwrap();
+    ok(&a, "PRAGMA journal_mode = WAL");
+    ok(&a, "PRAGMA wal_autocheckpoint = 0");
+    ok(&a, "INSERT INTO t (v) VALUES ('committed')");
+    ok(&a, "BEGIN");
+    ok(&a, "INSERT INTO t (v) VALUES ('lost')");
+    assert!(a.shm_locks().describe().contains("WRITE x"));
+    a.kill().unwrap();
+    // The dead connection deleted nothing and checkpointed nothing.
+    let names: Vec<String> = store.files().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["main.db", "main.db-shm", "main.db-wal"]);
+    // Nobody maps the wal-index: the next connection rebuilds it from the log.
+    let b = store.connect("main.db", "b").unwrap();
+    assert_eq!(
+        b.execute("SELECT v FROM t", &[]).unwrap().rows,
+        vec![vec![SqlValue::from("committed")]]
+    );
+    assert_eq!(
+        one_value(&b, "PRAGMA integrity_check"),
+        SqlValue::from("ok")
+    );
+    ok(&b, "INSERT INTO t (v) VALUES ('next')");
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(2)
+    );
+}
+
+#[test]
+fn wal_in_exclusive_locking_mode_and_a_kill_leave_the_database_readable() {
+    // In locking_mode EXCLUSIVE SQLite keeps the wal-index in heap memory;
+    // the log it leaves is recovered by the next connection all the same.
     let store = store_with_table();
     let mut a = store.connect("main.db", "a").unwrap();
     ok(&a, "PRAGMA locking_mode = EXCLUSIVE");
-    let error = refused(&a, "PRAGMA journal_mode = WAL");
-    assert!(error.to_string().contains(NO_WAL), "{error}");
+    assert_eq!(
+        one_value(&a, "PRAGMA journal_mode = WAL"),
+        SqlValue::from("wal")
+    );
     ok(&a, "INSERT INTO t (v) VALUES ('committed')");
     ok(&a, "BEGIN");
     ok(&a, "INSERT INTO t (v) VALUES ('lost')");
@@ -380,18 +428,59 @@ fn a_wal_attempt_in_exclusive_locking_mode_and_a_kill_leave_the_database_readabl
         b.execute("SELECT v FROM t", &[]).unwrap().rows,
         vec![vec![SqlValue::from("committed")]]
     );
-    assert_eq!(
-        one_value(&b, "PRAGMA journal_mode"),
-        SqlValue::from("delete")
-    );
+    assert_eq!(one_value(&b, "PRAGMA journal_mode"), SqlValue::from("wal"));
     assert_eq!(
         one_value(&b, "PRAGMA integrity_check"),
         SqlValue::from("ok")
     );
-    assert!(store
-        .files()
-        .iter()
-        .all(|(name, _)| !name.ends_with("-wal")));
+}
+
+#[test]
+fn snapshots_carry_the_log_and_the_wal_index() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    ok(&a, "PRAGMA journal_mode = WAL");
+    ok(&a, "PRAGMA wal_autocheckpoint = 0");
+    ok(&a, "INSERT INTO t (v) VALUES ('one')");
+    ok(&a, "INSERT INTO t (v) VALUES ('two')");
+    // Taken mid-run: the image a crash would leave (the log, the wal-index).
+    let snapshot = store.snapshot();
+    let names: Vec<String> = snapshot.files().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(names, ["main.db", "main.db-shm", "main.db-wal"]);
+    let copy = Store::from_snapshot("copy", &snapshot).unwrap();
+    let b = copy.connect("main.db", "b").unwrap();
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM t"),
+        SqlValue::Integer(2)
+    );
+    ok(&b, "INSERT INTO t (v) VALUES ('three')");
+    drop(b);
+    // Equal bytes hash equal, the wal-index included.
+    let hash = |s: &Store| {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        s.hash_files(&mut h);
+        std::hash::Hasher::finish(&h)
+    };
+    let again = Store::from_snapshot("again", &snapshot).unwrap();
+    let other = Store::from_snapshot("other", &snapshot).unwrap();
+    assert_eq!(hash(&again), hash(&other));
+    assert_ne!(hash(&again), hash(&copy));
+    // A restore puts the log and the wal-index back.
+    copy.copy_files_from(&again).unwrap();
+    let c = copy.connect("main.db", "c").unwrap();
+    assert_eq!(
+        one_value(&c, "SELECT count(*) FROM t"),
+        SqlValue::Integer(2)
+    );
+}
+
+#[test]
+fn a_shared_memory_file_name_is_not_a_database_name() {
+    let store = store_with_table();
+    let a = store.connect("main.db", "a").unwrap();
+    let error = refused(&a, "ATTACH 'main.db-shm' AS shm");
+    assert!(error.to_string().contains("-shm"), "{error}");
+    assert!(store.connect("other.db-shm", "b").is_err());
 }
 
 #[test]
@@ -438,9 +527,17 @@ fn a_plain_name_attaches_a_file_of_the_same_store() {
         one_value(&a, "SELECT group_concat(x) FROM aux.u"),
         SqlValue::from("1,2,3")
     );
-    // WAL is refused for attached files too.
-    let error = refused(&a, "PRAGMA aux.journal_mode = WAL");
-    assert!(error.to_string().contains(NO_WAL), "{error}");
+    // Attached files run in WAL mode too.
+    assert_eq!(
+        one_value(&a, "PRAGMA aux.journal_mode = WAL"),
+        SqlValue::from("wal")
+    );
+    ok(&a, "INSERT INTO aux.u VALUES (4)");
+    assert_eq!(
+        one_value(&b, "SELECT count(*) FROM other.u"),
+        SqlValue::Integer(4)
+    );
+    assert!(store.files().iter().any(|(name, _)| name == "aux.db-shm"));
     ok(&a, "DETACH aux");
 }
 

@@ -45,10 +45,17 @@ impl FileLocks {
     /// journal) takes no PENDING on the way: refused, the handle stays SHARED,
     /// as `unixLock` leaves it (it takes the pending byte only when
     /// `eFileLock == RESERVED_LOCK`).
+    ///
+    /// `sharing_shm` says that the handle's connection maps the database's
+    /// WAL shared memory and another connection does too: RESERVED and
+    /// EXCLUSIVE are then refused (`unixIsSharingShmNode`), so that a WAL
+    /// connection closing, or leaving WAL mode, does not delete the WAL and
+    /// the wal-index from under another.
     pub fn lock(
         &mut self,
         held: &mut LockLevel,
         want: LockLevel,
+        sharing_shm: bool,
     ) -> Result<Result<(), Busy>, InvalidRequest> {
         use LockLevel::*;
         if matches!(want, None | Pending) {
@@ -79,6 +86,8 @@ impl FileLocks {
             self.shared = 1;
         } else if want == Exclusive && self.shared > 1 {
             // Other handles still read.
+            return Ok(Err(Busy));
+        } else if sharing_shm {
             return Ok(Err(Busy));
         }
         *held = want;
@@ -124,7 +133,7 @@ mod tests {
     use LockLevel::*;
 
     fn granted(file: &mut FileLocks, held: &mut LockLevel, want: LockLevel) -> bool {
-        file.lock(held, want).expect("valid request").is_ok()
+        file.lock(held, want, false).expect("valid request").is_ok()
     }
 
     #[test]
@@ -200,7 +209,7 @@ mod tests {
     fn never_requested_levels_are_rejected() {
         let mut file = FileLocks::default();
         let mut a = None;
-        assert_eq!(file.lock(&mut a, Pending), Err(InvalidRequest));
-        assert_eq!(file.lock(&mut a, None), Err(InvalidRequest));
+        assert_eq!(file.lock(&mut a, Pending, false), Err(InvalidRequest));
+        assert_eq!(file.lock(&mut a, None, false), Err(InvalidRequest));
     }
 }

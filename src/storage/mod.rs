@@ -7,6 +7,7 @@
 //! is committed.
 
 pub mod locks;
+pub mod shm;
 pub mod vfs;
 
 use std::collections::BTreeMap;
@@ -360,7 +361,7 @@ fn check_name(field: &'static str, name: &str) -> Result<()> {
         Err(Error::invalid(
             field,
             format!(
-                "{name:?} is not usable: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.'"
+                "{name:?} is not usable: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.' nor ending in '-shm'"
             ),
         ))
     }
@@ -673,6 +674,12 @@ impl Conn {
     /// The lock this connection holds on its database.
     pub fn lock_level(&self) -> LockLevel {
         self.store.lock_level(self.id, &self.db)
+    }
+
+    /// The locks this connection holds on its database's WAL shared memory
+    /// (none in a rollback journal mode).
+    pub fn shm_locks(&self) -> shm::ShmLocks {
+        self.store.shm_locks(self.id, &self.db)
     }
 
     /// The underlying rusqlite connection, while the connection is alive.

@@ -26,11 +26,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_int, c_void};
 
 use rsqlite_vfs::ffi::{
-    sqlite3_file, SQLITE_ERROR, SQLITE_FCNTL_LOCKSTATE, SQLITE_FCNTL_MMAP_SIZE,
-    SQLITE_FCNTL_PRAGMA, SQLITE_NOMEM, SQLITE_NOTFOUND, SQLITE_OK,
+    sqlite3_file, sqlite3_io_methods, SQLITE_BUSY, SQLITE_FCNTL_LOCKSTATE, SQLITE_FCNTL_MMAP_SIZE,
+    SQLITE_IOERR_SHMLOCK, SQLITE_IOERR_SHMMAP, SQLITE_IOERR_SHMOPEN, SQLITE_NOTFOUND, SQLITE_OK,
+    SQLITE_SHM_EXCLUSIVE, SQLITE_SHM_UNLOCK,
 };
 use rsqlite_vfs::{
     AccessMode, DeviceCharacteristics, FileKind, LockLevel, OpenAccess, OpenOptions, OpenRequest,
@@ -39,6 +40,7 @@ use rsqlite_vfs::{
 };
 
 use super::locks::FileLocks;
+use super::shm::{ShmLocks, ShmNode, ShmRequest, SLOTS as SHM_SLOTS};
 
 /// The name of the VFS, which connections open their database with.
 pub const VFS_NAME: &str = "replayground";
@@ -125,6 +127,9 @@ pub(crate) struct StoreInner {
     /// Whether new connections record the rows each statement changes.
     pub track_changes: Cell<bool>,
     files: RefCell<BTreeMap<String, FileData>>,
+    /// The shared memory (wal-index) of WAL databases, by file name
+    /// (`main.db-shm`): a namespace of its own, as its bytes are mapped.
+    shm: RefCell<BTreeMap<String, Rc<ShmNode>>>,
     locks: RefCell<BTreeMap<String, FileLocks>>,
     handles: RefCell<BTreeMap<u64, HandleState>>,
     conns: RefCell<BTreeMap<ConnId, ConnState>>,
@@ -144,6 +149,7 @@ impl StoreInner {
             name: name.clone(),
             track_changes: Cell::new(false),
             files: RefCell::default(),
+            shm: RefCell::default(),
             locks: RefCell::default(),
             handles: RefCell::default(),
             conns: RefCell::default(),
@@ -200,13 +206,31 @@ impl StoreInner {
             state.killed = true;
         }
         let mut locks = self.locks.borrow_mut();
-        for handle in self.handles.borrow_mut().values_mut() {
+        let shm = self.shm.borrow();
+        for (&id, handle) in self.handles.borrow_mut().iter_mut() {
             if handle.conn == conn {
                 if let Some(file) = locks.get_mut(&handle.file) {
                     file.unlock(&mut handle.level, LockLevel::None);
                 }
+                for node in shm.values() {
+                    node.drop_locks(id);
+                }
             }
         }
+    }
+
+    /// The locks `conn` holds on the shared memory of database `file`.
+    pub(crate) fn shm_locks(&self, conn: ConnId, file: &str) -> ShmLocks {
+        let Some(node) = self.shm.borrow().get(&shm_name(file)).cloned() else {
+            return ShmLocks::default();
+        };
+        self.handles
+            .borrow()
+            .iter()
+            .filter(|(_, h)| h.conn == conn && h.file == file)
+            .map(|(&id, _)| node.locks(id))
+            .find(|locks| !locks.is_empty())
+            .unwrap_or_default()
     }
 
     /// The strongest lock `conn` holds on database `file`.
@@ -243,15 +267,25 @@ impl StoreInner {
             .collect()
     }
 
+    /// Every file's name and size, the shared-memory files included.
     pub(crate) fn file_names(&self) -> Vec<(String, usize)> {
-        self.files
+        let mut names: Vec<(String, usize)> = self
+            .files
             .borrow()
             .iter()
             .map(|(name, data)| (name.clone(), data.borrow().len()))
-            .collect()
+            .collect();
+        names.extend(
+            self.shm
+                .borrow()
+                .iter()
+                .map(|(name, node)| (name.clone(), node.len())),
+        );
+        names.sort();
+        names
     }
 
-    /// Hashes every file's name and bytes.
+    /// Hashes every file's name and bytes, the wal-index included.
     pub(crate) fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
         for (name, data) in self.files.borrow().iter() {
             state.write(name.as_bytes());
@@ -260,19 +294,32 @@ impl StoreInner {
             state.write(&data);
             state.write_usize(data.len());
         }
+        for (name, node) in self.shm.borrow().iter() {
+            state.write(name.as_bytes());
+            state.write_usize(name.len());
+            node.hash_bytes(state);
+        }
     }
 
     pub(crate) fn file_bytes(&self, name: &str) -> Option<Vec<u8>> {
-        self.files.borrow().get(name).map(|d| d.borrow().clone())
+        match self.files.borrow().get(name) {
+            Some(data) => Some(data.borrow().clone()),
+            None => self.shm.borrow().get(name).map(|node| node.bytes()),
+        }
     }
 
-    /// Copies every file's bytes.
+    /// Copies every file's bytes, the wal-index included.
     pub(crate) fn snapshot_files(&self) -> BTreeMap<String, Rc<[u8]>> {
-        self.files
+        let mut files: BTreeMap<String, Rc<[u8]>> = self
+            .files
             .borrow()
             .iter()
             .map(|(name, data)| (name.clone(), Rc::from(data.borrow().as_slice())))
-            .collect()
+            .collect();
+        for (name, node) in self.shm.borrow().iter() {
+            files.insert(name.clone(), Rc::from(node.bytes()));
+        }
+        files
     }
 
     /// Replaces every file with a snapshot's bytes. The caller has checked that
@@ -282,9 +329,15 @@ impl StoreInner {
     /// place, so that the handles of pooled idle connections read the new
     /// bytes (a handle keeps its file's data, as an open file descriptor does).
     pub(crate) fn restore_files(&self, files: &BTreeMap<String, Rc<[u8]>>) {
+        let mut shm = self.shm.borrow_mut();
+        shm.retain(|name, _| files.contains_key(name));
         let mut current = self.files.borrow_mut();
         current.retain(|name, _| files.contains_key(name));
         for (name, bytes) in files {
+            if is_shm_name(name) {
+                shm.entry(name.clone()).or_default().set_bytes(bytes);
+                continue;
+            }
             match current.get(name) {
                 Some(data) => {
                     let mut data = data.borrow_mut();
@@ -354,6 +407,7 @@ impl StoreInner {
             main_db: options.kind() == Some(FileKind::MainDb),
             read_only: options.access() == OpenAccess::ReadOnly,
             mmap_limit: 0,
+            shm: None,
         })
     }
 
@@ -366,14 +420,21 @@ impl StoreInner {
         }
     }
 
-    fn lock(&self, handle: u64, file: &str, want: LockLevel) -> VfsResult<()> {
+    fn lock(
+        &self,
+        handle: u64,
+        file: &str,
+        want: LockLevel,
+        shm: Option<&ShmNode>,
+    ) -> VfsResult<()> {
         let mut handles = self.handles.borrow_mut();
         let Some(state) = handles.get_mut(&handle) else {
             return Err(VfsError::new(VfsErrorCode::IoLock, "unknown handle".into()));
         };
         let mut locks = self.locks.borrow_mut();
         let locks = locks.entry(file.to_string()).or_default();
-        match locks.lock(&mut state.level, want) {
+        let sharing_shm = shm.is_some_and(|node| node.shared_with_others(handle));
+        match locks.lock(&mut state.level, want, sharing_shm) {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_busy)) => Err(VfsError::new(
                 VfsErrorCode::Busy,
@@ -440,14 +501,23 @@ pub struct LockingFile {
     /// The memory-mapping limit SQLite set (`SQLITE_FCNTL_MMAP_SIZE`). Nothing
     /// is mapped (`xFetch` declines); it is kept to answer as the unix VFS does.
     mmap_limit: i64,
+    /// The WAL shared memory this handle (of a main database) maps.
+    shm: Option<Rc<ShmNode>>,
+}
+
+/// The name of the shared-memory file of database `file`.
+pub(crate) fn shm_name(file: &str) -> String {
+    format!("{file}-shm")
+}
+
+/// Whether `name` names a shared-memory file.
+fn is_shm_name(name: &str) -> bool {
+    name.ends_with("-shm")
 }
 
 /// `SQLITE_MAX_MMAP_SIZE` on 64-bit Linux (the unix VFS's ceiling for
 /// `PRAGMA mmap_size`); both builds are compiled with it.
 pub const MAX_MMAP_SIZE: i64 = 0x7fff_0000;
-
-/// The error a `PRAGMA journal_mode` that selects WAL gets.
-pub const WAL_REFUSED: &str = "WAL mode is not supported by this engine yet (it has no shared memory): use a rollback journal mode (DELETE, TRUNCATE, PERSIST, MEMORY or OFF)";
 
 impl LockingFile {
     fn anonymous(options: OpenOptions) -> Self {
@@ -460,6 +530,7 @@ impl LockingFile {
             main_db: false,
             read_only: options.access() == OpenAccess::ReadOnly,
             mmap_limit: 0,
+            shm: None,
         }
     }
 
@@ -568,10 +639,17 @@ impl VfsFile for LockingFile {
 
     fn lock(&mut self, level: LockLevel) -> VfsResult<()> {
         match &self.store {
-            Some(store) if self.main_db && !store.is_killed(self.conn) => {
-                store.lock(self.handle, &self.file, level)
+            // A dead connection gets no lock: it only closes, and a close
+            // that got EXCLUSIVE would checkpoint a WAL database (and write
+            // its shared memory, which no kill can take back).
+            Some(store) if self.main_db && store.is_killed(self.conn) => Err(VfsError::new(
+                VfsErrorCode::Busy,
+                "the connection was killed".into(),
+            )),
+            Some(store) if self.main_db => {
+                store.lock(self.handle, &self.file, level, self.shm.as_deref())
             }
-            // SQLite locks only main databases; a dead connection's locks are gone.
+            // SQLite locks only main databases.
             _ => Ok(()),
         }
     }
@@ -630,7 +708,8 @@ impl OsCallback for FixedOs {
 }
 
 /// Whether `name` can name a file of a store: 1 to 64 ASCII letters, digits,
-/// '-', '_' or '.', not starting with '.' (no path, no URI, no `..`).
+/// '-', '_' or '.', not starting with '.' (no path, no URI, no `..`) and not
+/// ending in `-shm` (the name of a database's shared memory).
 pub fn is_store_file_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
@@ -638,6 +717,7 @@ pub fn is_store_file_name(name: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         && !name.starts_with('.')
+        && !is_shm_name(name)
 }
 
 /// `xFullPathname`: a plain file name, placed in the store of the connection
@@ -645,7 +725,7 @@ pub fn is_store_file_name(name: &str) -> bool {
 fn full_name(data: &VfsData, name: &str) -> VfsResult<String> {
     if !is_store_file_name(name) {
         return Err(cant_open(format!(
-            "{name:?} is not a file name of this store: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.' (no paths, no URIs)"
+            "{name:?} is not a file name of this store: use 1 to 64 ASCII letters, digits, '-', '_' or '.', not starting with '.' nor ending in '-shm' (no paths, no URIs)"
         )));
     }
     let store = StoreInner::of_conn(ACTIVE_CONN.with(Cell::get))
@@ -699,6 +779,11 @@ impl VfsStore for LockingStore {
         let Some(store) = &file.store else {
             return Ok(());
         };
+        if let Some(node) = &file.shm {
+            // SQLite unmaps before it closes; closing the descriptor would
+            // release the locks anyway.
+            node.detach(file.handle);
+        }
         store.close(file.handle);
         if options.delete_on_close() && !store.is_killed(file.conn) {
             let mut files = store.files.borrow_mut();
@@ -735,82 +820,56 @@ impl VfsStore for LockingStore {
 /// The I/O method table of the VFS.
 pub struct LockingIo;
 
-/// Whether a `PRAGMA journal_mode` argument selects WAL. SQLite takes the
-/// first mode (delete, persist, off, truncate, memory, wal) of which the
-/// argument is a case-insensitive prefix, so "w" and "wa" are WAL too.
-pub fn selects_wal(argument: &str) -> bool {
-    !argument.is_empty() && "wal".starts_with(&argument.to_ascii_lowercase())
-}
-
-/// Copies `message` into memory from `sqlite3_malloc`, which SQLite frees.
-fn sqlite_string(message: &str) -> *mut c_char {
-    let Ok(len) = i32::try_from(message.len() + 1) else {
-        return std::ptr::null_mut();
-    };
-    // SAFETY: a fresh allocation of len bytes, filled with message and a NUL.
-    unsafe {
-        let out = rusqlite::ffi::sqlite3_malloc(len).cast::<c_char>();
-        if !out.is_null() {
-            message.as_ptr().copy_to(out.cast(), message.len());
-            out.add(message.len()).write(0);
-        }
-        out
-    }
-}
-
 impl SQLiteIoMethods for LockingIo {
     type Store = LockingStore;
 
-    /// Version 3, as the unix VFS: only from version 3 on does SQLite tell
+    /// Version 3, as the unix VFS: version 2 brings the shared-memory
+    /// methods WAL mode needs, and only from version 3 on does SQLite tell
     /// the VFS the `PRAGMA mmap_size` limit. The inherited `xFetch` declines
-    /// every mapping, so pages are still read with `xRead`; there is no
-    /// `xShmMap`, so SQLite offers WAL only in exclusive locking mode, where
-    /// [`LockingIo::xFileControl`] refuses it.
+    /// every mapping, so pages are still read with `xRead`.
     const VERSION: c_int = 3;
+
+    /// The inherited methods, with the shared memory of [`super::shm`].
+    const METHODS: sqlite3_io_methods = sqlite3_io_methods {
+        iVersion: Self::VERSION,
+        xClose: Some(Self::xClose),
+        xRead: Some(Self::xRead),
+        xWrite: Some(Self::xWrite),
+        xTruncate: Some(Self::xTruncate),
+        xSync: Some(Self::xSync),
+        xFileSize: Some(Self::xFileSize),
+        xLock: Some(Self::xLock),
+        xUnlock: Some(Self::xUnlock),
+        xCheckReservedLock: Some(Self::xCheckReservedLock),
+        xFileControl: Some(Self::xFileControl),
+        xSectorSize: Some(Self::xSectorSize),
+        xDeviceCharacteristics: Some(Self::xDeviceCharacteristics),
+        xShmMap: Some(shm_map),
+        xShmLock: Some(shm_lock),
+        xShmBarrier: Some(shm_barrier),
+        xShmUnmap: Some(shm_unmap),
+        xFetch: Some(Self::xFetch),
+        xUnfetch: Some(Self::xUnfetch),
+    };
 
     /// The file controls the unix VFS answers and this VFS needs:
     ///
-    /// - `SQLITE_FCNTL_PRAGMA` (sent for every PRAGMA, before SQLite runs it,
-    ///   to the file of the database it names): a `journal_mode` that selects
-    ///   WAL on a database of a store fails with [`WAL_REFUSED`]. SQLite would
-    ///   otherwise keep the old mode without a word (no shared memory), or, in
-    ///   exclusive locking mode, write a WAL database no other connection of
-    ///   this engine could open. Every other pragma runs as SQLite's own.
     /// - `SQLITE_FCNTL_MMAP_SIZE`: the limit, as `unixFileControl` keeps it,
     ///   so that `PRAGMA mmap_size` answers as on real files.
     /// - `SQLITE_FCNTL_LOCKSTATE`: the handle's lock.
     ///
     /// Anything else is `SQLITE_NOTFOUND`, as before (the size hint included:
-    /// this VFS does not use it).
+    /// this VFS does not use it; `SQLITE_FCNTL_PERSIST_WAL` unanswered is
+    /// the unix VFS's default, a WAL deleted by the last connection).
     unsafe extern "C" fn xFileControl(
         file: *mut sqlite3_file,
         op: c_int,
         arg: *mut c_void,
     ) -> c_int {
         // SAFETY: SQLite passes a file this VFS opened, and the argument the
-        // operation documents (char*[4], sqlite3_int64*, int*).
+        // operation documents (sqlite3_int64*, int*).
         let file = unsafe { (*SQLiteVfsFile::from_file(file)).handle_mut::<LockingFile>() };
         match op {
-            SQLITE_FCNTL_PRAGMA => {
-                let args = arg.cast::<*mut c_char>();
-                let text = |i: usize| {
-                    let ptr = unsafe { *args.add(i) };
-                    (!ptr.is_null()).then(|| unsafe { CStr::from_ptr(ptr) }.to_string_lossy())
-                };
-                let wal = file.main_db
-                    && file.store.is_some()
-                    && text(1).is_some_and(|name| name.eq_ignore_ascii_case("journal_mode"))
-                    && text(2).is_some_and(|argument| selects_wal(&argument));
-                if !wal {
-                    return SQLITE_NOTFOUND;
-                }
-                let message = sqlite_string(WAL_REFUSED);
-                if message.is_null() {
-                    return SQLITE_NOMEM;
-                }
-                unsafe { *args = message };
-                SQLITE_ERROR
-            }
             SQLITE_FCNTL_MMAP_SIZE => {
                 let size = arg.cast::<i64>();
                 unsafe { *size = file.set_mmap_limit(*size) };
@@ -830,6 +889,133 @@ impl SQLiteIoMethods for LockingIo {
             _ => SQLITE_NOTFOUND,
         }
     }
+}
+
+/// The handle SQLite passes to a shared-memory method.
+///
+/// # Safety
+/// `file` is a file this VFS opened and has not closed.
+unsafe fn locking_file<'a>(file: *mut sqlite3_file) -> &'a mut LockingFile {
+    unsafe { (*SQLiteVfsFile::from_file(file)).handle_mut::<LockingFile>() }
+}
+
+/// `xShmMap`, as `unixShmMap`: opens the database's shared memory on first
+/// use (`unixOpenSharedMemory`: the DMS, and the truncation by the first
+/// mapper), then hands out region `region`, extending the file if `extend`,
+/// or NULL if the region does not exist yet.
+unsafe extern "C" fn shm_map(
+    file: *mut sqlite3_file,
+    region: c_int,
+    size: c_int,
+    extend: c_int,
+    out: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: SQLite passes a main-database file of this VFS and an out pointer.
+    let file = unsafe { locking_file(file) };
+    unsafe { *out = std::ptr::null_mut() };
+    let (Some(store), true) = (file.store.clone(), file.main_db) else {
+        return SQLITE_IOERR_SHMOPEN;
+    };
+    if file.shm.is_none() {
+        if store.is_killed(file.conn) {
+            // A dead process opens nothing.
+            return SQLITE_IOERR_SHMOPEN;
+        }
+        let node = store
+            .shm
+            .borrow_mut()
+            .entry(shm_name(&file.file))
+            .or_default()
+            .clone();
+        if node.attach(file.handle).is_err() {
+            return SQLITE_BUSY;
+        }
+        file.shm = Some(node);
+    }
+    let (Some(node), Ok(region), Ok(size)) = (
+        file.shm.as_ref(),
+        usize::try_from(region),
+        usize::try_from(size),
+    ) else {
+        return SQLITE_IOERR_SHMMAP;
+    };
+    match node.map(file.handle, region, size, extend != 0) {
+        Ok(Some(pointer)) => {
+            unsafe { *out = pointer.cast() };
+            SQLITE_OK
+        }
+        Ok(None) => SQLITE_OK,
+        Err(_) => SQLITE_IOERR_SHMMAP,
+    }
+}
+
+/// `xShmLock`, as `unixShmLock` between processes (see [`super::shm`]). A
+/// dead connection's requests are refused and its unlocks do nothing: its
+/// locks went with it.
+unsafe extern "C" fn shm_lock(
+    file: *mut sqlite3_file,
+    offset: c_int,
+    n: c_int,
+    flags: c_int,
+) -> c_int {
+    // SAFETY: SQLite passes a main-database file of this VFS.
+    let file = unsafe { locking_file(file) };
+    let (Some(store), Some(node)) = (&file.store, &file.shm) else {
+        return SQLITE_IOERR_SHMLOCK;
+    };
+    let (Ok(first), Ok(n)) = (usize::try_from(offset), usize::try_from(n)) else {
+        return SQLITE_IOERR_SHMLOCK;
+    };
+    if n == 0 || first + n > SHM_SLOTS {
+        return SQLITE_IOERR_SHMLOCK;
+    }
+    let request = if flags & SQLITE_SHM_UNLOCK != 0 {
+        ShmRequest::Unlock
+    } else if flags & SQLITE_SHM_EXCLUSIVE != 0 {
+        ShmRequest::LockExclusive
+    } else {
+        ShmRequest::LockShared
+    };
+    if store.is_killed(file.conn) {
+        return if request == ShmRequest::Unlock {
+            SQLITE_OK
+        } else {
+            SQLITE_BUSY
+        };
+    }
+    match node.lock(file.handle, first, n, request) {
+        Ok(()) => SQLITE_OK,
+        Err(_) => SQLITE_BUSY,
+    }
+}
+
+/// `xShmBarrier`: one thread runs every connection of a store, so there is
+/// nothing to order.
+unsafe extern "C" fn shm_barrier(_file: *mut sqlite3_file) {}
+
+/// `xShmUnmap`, as `unixShmUnmap`: the connection's mapping and locks go;
+/// with `delete` (the last connection closing after a checkpoint), the file
+/// goes too once nobody maps it. A dead connection deletes nothing.
+unsafe extern "C" fn shm_unmap(file: *mut sqlite3_file, delete: c_int) -> c_int {
+    // SAFETY: SQLite passes a main-database file of this VFS.
+    let file = unsafe { locking_file(file) };
+    let Some(node) = file.shm.take() else {
+        return SQLITE_OK;
+    };
+    node.detach(file.handle);
+    if let Some(store) = &file.store {
+        if delete != 0 && !store.is_killed(file.conn) && !node.is_mapped() {
+            let mut shm = store.shm.borrow_mut();
+            let name = shm_name(&file.file);
+            if shm
+                .get(&name)
+                .is_some_and(|current| Rc::ptr_eq(current, &node))
+            {
+                shm.remove(&name);
+            }
+        }
+    }
+    SQLITE_OK
 }
 
 /// The VFS itself.

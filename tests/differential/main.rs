@@ -23,7 +23,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use std::collections::{BTreeMap, HashMap};
 
-use replayground::storage::{Conn, SqlValue, Store};
+use replayground::storage::shm::ShmLocks;
+use replayground::storage::{Conn, LockLevel, SqlValue, Store};
 use schedules::{Action, Schedule};
 use serde::{Deserialize, Serialize};
 
@@ -58,6 +59,18 @@ trait Side {
     fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String);
     fn kill(&mut self, conn: usize) -> Outcome;
     fn close(&mut self, conn: usize) -> Outcome;
+}
+
+/// The lock a connection holds, as recorded: its level on the database file,
+/// then, in WAL mode, its locks on the shared memory ("shared + DMS s,
+/// READ0 s").
+fn lock_text(level: LockLevel, shm: ShmLocks) -> String {
+    let mut text = format!("{level:?}").to_lowercase();
+    if !shm.is_empty() {
+        text.push_str(" + ");
+        text.push_str(&shm.describe());
+    }
+    text
 }
 
 /// What one schedule produced on one side.
@@ -125,8 +138,7 @@ impl Side for VfsSide {
             Ok(rows) => Outcome::Rows(rows.rows),
             Err(e) => Outcome::Error(e.sqlite_code().unwrap_or(-1)),
         };
-        let lock = format!("{:?}", c.lock_level()).to_lowercase();
-        (outcome, lock)
+        (outcome, lock_text(c.lock_level(), c.shm_locks()))
     }
 
     fn kill(&mut self, conn: usize) -> Outcome {
@@ -165,7 +177,27 @@ fn difference<T: PartialEq + std::fmt::Debug>(
             actual.len()
         ));
     }
+    if std::env::var("REPLAYGROUND_DIFF_SHOW").is_ok_and(|name| name == schedule.name) {
+        for (i, (op, (e, a))) in schedule
+            .ops
+            .iter()
+            .zip(expected.iter().zip(actual))
+            .enumerate()
+        {
+            eprintln!("{what} {i}: {op:?} real {e:?} vfs {a:?}");
+        }
+    }
     let step = expected.iter().zip(actual).position(|(e, a)| e != a)?;
+    if std::env::var_os("REPLAYGROUND_DIFF_VERBOSE").is_some() {
+        for (i, (op, (e, a))) in schedule
+            .ops
+            .iter()
+            .zip(expected.iter().zip(actual))
+            .enumerate()
+        {
+            eprintln!("{i}: {op:?} real {e:?} vfs {a:?}");
+        }
+    }
     let (conn, action) = &schedule.ops[step];
     Some(format!(
         "{}: step {step} (connection {conn}: {action:?}): real SQLite files gave {what} {:?}, the VFS gave {:?}",
@@ -212,6 +244,55 @@ fn the_suite_has_30_handwritten_schedules_with_busy_answers_and_kills() {
         .count();
     assert!(busy >= 40, "only {busy} BUSY answers recorded");
     assert!(kills >= 20, "only {kills} kills recorded");
+}
+
+#[test]
+fn the_suite_has_40_handwritten_wal_schedules_with_busy_snapshots_checkpoints_and_kills() {
+    let handwritten = schedules::wal();
+    assert!(
+        handwritten.len() >= 40,
+        "{} hand-written WAL schedules",
+        handwritten.len()
+    );
+    let recorded = recording();
+    let wal: Vec<&Outcome> = recorded
+        .iter()
+        .filter(|(name, _)| name.starts_with("wal-"))
+        .flat_map(|(_, outcomes)| outcomes)
+        .collect();
+    let count = |code: i32| {
+        wal.iter()
+            .filter(|o| matches!(o, Outcome::Error(c) if *c == code))
+            .count()
+    };
+    let kills = wal.iter().filter(|o| matches!(o, Outcome::Killed)).count();
+    // SQLITE_BUSY, and SQLITE_BUSY_SNAPSHOT (a reader upgrading after a commit).
+    let (busy, busy_snapshot) = (count(5), count(517));
+    let sql = |needle: &str| {
+        schedules::all()
+            .iter()
+            .filter(|s| s.name.starts_with("wal-"))
+            .flat_map(|s| s.ops.iter())
+            .filter(|(_, a)| matches!(a, schedules::Action::Sql(q) if q.contains(needle)))
+            .count()
+    };
+    eprintln!(
+        "WAL: {} schedules ({} hand-written), {} steps, {busy} BUSY, {busy_snapshot} BUSY_SNAPSHOT, {kills} kills",
+        recorded.keys().filter(|n| n.starts_with("wal-")).count(),
+        handwritten.len(),
+        wal.len()
+    );
+    assert!(busy >= 20, "only {busy} BUSY answers in WAL mode");
+    assert!(
+        busy_snapshot >= 5,
+        "only {busy_snapshot} BUSY_SNAPSHOT answers"
+    );
+    assert!(kills >= 30, "only {kills} kills in WAL mode");
+    for mode in schedules::CHECKPOINTS {
+        let n = sql(&format!("wal_checkpoint({mode})"));
+        assert!(n >= 4, "only {n} {mode} checkpoints");
+    }
+    assert!(sql("wal_autocheckpoint") >= 4);
 }
 
 #[test]
@@ -304,8 +385,64 @@ mod files {
         }
     }
 
-    /// The lock names, by SQLite's numbering (NONE 0 to EXCLUSIVE 4).
-    const LOCK_NAMES: [&str; 5] = ["none", "shared", "reserved", "pending", "exclusive"];
+    /// The lock levels, by SQLite's numbering (NONE 0 to EXCLUSIVE 4).
+    const LOCK_LEVELS: [LockLevel; 5] = [
+        LockLevel::None,
+        LockLevel::Shared,
+        LockLevel::Reserved,
+        LockLevel::Pending,
+        LockLevel::Exclusive,
+    ];
+
+    /// The first byte of the unix VFS's shared-memory locks (`UNIX_SHM_BASE`):
+    /// slot i is byte 120 + i, the DMS byte 128.
+    const SHM_BASE: u64 = 120;
+
+    /// The POSIX locks process `pid` holds on the file `shm`, as the kernel
+    /// lists them in /proc/locks, read as shared-memory locks.
+    fn shm_locks(pid: u32, shm: &std::path::Path) -> ShmLocks {
+        use std::os::unix::fs::MetadataExt;
+        let mut locks = ShmLocks::default();
+        let Ok(meta) = std::fs::metadata(shm) else {
+            return locks;
+        };
+        let table = std::fs::read_to_string("/proc/locks").expect("/proc/locks is readable");
+        for line in table.lines() {
+            // "1: POSIX  ADVISORY  READ 1234 08:01:5678 120 120"; waiters ("->") are skipped.
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() < 8 || fields[1] != "POSIX" {
+                continue;
+            }
+            let inode = fields[5]
+                .rsplit(':')
+                .next()
+                .and_then(|i| i.parse::<u64>().ok());
+            if fields[4].parse::<u32>().ok() != Some(pid) || inode != Some(meta.ino()) {
+                continue;
+            }
+            let start: u64 = fields[6].parse().expect("lock start");
+            let end: u64 = if fields[7] == "EOF" {
+                u64::MAX
+            } else {
+                fields[7].parse().expect("lock end")
+            };
+            for byte in start..=end.min(SHM_BASE + 8) {
+                match byte.checked_sub(SHM_BASE) {
+                    Some(8) => locks.dms = true,
+                    Some(slot @ 0..=7) => {
+                        let bit = 1u8 << slot;
+                        if fields[3] == "WRITE" {
+                            locks.exclusive |= bit;
+                        } else {
+                            locks.shared |= bit;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        locks
+    }
 
     #[derive(Deserialize)]
     struct Reply {
@@ -328,10 +465,12 @@ mod files {
                 (None, Some(code)) => Outcome::Error(code),
                 (None, None) => panic!("sql-worker replied {line:?}"),
             };
-            let lock = LOCK_NAMES
+            let level = *LOCK_LEVELS
                 .get(reply.lock)
                 .unwrap_or_else(|| panic!("sql-worker replied lock {}", reply.lock));
-            (outcome, lock.to_string())
+            let pid = self.workers[&conn].child.id();
+            let shm = shm_locks(pid, &self.dir.join("main.db-shm"));
+            (outcome, lock_text(level, shm))
         }
 
         fn kill(&mut self, conn: usize) -> Outcome {

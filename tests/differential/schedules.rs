@@ -803,5 +803,584 @@ pub fn all() -> Vec<Schedule> {
     all.extend(hot_journal());
     all.extend(journal_modes());
     all.extend(attached());
+    all.extend(wal());
+    all.extend(random_wal(7, 40, 16));
     all
+}
+
+/// WAL mode: the first step of every schedule turns it on (it persists in
+/// the database file, so every connection then uses the WAL).
+const WAL: (usize, &str) = (A, "PRAGMA journal_mode = WAL");
+const E: usize = 4;
+const F: usize = 5;
+const COUNT: &str = "SELECT count(*) FROM t";
+
+/// A WAL schedule: WAL mode on, then `steps`.
+fn wal_schedule(name: &str, steps: &[(usize, &str)]) -> Schedule {
+    let mut all = vec![WAL];
+    all.extend_from_slice(steps);
+    schedule(&format!("wal-{name}"), &all)
+}
+
+/// The checkpoint modes of `PRAGMA wal_checkpoint`.
+pub const CHECKPOINTS: [&str; 4] = ["PASSIVE", "FULL", "RESTART", "TRUNCATE"];
+
+/// The hand-written WAL schedules: readers during a write, long readers
+/// pinning a snapshot, `SQLITE_BUSY_SNAPSHOT` on upgrade, every checkpoint
+/// mode with readers and writers present, `wal_autocheckpoint`, kills
+/// mid-transaction, after a cache spill and in the middle of a checkpoint
+/// that readers held back, recovery by the next connection, and switching
+/// journal modes.
+pub fn wal() -> Vec<Schedule> {
+    let ckpt = |mode: &str| format!("PRAGMA wal_checkpoint({mode})");
+    let mut out = vec![
+        wal_schedule(
+            "reader-during-a-write-sees-the-last-commit",
+            &[(A, "BEGIN"), (A, INS), (B, SEL), (A, "COMMIT"), (B, SEL)],
+        ),
+        wal_schedule(
+            "a-reader-does-not-block-the-writer",
+            &[
+                (B, "BEGIN"),
+                (B, SEL),
+                (A, INS),
+                (A, INS),
+                (B, SEL),
+                (B, "COMMIT"),
+                (B, SEL),
+            ],
+        ),
+        wal_schedule(
+            "a-long-reader-pins-its-snapshot",
+            &[
+                (B, "BEGIN"),
+                (B, COUNT),
+                (A, INS),
+                (C, "BEGIN"),
+                (C, COUNT),
+                (A, INS),
+                (B, COUNT),
+                (C, COUNT),
+                (D, COUNT),
+                (B, "COMMIT"),
+                (B, COUNT),
+                (C, "COMMIT"),
+            ],
+        ),
+        wal_schedule(
+            "busy-snapshot-when-a-reader-upgrades-after-a-commit",
+            &[
+                (B, "BEGIN"),
+                (B, SEL),
+                (A, INS),
+                (B, INS),
+                (B, "COMMIT"),
+                (B, INS),
+            ],
+        ),
+        wal_schedule(
+            "busy-snapshot-is-not-cured-by-retrying",
+            &[
+                (B, "BEGIN"),
+                (B, COUNT),
+                (A, "UPDATE t SET v = 'a'"),
+                (B, "UPDATE t SET v = 'b'"),
+                (B, "UPDATE t SET v = 'b'"),
+                (B, "ROLLBACK"),
+                (B, "BEGIN"),
+                (B, "UPDATE t SET v = 'b'"),
+                (B, "COMMIT"),
+            ],
+        ),
+        wal_schedule(
+            "two-immediate-writers",
+            &[
+                (A, "BEGIN IMMEDIATE"),
+                (B, "BEGIN IMMEDIATE"),
+                (A, INS),
+                (A, "COMMIT"),
+                (B, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "COMMIT"),
+            ],
+        ),
+        wal_schedule(
+            "deferred-readers-race-to-write",
+            &[
+                (A, "BEGIN"),
+                (B, "BEGIN"),
+                (A, SEL),
+                (B, SEL),
+                (A, INS),
+                (B, INS),
+                (A, "COMMIT"),
+                (B, INS),
+                (B, "COMMIT"),
+                (B, "ROLLBACK"),
+                (C, SEL),
+            ],
+        ),
+        wal_schedule(
+            "deferred-write-first-then-a-reader-writes",
+            &[
+                (A, "BEGIN"),
+                (A, INS),
+                (B, "BEGIN"),
+                (B, SEL),
+                (B, INS),
+                (A, "COMMIT"),
+                (B, INS),
+                (B, "ROLLBACK"),
+                (B, "BEGIN"),
+                (B, INS),
+                (B, "COMMIT"),
+            ],
+        ),
+        wal_schedule(
+            "a-writer-that-has-not-read-is-not-stale",
+            &[(B, "BEGIN"), (A, INS), (B, INS), (B, "COMMIT"), (C, SEL)],
+        ),
+        wal_schedule(
+            "begin-exclusive-lets-readers-read",
+            &[
+                (B, "BEGIN"),
+                (B, SEL),
+                (A, "BEGIN EXCLUSIVE"),
+                (A, INS),
+                (C, SEL),
+                (B, SEL),
+                (A, "COMMIT"),
+                (B, SEL),
+                (B, "COMMIT"),
+                (C, SEL),
+            ],
+        ),
+        wal_schedule(
+            "autocheckpoint-every-two-pages",
+            &[
+                (A, "PRAGMA wal_autocheckpoint = 2"),
+                (A, INS),
+                (A, INS),
+                (A, INS),
+                (A, INS),
+                (B, SEL),
+                (A, "PRAGMA wal_autocheckpoint"),
+                (B, "PRAGMA wal_autocheckpoint"),
+            ],
+        ),
+        wal_schedule(
+            "autocheckpoint-held-back-by-a-reader",
+            &[
+                (A, "PRAGMA wal_autocheckpoint = 1"),
+                (B, "BEGIN"),
+                (B, COUNT),
+                (A, INS),
+                (A, INS),
+                (A, INS),
+                (B, COUNT),
+                (B, "COMMIT"),
+                (A, INS),
+                (C, COUNT),
+            ],
+        ),
+        wal_schedule(
+            "autocheckpoint-off-grows-the-log",
+            &[
+                (A, "PRAGMA wal_autocheckpoint = 0"),
+                (A, INS),
+                (A, INS),
+                (A, INS),
+                (A, INS),
+                (B, "PRAGMA wal_checkpoint(PASSIVE)"),
+                (A, INS),
+                (B, "PRAGMA wal_checkpoint"),
+            ],
+        ),
+        wal_schedule(
+            "kill-mid-transaction",
+            &[
+                (A, "BEGIN"),
+                (A, INS),
+                (A, "UPDATE t SET v = 'lost'"),
+                (A, "kill"),
+                (B, SEL),
+                (B, INS),
+                (C, SEL),
+            ],
+        ),
+        wal_schedule(
+            "kill-after-commit-the-next-connection-recovers",
+            &[(A, INS), (A, INS), (A, "kill"), (B, SEL), (B, INS)],
+        ),
+        wal_schedule(
+            "everyone-killed-then-recovery",
+            &[
+                (A, INS),
+                (B, SEL),
+                (B, "BEGIN"),
+                (B, INS),
+                (A, "kill"),
+                (B, "kill"),
+                (C, SEL),
+                (C, INS),
+                (D, COUNT),
+            ],
+        ),
+        wal_schedule(
+            "kill-a-reader-that-pinned-the-log",
+            &[
+                (B, "BEGIN"),
+                (B, SEL),
+                (A, INS),
+                (A, "PRAGMA wal_checkpoint(RESTART)"),
+                (B, "kill"),
+                (A, "PRAGMA wal_checkpoint(RESTART)"),
+                (A, INS),
+                (C, SEL),
+            ],
+        ),
+        wal_schedule(
+            "kill-the-writer-while-it-holds-the-write-lock",
+            &[
+                (A, "BEGIN IMMEDIATE"),
+                (B, "BEGIN IMMEDIATE"),
+                (A, "kill"),
+                (B, "BEGIN IMMEDIATE"),
+                (B, INS),
+                (B, "COMMIT"),
+            ],
+        ),
+        wal_schedule(
+            "close-of-the-last-connection-checkpoints-and-deletes-the-log",
+            &[
+                (A, INS),
+                (A, INS),
+                (A, "close"),
+                (B, SEL),
+                (B, "PRAGMA journal_mode"),
+            ],
+        ),
+        wal_schedule(
+            "close-beside-another-connection-keeps-the-log",
+            &[
+                (A, INS),
+                (B, SEL),
+                (A, "close"),
+                (B, INS),
+                (B, "close"),
+                (C, SEL),
+            ],
+        ),
+        wal_schedule(
+            "switch-to-delete-while-another-connection-is-open",
+            &[
+                (A, INS),
+                (B, SEL),
+                (A, "PRAGMA journal_mode = DELETE"),
+                (B, "close"),
+                (A, "PRAGMA journal_mode = DELETE"),
+                (A, INS),
+                (C, SEL),
+                (C, "PRAGMA journal_mode"),
+            ],
+        ),
+        wal_schedule(
+            "switch-from-delete-to-wal-with-a-reader",
+            &[
+                (A, "PRAGMA journal_mode = DELETE"),
+                (B, "BEGIN"),
+                (B, SEL),
+                (A, "PRAGMA journal_mode = WAL"),
+                (B, "COMMIT"),
+                (A, "PRAGMA journal_mode = WAL"),
+                (A, INS),
+                (B, SEL),
+            ],
+        ),
+        wal_schedule(
+            "switch-to-truncate-and-back",
+            &[
+                (A, INS),
+                (A, "PRAGMA journal_mode = TRUNCATE"),
+                (A, INS),
+                (A, "PRAGMA journal_mode = WAL"),
+                (A, INS),
+                (B, SEL),
+                (B, "PRAGMA journal_mode"),
+            ],
+        ),
+        wal_schedule(
+            "switch-inside-a-transaction-is-refused",
+            &[
+                (A, "BEGIN"),
+                (A, INS),
+                (A, "PRAGMA journal_mode = DELETE"),
+                (A, "COMMIT"),
+                (A, "PRAGMA journal_mode"),
+            ],
+        ),
+        wal_schedule(
+            "exclusive-locking-mode",
+            &[
+                (A, "PRAGMA locking_mode = EXCLUSIVE"),
+                (A, INS),
+                (B, SEL),
+                (A, "PRAGMA locking_mode = NORMAL"),
+                (A, SEL),
+                (B, SEL),
+                (B, INS),
+            ],
+        ),
+        wal_schedule(
+            "savepoint-rolled-back",
+            &[
+                (A, "SAVEPOINT s1"),
+                (A, INS),
+                (A, "SAVEPOINT s2"),
+                (A, INS),
+                (A, "ROLLBACK TO s2"),
+                (A, "RELEASE s1"),
+                (B, SEL),
+            ],
+        ),
+        wal_schedule(
+            "five-readers-at-five-snapshots",
+            &[
+                (B, "BEGIN"),
+                (B, COUNT),
+                (A, INS),
+                (C, "BEGIN"),
+                (C, COUNT),
+                (A, INS),
+                (D, "BEGIN"),
+                (D, COUNT),
+                (A, INS),
+                (E, "BEGIN"),
+                (E, COUNT),
+                (A, INS),
+                (F, "BEGIN"),
+                (F, COUNT),
+                (A, INS),
+                (B, COUNT),
+                (C, COUNT),
+                (D, COUNT),
+                (E, COUNT),
+                (F, COUNT),
+                (A, "PRAGMA wal_checkpoint(PASSIVE)"),
+                (B, "COMMIT"),
+                (C, "COMMIT"),
+                (D, "COMMIT"),
+                (E, "COMMIT"),
+                (F, "COMMIT"),
+            ],
+        ),
+        wal_schedule(
+            "data-version-sees-other-connections-commits",
+            &[
+                (B, "PRAGMA data_version"),
+                (A, INS),
+                (B, "PRAGMA data_version"),
+                (B, INS),
+                (B, "PRAGMA data_version"),
+            ],
+        ),
+        wal_schedule(
+            "restart-checkpoint-then-the-writer-restarts-the-log",
+            &[
+                (A, INS),
+                (A, INS),
+                (B, "PRAGMA wal_checkpoint(RESTART)"),
+                (A, INS),
+                (C, SEL),
+                (B, "PRAGMA wal_checkpoint"),
+                (A, "kill"),
+                (D, SEL),
+            ],
+        ),
+        wal_schedule(
+            "truncate-checkpoint-then-a-reader-and-a-kill",
+            &[
+                (A, INS),
+                (B, "PRAGMA wal_checkpoint(TRUNCATE)"),
+                (C, "BEGIN"),
+                (C, SEL),
+                (A, INS),
+                (A, "kill"),
+                (C, SEL),
+                (C, "COMMIT"),
+                (C, SEL),
+            ],
+        ),
+    ];
+    for mode in CHECKPOINTS {
+        let ckpt = ckpt(mode);
+        let ckpt = ckpt.as_str();
+        let lower = mode.to_lowercase();
+        out.push(wal_schedule(
+            &format!("checkpoint-{lower}-when-idle"),
+            &[
+                (A, INS),
+                (A, INS),
+                (B, ckpt),
+                (C, SEL),
+                (A, INS),
+                (B, ckpt),
+                (B, ckpt),
+            ],
+        ));
+        out.push(wal_schedule(
+            &format!("checkpoint-{lower}-with-a-reader"),
+            &[
+                (A, INS),
+                (B, "BEGIN"),
+                (B, SEL),
+                (A, INS),
+                (C, ckpt),
+                (B, SEL),
+                (B, "COMMIT"),
+                (C, ckpt),
+                (A, INS),
+                (D, SEL),
+            ],
+        ));
+        out.push(wal_schedule(
+            &format!("checkpoint-{lower}-with-a-writer"),
+            &[
+                (A, INS),
+                (A, "BEGIN IMMEDIATE"),
+                (A, INS),
+                (C, ckpt),
+                (A, "COMMIT"),
+                (C, ckpt),
+                (B, SEL),
+            ],
+        ));
+        // A checkpoint that readers held back part-way, then the
+        // checkpointer and the writer killed: the next connection recovers.
+        out.push(wal_schedule(
+            &format!("kill-after-a-{lower}-checkpoint-held-back-part-way"),
+            &[
+                (A, "PRAGMA wal_autocheckpoint = 0"),
+                (A, INS),
+                (A, INS),
+                (B, "BEGIN"),
+                (B, COUNT),
+                (A, INS),
+                (A, INS),
+                (C, ckpt),
+                (C, "kill"),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, "kill"),
+                (B, COUNT),
+                (B, "COMMIT"),
+                (D, "PRAGMA wal_checkpoint(TRUNCATE)"),
+                (D, COUNT),
+                (B, "kill"),
+                (D, "kill"),
+                (E, SEL),
+            ],
+        ));
+    }
+    let mut spill = vec![WAL, (A, "PRAGMA cache_size = 2"), (A, "BEGIN")];
+    spill.extend(std::iter::repeat_n((A, BIG), 40));
+    let mut kill_spill = spill.clone();
+    kill_spill.extend([(B, COUNT), (A, "kill"), (B, COUNT), (B, INS), (C, COUNT)]);
+    out.push(schedule(
+        "wal-kill-after-the-cache-spilled-into-the-log",
+        &kill_spill,
+    ));
+    let mut commit_spill = spill.clone();
+    commit_spill.extend([
+        (B, "BEGIN"),
+        (B, COUNT),
+        (A, "COMMIT"),
+        (B, COUNT),
+        (B, "COMMIT"),
+        (B, COUNT),
+    ]);
+    out.push(schedule(
+        "wal-spilled-writer-commits-beside-a-reader",
+        &commit_spill,
+    ));
+    let mut rollback_spill = spill;
+    rollback_spill.extend([(A, "ROLLBACK"), (B, COUNT), (A, INS), (B, COUNT)]);
+    out.push(schedule("wal-spilled-writer-rolls-back", &rollback_spill));
+    out.push(schedule(
+        "wal-attached-databases-in-wal-mode",
+        &[
+            WAL,
+            (A, "ATTACH 'aux.db' AS aux"),
+            (A, "PRAGMA aux.journal_mode = WAL"),
+            (A, "CREATE TABLE aux.u (x)"),
+            (A, "BEGIN"),
+            (A, INS),
+            (A, "INSERT INTO aux.u VALUES (1)"),
+            (A, "COMMIT"),
+            (B, "ATTACH 'aux.db' AS aux"),
+            (
+                B,
+                "SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM aux.u)",
+            ),
+            (A, "BEGIN"),
+            (A, "INSERT INTO aux.u VALUES (2)"),
+            (A, INS),
+            (A, "kill"),
+            (
+                B,
+                "SELECT (SELECT count(*) FROM t), (SELECT count(*) FROM aux.u)",
+            ),
+        ],
+    ));
+    out
+}
+
+/// Random WAL schedules: `count` schedules of `len` steps over 3 connections,
+/// from `seed`, with checkpoints of every mode among the statements.
+pub fn random_wal(seed: u64, count: usize, len: usize) -> Vec<Schedule> {
+    let vocabulary = [
+        "BEGIN",
+        "BEGIN IMMEDIATE",
+        "SELECT count(*) FROM t",
+        SEL,
+        "UPDATE t SET v = v || '+' WHERE id = (SELECT min(id) FROM t)",
+        "DELETE FROM t WHERE id = (SELECT max(id) FROM t) AND id > 1",
+        "COMMIT",
+        "COMMIT",
+        "ROLLBACK",
+        "PRAGMA wal_checkpoint(PASSIVE)",
+        "PRAGMA wal_checkpoint(FULL)",
+        "PRAGMA wal_checkpoint(RESTART)",
+        "PRAGMA wal_checkpoint(TRUNCATE)",
+        "PRAGMA wal_autocheckpoint = 1",
+    ];
+    let mut rng = SplitMix(seed);
+    (0..count)
+        .map(|n| {
+            let mut ops: Vec<Op> = vec![(A, Action::Sql(WAL.1.to_string()))];
+            ops.extend((0..len).map(|i| {
+                let conn = rng.below(3);
+                let roll = rng.below(100);
+                let action = if roll < 5 {
+                    Action::Kill
+                } else if roll < 8 {
+                    Action::Close
+                } else if roll < 30 {
+                    Action::Sql(format!("INSERT INTO t (v) VALUES ('w{n}-{i}')"))
+                } else {
+                    Action::Sql(vocabulary[rng.below(vocabulary.len())].to_string())
+                };
+                (conn, action)
+            }));
+            ops.extend(
+                FINAL
+                    .iter()
+                    .map(|sql| (FINAL_CONN, Action::Sql(sql.to_string()))),
+            );
+            Schedule {
+                name: format!("wal-random-{seed}-{n}"),
+                ops,
+            }
+        })
+        .collect()
 }
