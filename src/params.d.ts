@@ -11,41 +11,61 @@ export interface IdemRaceParams {
   key?: string;
   /** the quantity ordered; the receipt's fingerprint covers it (1 to 9007199254740991; default 2). */
   quantity?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-scope`. */
 export interface IdemScopeParams {
   /** the quantity ordered; the receipt's fingerprint covers it (1 to 9007199254740991; default 3). */
   quantity?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-failure`. */
 export interface IdemFailureParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-lost-reply`. */
 export interface IdemLostReplyParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-retention`. */
 export interface IdemRetentionParams {
   /** the virtual clock when the request arrives (0 to 315360000 seconds; default 60). */
   clock?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-check-then-write`. */
 export interface IdemCheckThenWriteParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-deferred`. */
 export interface IdemDeferredParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-deferred-retry`. */
 export interface IdemDeferredRetryParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-no-fingerprint`. */
 export interface IdemNoFingerprintParams {
   /** the quantity ordered; the receipt's fingerprint covers it (1 to 9007199254740991; default 3). */
   quantity?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-receipt-later`. */
 export interface IdemReceiptLaterParams {
   /** where the process dies: between the effect's commit and the receipt's, or not at all (default "before-receipt"). */
   crashPoint?: "before-receipt" | "none";
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-profiles`. */
 export interface IdemProfilesParams {
@@ -53,48 +73,74 @@ export interface IdemProfilesParams {
   profile?: "reference" | "ietf" | "stripe" | "powertools";
   /** the virtual clock when the request arrives (0 to 315360000 seconds; default 30). */
   clock?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `idem-in-flight`. */
 export interface IdemInFlightParams {
   /** whose rules answer replays, conflicts and errors (default "ietf"). */
   profile?: "reference" | "ietf" | "stripe" | "powertools";
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-producer-rollback`. */
 export interface OutboxProducerRollbackParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-relay-crash`. */
 export interface OutboxRelayCrashParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-redelivery`. */
 export interface OutboxRedeliveryParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `inbox-subscriber-scope`. */
 export interface InboxSubscriberScopeParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `inbox-payload-conflict`. */
 export interface InboxPayloadConflictParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `inbox-consumer-rollback`. */
 export interface InboxConsumerRollbackParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `inbox-lost-history`. */
 export interface InboxLostHistoryParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-two-relays`. */
 export interface OutboxTwoRelaysParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-two-relays-no-inbox`. */
 export interface OutboxTwoRelaysNoInboxParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-crash-sweep`. */
 export interface OutboxCrashSweepParams {
   /** how many of its steps the relay takes before it is killed (none: it is not) (default "6"). */
   crashPoint?: "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "none";
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `outbox-crash-sweep-no-inbox`. */
 export interface OutboxCrashSweepNoInboxParams {
   /** how many of its steps the relay takes before it is killed (none: it is not) (default "6"). */
   crashPoint?: "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "none";
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `inbox-retention`. */
 export interface InboxRetentionParams {
@@ -102,6 +148,8 @@ export interface InboxRetentionParams {
   window?: number;
   /** the longest a restarted relay may wait before it redelivers (300 to 86400 seconds, multiples of 300; default 900). */
   delay?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Parameters of scenario `inbox-retention-remedy`. */
 export interface InboxRetentionRemedyParams {
@@ -109,6 +157,8 @@ export interface InboxRetentionRemedyParams {
   window?: number;
   /** the longest a restarted relay may wait before it redelivers (300 to 86400 seconds, multiples of 300; default 900). */
   delay?: number;
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
 }
 /** Each scenario's parameters, by scenario id. */
 export interface ScenarioParamsById {

@@ -100,8 +100,9 @@ fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
         }
     }
     // attempts, tenant, key, quantity; quantity; clock; quantity; crashPoint;
-    // profile, clock; profile; crashPoint; crashPoint; window, delay; window, delay.
-    assert_eq!(checked, 17);
+    // profile, clock; profile; crashPoint; crashPoint; window, delay; window,
+    // delay; and every scenario's journal.
+    assert_eq!(checked, 17 + scenarios::catalog().len());
 }
 
 /// A scenario refuses a parameter it does not declare, on every path.
@@ -113,7 +114,7 @@ fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
         .to_string();
     assert_eq!(
         error,
-        "invalid params: scenario idem-race has no parameter \"window\"; it takes attempts, tenant, key, quantity"
+        "invalid params: scenario idem-race has no parameter \"window\"; it takes attempts, tenant, key, quantity, journal"
     );
     let link = input::permalink("?s=idem-race&window=600").unwrap();
     assert!(link.params.is_empty());
@@ -153,5 +154,5 @@ fn the_command_line_passes_every_parameter_to_the_run() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17);
+    assert_eq!(checked, 17 + scenarios::catalog().len());
 }

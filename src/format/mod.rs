@@ -23,6 +23,7 @@ use serde_json::Value;
 
 use crate::scenarios::params::{self, Param, Params};
 use crate::sim::Scenario;
+use crate::storage::Journal;
 use crate::{Error, Result};
 
 pub use program::FileScenario;
@@ -41,6 +42,12 @@ pub const MAX_STATEMENT_INSTRUCTIONS: u64 = 20_000_000;
 /// The largest string or blob a file's SQL may make, in bytes.
 pub const MAX_VALUE_BYTES: i32 = 16 << 20;
 
+/// The parameter every scenario takes: its journal mode.
+pub const JOURNAL_PARAM: &str = "journal";
+
+/// What [`JOURNAL_PARAM`] changes, for people.
+pub const JOURNAL_MEANING: &str = "the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer";
+
 /// A scenario file, as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -56,6 +63,14 @@ pub struct File {
     /// Whether the design is meant to fail under some schedule.
     #[serde(default)]
     pub fails: bool,
+    /// The journal mode it runs in unless the `journal` parameter says
+    /// otherwise: `rollback` (the default) or `wal`.
+    #[serde(default)]
+    pub journal: Option<String>,
+    /// What changes in WAL mode, in a sentence or two (how a broken design
+    /// fails there, when it is not as in rollback mode).
+    #[serde(default, rename = "wal-note")]
+    pub wal_note: String,
     /// The pattern it belongs to (`idempotency`, `outbox`, `inbox`, `custom`).
     #[serde(default)]
     pub pattern: Option<String>,
@@ -582,12 +597,55 @@ impl File {
         Ok(())
     }
 
-    /// The parameter declarations, as the engine's [`Param`]s.
+    /// The parameter declarations, as the engine's [`Param`]s, and last the
+    /// engine's own: [`JOURNAL_PARAM`], which every scenario takes.
     pub fn declared_params(&self) -> Result<Vec<Param>> {
-        self.params
+        let mut declared = self
+            .params
             .iter()
-            .map(|(name, spec)| spec.to_param(name))
-            .collect()
+            .map(|(name, spec)| {
+                if name == JOURNAL_PARAM {
+                    return Err(Error::invalid(
+                        "scenario",
+                        format!(
+                            "{} is the engine's parameter, which every scenario takes; set its default with journal = \"wal\"",
+                            params::quote(name)
+                        ),
+                    ));
+                }
+                spec.to_param(name)
+            })
+            .collect::<Result<Vec<Param>>>()?;
+        let default = match self.journal.as_deref() {
+            None => Journal::default(),
+            Some(name) => Journal::parse(name).ok_or_else(|| {
+                Error::invalid(
+                    "scenario",
+                    format!(
+                        "journal = {} is not a journal mode; use {}",
+                        params::quote(name),
+                        Journal::NAMES.join(" or ")
+                    ),
+                )
+            })?,
+        };
+        declared.push(Param::choice(
+            JOURNAL_PARAM,
+            Journal::NAMES,
+            default.name(),
+            JOURNAL_MEANING,
+        ));
+        Ok(declared)
+    }
+
+    /// The journal mode `params` select.
+    pub fn journal(params: &Params) -> Journal {
+        params
+            .values()
+            .get(JOURNAL_PARAM)
+            .and_then(Value::as_str)
+            .and_then(Journal::parse)
+            .unwrap_or_default()
     }
 
     /// Builds the scenario with parameters given as JSON (null: defaults).

@@ -22,8 +22,8 @@ use crate::sim::{
     Attempt, Check, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult, Status, StepCtx,
     StepReport,
 };
-use crate::storage::{is_interrupt, with_budget, LockLevel};
-use crate::storage::{Conn, SqlValue, Store};
+use crate::storage::{is_busy_snapshot, is_interrupt, with_budget, LockLevel};
+use crate::storage::{Conn, Journal, SqlValue, Store};
 use crate::{Error, Result};
 
 /// How many times `retry` may start a program again.
@@ -1051,9 +1051,18 @@ impl Scenario for FileScenario {
         self.params.values().clone()
     }
 
+    fn journal(&self) -> Journal {
+        File::journal(&self.params)
+    }
+
     fn setup(&self, store: &Store) -> Result<()> {
+        let journal = self.journal();
         for (i, (name, database)) in self.file.databases.iter().enumerate() {
             let conn = store.connect(self.files[i], "setup")?;
+            // Before the bounds: a scenario's own SQL may not change the mode.
+            if journal != Journal::default() {
+                conn.execute(journal.pragma(), &[])?;
+            }
             conn.bound(MAX_VALUE_BYTES)?;
             with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                 conn.execute_batch(&database.schema)
@@ -1798,6 +1807,11 @@ impl Attempt for ProgramAttempt {
             (None, StepKind::Fail, _) => {
                 self.finish_failed(format!("it fails at {}", quote(&step.name)))
             }
+            // A stale snapshot in WAL mode cannot be waited out: SQLite's
+            // busy handler is not even called; only a new transaction helps.
+            (None, _, Answer::Busy) if error.as_ref().is_some_and(is_busy_snapshot) => {
+                self.finish_failed(error_text.clone())
+            }
             // BUSY waits by default: the attempt stays at this step.
             (None, _, Answer::Busy) => (Progress::Blocked, None),
             (None, _, Answer::Constraint | Answer::Error) => self.finish_failed(error_text.clone()),
@@ -1843,8 +1857,9 @@ impl Attempt for ProgramAttempt {
         let blocked_by_busy = progress == Progress::Blocked && answer == Answer::Busy;
         // A single sentence tells what the step does when it works; an error
         // nobody handles is told as it is.
+        let stale = chosen.is_none() && error.as_ref().is_some_and(is_busy_snapshot);
         let unhandled = !step.own_errors
-            && matches!(answer, Answer::Constraint | Answer::Error)
+            && (matches!(answer, Answer::Constraint | Answer::Error) || stale)
             && matches!(step.note, Some(NoteSpec::One(_)));
         let template = template.filter(|_| !unhandled);
         let mut note = match template {
@@ -1872,7 +1887,13 @@ impl Attempt for ProgramAttempt {
                 format!("{label} ran \"{}\": {what}", step.name)
             }
         };
-        if let (Some(extra), None) = (extra, template) {
+        if stale {
+            note = format!(
+                "{label} ran \"{}\" and fails: {}",
+                step.name,
+                crate::storage::BUSY_SNAPSHOT
+            );
+        } else if let (Some(extra), None) = (extra, template) {
             note = format!("{note}; {label} {extra}");
         }
         report(sql, bound, result, progress, note)
@@ -2009,10 +2030,13 @@ impl Attempt for ClockAttempt {
     }
 }
 
-/// An error in words; an interrupted or refused statement says why.
+/// An error in words; an interrupted or refused statement, or a stale WAL
+/// snapshot, says why.
 fn explain(error: &Error) -> String {
     if let Some(sentence) = crate::storage::refusal(error) {
         sentence
+    } else if is_busy_snapshot(error) {
+        crate::storage::BUSY_SNAPSHOT.to_string()
     } else if is_interrupt(error) {
         format!(
             "the statement ran more than {MAX_STATEMENT_INSTRUCTIONS} SQLite instructions and was stopped; it may loop for ever"

@@ -524,8 +524,20 @@ pub fn markdown_table(entries: &[super::Entry]) -> String {
     let mut out = String::from(
         "| scenario | parameter | values | default | what it changes |\n|---|---|---|---|---|\n",
     );
-    for entry in entries {
-        for p in entry.params {
+    // The engine's own parameter, which every scenario takes, is one row.
+    let engine = crate::format::JOURNAL_PARAM;
+    let shared = entries
+        .first()
+        .and_then(|e| e.params.iter().find(|p| p.name == engine));
+    let rows = entries.iter().flat_map(|entry| {
+        entry
+            .params
+            .iter()
+            .filter(|p| p.name != engine)
+            .map(|p| (format!("`{}`", entry.id), p))
+    });
+    for (scenario, p) in rows.chain(shared.map(|p| ("every scenario".to_string(), p))) {
+        {
             let values = match p.kind {
                 Kind::Whole {
                     min,
@@ -558,8 +570,8 @@ pub fn markdown_table(entries: &[super::Entry]) -> String {
                 Default::Text(t) => format!("`{t}`"),
             };
             out.push_str(&format!(
-                "| `{}` | `{}` | {values} | {default} | {} |\n",
-                entry.id, p.name, p.meaning
+                "| {scenario} | `{}` | {values} | {default} | {} |\n",
+                p.name, p.meaning
             ));
         }
     }

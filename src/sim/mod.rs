@@ -20,7 +20,7 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
-use crate::storage::{Conn, LockLevel, Rows, Snapshot, SqlValue, Store};
+use crate::storage::{Conn, LockLevel, Rows, ShmLocks, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
 pub use schedule::Schedule;
 
@@ -107,6 +107,10 @@ impl SqlResult {
                 columns: rows.columns.clone(),
                 rows: rows.rows.clone(),
                 changes: rows.changes,
+            },
+            Err(e) if crate::storage::is_busy_snapshot(e) => SqlResult::Error {
+                code: e.sqlite_code(),
+                message: crate::storage::BUSY_SNAPSHOT.to_string(),
             },
             Err(e) if e.is_busy() => SqlResult::Busy,
             Err(e) => SqlResult::Error {
@@ -289,6 +293,44 @@ pub struct LockView {
     pub attempt: String,
     /// Its lock level (`NONE`, `SHARED`, `RESERVED`, `PENDING`, `EXCLUSIVE`).
     pub level: String,
+    /// In WAL mode, its locks on the wal-index: `WRITE` (the one writer),
+    /// `CKPT` (checkpointing), `RECOVER`, and `READ0`..`READ4` (the read
+    /// slot its snapshot is pinned by); empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wal: Vec<String>,
+    /// In WAL mode, the snapshot it reads: the number of WAL frames it sees
+    /// (0: the database file alone), while it holds a read slot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<u32>,
+}
+
+impl LockView {
+    /// What attempt `label` holds through its connections `conns`.
+    fn of(label: &str, conns: &[&Conn]) -> LockView {
+        let level = conns
+            .iter()
+            .map(|c| c.lock_level())
+            .max()
+            .unwrap_or(LockLevel::None);
+        let mut wal = Vec::new();
+        let mut snapshot = None;
+        for conn in conns {
+            let shm = conn.shm_locks();
+            for (i, name) in crate::storage::shm::SLOT_NAMES.iter().enumerate() {
+                let bit = 1u8 << i;
+                if (shm.shared | shm.exclusive) & bit != 0 && !wal.iter().any(|w| w == name) {
+                    wal.push((*name).to_string());
+                }
+            }
+            snapshot = snapshot.or_else(|| conn.read_snapshot());
+        }
+        LockView {
+            attempt: label.to_string(),
+            level: level_name(level),
+            wal,
+            snapshot,
+        }
+    }
 }
 
 /// A row changed by a step, as the stepping connection sees it.
@@ -376,6 +418,24 @@ impl Check {
     }
 }
 
+/// Whether an attempt's locks `after` a step are weaker than `before` it: its
+/// strongest level lowered, or a wal-index lock let go.
+fn released(before: &[(LockLevel, ShmLocks)], after: &[(LockLevel, ShmLocks)]) -> bool {
+    let strongest = |locks: &[(LockLevel, ShmLocks)]| {
+        locks
+            .iter()
+            .map(|(l, _)| *l)
+            .max()
+            .unwrap_or(LockLevel::None)
+    };
+    let slots = |locks: &[(LockLevel, ShmLocks)]| {
+        locks
+            .iter()
+            .fold(0u8, |held, (_, shm)| held | shm.shared | shm.exclusive)
+    };
+    strongest(after) < strongest(before) || slots(before) & !slots(after) != 0
+}
+
 /// A scenario the scheduler can run: a store set up once, a set of attempts,
 /// and the checks that must hold when they are over.
 pub trait Scenario {
@@ -383,8 +443,13 @@ pub trait Scenario {
     fn id(&self) -> &str;
     /// The parameter values it runs with, by name (defaults filled in).
     fn params(&self) -> serde_json::Map<String, serde_json::Value>;
-    /// Creates the schema and any rows the attempts start from.
+    /// Creates the schema and any rows the attempts start from, in the
+    /// scenario's journal mode.
     fn setup(&self, store: &Store) -> Result<()>;
+    /// The journal mode its databases run in.
+    fn journal(&self) -> crate::storage::Journal {
+        crate::storage::Journal::default()
+    }
     /// Fresh attempts, in their order (attempt 0 is `A`).
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>>;
     /// The database files whose tables a trace shows.
@@ -635,6 +700,20 @@ impl<'s> Run<'s> {
             .collect()
     }
 
+    /// Every lock each attempt holds, connection by connection: the level on
+    /// the database file and, in WAL mode, the shared-memory locks.
+    pub fn locks(&self) -> Vec<Vec<(LockLevel, ShmLocks)>> {
+        self.attempts
+            .iter()
+            .map(|a| {
+                a.connections()
+                    .iter()
+                    .map(|c| (c.lock_level(), c.shm_locks()))
+                    .collect()
+            })
+            .collect()
+    }
+
     /// Hashes the whole state: the store's bytes and every attempt's state,
     /// status and lock. With `symmetric`, interchangeable attempts (same
     /// class, same state) are hashed as a multiset, so permutations of them
@@ -643,12 +722,12 @@ impl<'s> Run<'s> {
         let mut hasher = std::hash::DefaultHasher::new();
         self.store.hash_files(&mut hasher);
         self.clock.get().hash(&mut hasher);
-        let levels = self.lock_levels();
+        let locks = self.locks();
         let mut parts: Vec<u64> = self
             .attempts
             .iter()
             .enumerate()
-            .map(|(i, a)| self.attempt_key(i, a.as_ref(), levels[i]))
+            .map(|(i, a)| self.attempt_key(i, a.as_ref(), &locks[i]))
             .collect();
         if symmetric {
             parts.sort_unstable();
@@ -661,12 +740,27 @@ impl<'s> Run<'s> {
         hasher.finish()
     }
 
-    /// Hashes one attempt's class, state, status and lock.
-    pub fn attempt_key(&self, index: usize, attempt: &dyn Attempt, level: LockLevel) -> u64 {
+    /// Hashes one attempt's class, state, status and locks.
+    pub fn attempt_key(
+        &self,
+        index: usize,
+        attempt: &dyn Attempt,
+        locks: &[(LockLevel, ShmLocks)],
+    ) -> u64 {
         let mut hasher = std::hash::DefaultHasher::new();
         attempt.class().hash(&mut hasher);
         attempt.hash_state(&mut hasher);
+        // The strongest level; then, in WAL mode, the wal-index locks of
+        // each connection that holds any.
+        let level = locks
+            .iter()
+            .map(|(l, _)| *l)
+            .max()
+            .unwrap_or(LockLevel::None);
         (level as u8).hash(&mut hasher);
+        for (_, shm) in locks.iter().filter(|(_, shm)| !shm.is_empty()) {
+            shm.hash(&mut hasher);
+        }
         match &self.statuses[index] {
             Status::Runnable => 0u8.hash(&mut hasher),
             Status::Blocked => 1u8.hash(&mut hasher),
@@ -689,11 +783,11 @@ impl<'s> Run<'s> {
     /// The runnable attempts, keeping one of each group of interchangeable
     /// ones (same class, state, status and lock).
     pub fn distinct_runnable(&self) -> Vec<usize> {
-        let levels = self.lock_levels();
+        let locks = self.locks();
         let mut seen = Vec::new();
         let mut distinct = Vec::new();
         for i in self.runnable() {
-            let key = self.attempt_key(i, self.attempts[i].as_ref(), levels[i]);
+            let key = self.attempt_key(i, self.attempts[i].as_ref(), &locks[i]);
             if !seen.contains(&key) {
                 seen.push(key);
                 distinct.push(i);
@@ -756,7 +850,7 @@ impl<'s> Run<'s> {
                 ),
             ));
         }
-        let before = self.lock_levels();
+        let before = self.locks();
         let peers = self.peers(attempt);
         let ctx = StepCtx {
             store: self.store,
@@ -776,10 +870,10 @@ impl<'s> Run<'s> {
                 error: error.clone(),
             },
         };
-        let after = self.lock_levels();
+        let after = self.locks();
         // A released lock (or an attempt that is over) may let the blocked ones through.
-        let released =
-            before.iter().zip(&after).any(|(b, a)| a < b) || self.statuses[attempt].is_over();
+        let released = before.iter().zip(&after).any(|(b, a)| released(b, a))
+            || self.statuses[attempt].is_over();
         if released {
             for (i, status) in self.statuses.iter_mut().enumerate() {
                 if *status == Status::Blocked && i != attempt {
@@ -819,11 +913,7 @@ impl<'s> Run<'s> {
                 locks: self
                     .attempts
                     .iter()
-                    .zip(&after)
-                    .map(|(a, level)| LockView {
-                        attempt: a.label().to_string(),
-                        level: level_name(*level),
-                    })
+                    .map(|a| LockView::of(a.label(), &a.connections()))
                     .collect(),
                 changes,
                 tables: self.committed_tables()?,

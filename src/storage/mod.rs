@@ -20,6 +20,60 @@ use rusqlite::{Connection, OpenFlags, ToSql};
 use serde::{Deserialize, Serialize};
 
 pub use locks::LockLevel;
+pub use shm::ShmLocks;
+
+/// What `SQLITE_BUSY_SNAPSHOT` means, for people.
+pub const BUSY_SNAPSHOT: &str = "SQLITE_BUSY_SNAPSHOT: its read snapshot is older than the last commit, so it may not write; waiting cannot help, only ROLLBACK and a new transaction";
+
+/// Whether SQLite answered `SQLITE_BUSY_SNAPSHOT`: in WAL mode, a read
+/// transaction tried to write after another connection committed. Its
+/// primary code is `SQLITE_BUSY`, but no lock release will let it through.
+pub fn is_busy_snapshot(error: &Error) -> bool {
+    error.sqlite_code() == Some(rusqlite::ffi::SQLITE_BUSY_SNAPSHOT)
+}
+
+/// How a database keeps its transactions atomic: SQLite's rollback journal
+/// (the default, as the reference programs run) or its write-ahead log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Journal {
+    /// `journal_mode = DELETE`: a writer locks readers out while it commits.
+    #[default]
+    Rollback,
+    /// `journal_mode = WAL`: readers keep a snapshot beside one writer.
+    Wal,
+}
+
+impl Journal {
+    /// Every mode, by name (the order the page offers them in).
+    pub const NAMES: &'static [&'static str] = &["rollback", "wal"];
+
+    /// Its name in files, links and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Journal::Rollback => "rollback",
+            Journal::Wal => "wal",
+        }
+    }
+
+    /// The mode named `name`, if it is one.
+    pub fn parse(name: &str) -> Option<Journal> {
+        match name {
+            "rollback" => Some(Journal::Rollback),
+            "wal" => Some(Journal::Wal),
+            _ => None,
+        }
+    }
+
+    /// The PRAGMA that puts a database in this mode (it persists in the
+    /// file, so every connection opened later uses it).
+    pub fn pragma(self) -> &'static str {
+        match self {
+            Journal::Rollback => "PRAGMA journal_mode = DELETE",
+            Journal::Wal => "PRAGMA journal_mode = WAL",
+        }
+    }
+}
 use vfs::{ActiveConn, ConnId, StoreInner};
 
 use crate::{Error, Result};
@@ -680,6 +734,17 @@ impl Conn {
     /// (none in a rollback journal mode).
     pub fn shm_locks(&self) -> shm::ShmLocks {
         self.store.shm_locks(self.id, &self.db)
+    }
+
+    /// In WAL mode, while it holds a read slot: the snapshot it reads, as
+    /// the number of WAL frames it sees (the slot's read mark; 0 for the
+    /// database file alone).
+    pub fn read_snapshot(&self) -> Option<u32> {
+        let slot = (0..5).find(|i| self.shm_locks().shared & (1 << (3 + i)) != 0)?;
+        if slot == 0 {
+            return Some(0);
+        }
+        self.store.read_mark(&self.db, slot)
     }
 
     /// The underlying rusqlite connection, while the connection is alive.

@@ -302,21 +302,20 @@ impl ShmNode {
         self.len.set(bytes.len());
     }
 
-    /// Hashes the file's length and bytes.
-    pub fn hash_bytes(&self, state: &mut dyn std::hash::Hasher) {
-        let len = self.len.get();
-        state.write_usize(len);
-        let mut left = len;
-        for region in self.regions.borrow().iter() {
-            if left == 0 {
-                break;
-            }
-            let n = left.min(region.len());
-            for byte in &region[..n] {
-                state.write_u8(byte.get());
-            }
-            left -= n;
+    /// The native-endian 32-bit word at `offset` of region 0 (SQLite writes
+    /// the wal-index in the machine's byte order), if the file holds it.
+    pub fn read_u32(&self, offset: usize) -> Option<u32> {
+        if offset + 4 > self.len.get() {
+            return None;
         }
+        let regions = self.regions.borrow();
+        let region = regions.first()?;
+        let bytes: Vec<u8> = region
+            .get(offset..offset + 4)?
+            .iter()
+            .map(Cell::get)
+            .collect();
+        Some(u32::from_ne_bytes(bytes.try_into().ok()?))
     }
 
     /// The file's length in bytes.

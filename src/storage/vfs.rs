@@ -233,6 +233,13 @@ impl StoreInner {
             .unwrap_or_default()
     }
 
+    /// Read mark `slot` (1 to 4) of database `file`'s wal-index: the WAL
+    /// frame count a reader in that slot sees.
+    pub(crate) fn read_mark(&self, file: &str, slot: usize) -> Option<u32> {
+        let node = self.shm.borrow().get(&shm_name(file)).cloned()?;
+        node.read_u32(READ_MARKS + 4 * slot)
+    }
+
     /// The strongest lock `conn` holds on database `file`.
     pub(crate) fn lock_level(&self, conn: ConnId, file: &str) -> LockLevel {
         self.handles
@@ -285,19 +292,26 @@ impl StoreInner {
         names
     }
 
-    /// Hashes every file's name and bytes, the wal-index included.
+    /// Hashes every file's name and bytes, the wal-index included. The
+    /// salts and checksums of a WAL and its wal-index are left out: SQLite
+    /// draws the salts at random whenever it starts a log, so two runs that
+    /// reach the same state write different salts (see [`hash_wal`]).
     pub(crate) fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
         for (name, data) in self.files.borrow().iter() {
             state.write(name.as_bytes());
             state.write_usize(name.len());
             let data = data.borrow();
-            state.write(&data);
+            if name.ends_with("-wal") {
+                hash_wal(&data, state);
+            } else {
+                state.write(&data);
+            }
             state.write_usize(data.len());
         }
         for (name, node) in self.shm.borrow().iter() {
             state.write(name.as_bytes());
             state.write_usize(name.len());
-            node.hash_bytes(state);
+            hash_wal_index(&node.bytes(), state);
         }
     }
 
@@ -504,6 +518,63 @@ pub struct LockingFile {
     /// The WAL shared memory this handle (of a main database) maps.
     shm: Option<Rc<ShmNode>>,
 }
+
+/// The size of a WAL's header and of each frame's header.
+const WAL_HEADER: usize = 32;
+const WAL_FRAME_HEADER: usize = 24;
+
+/// Hashes a WAL file as SQLite reads it, without its salts and checksums:
+/// the header's magic, version, page size and checkpoint sequence; then
+/// each frame's page number, commit size, page, and whether its salts are
+/// the header's (a frame of an older log is not part of this one). Salts
+/// are drawn at random, and checksums are seeded by them; any two logs that
+/// differ only there behave alike.
+pub(crate) fn hash_wal(data: &[u8], state: &mut dyn std::hash::Hasher) {
+    if data.len() < WAL_HEADER {
+        state.write(data);
+        return;
+    }
+    state.write(&data[..16]);
+    let salts = &data[16..24];
+    let page = u32::from_be_bytes([data[8], data[9], data[10], data[11]]) as usize;
+    if page == 0 {
+        state.write(&data[16..]);
+        return;
+    }
+    let frame = WAL_FRAME_HEADER + page;
+    let mut frames = data[WAL_HEADER..].chunks(frame);
+    for f in &mut frames {
+        if f.len() < frame {
+            state.write_u8(0xff);
+            state.write(f);
+            break;
+        }
+        state.write(&f[..8]);
+        state.write_u8(u8::from(&f[8..16] == salts));
+        state.write(&f[WAL_FRAME_HEADER..]);
+    }
+}
+
+/// Hashes a wal-index without the salts and checksums its header copies
+/// (`aFrameCksum`, `aSalt`, `aCksum`, bytes 24 to 48 of each 48-byte copy),
+/// but with whether the two copies agree (SQLite trusts the header only
+/// then).
+pub(crate) fn hash_wal_index(data: &[u8], state: &mut dyn std::hash::Hasher) {
+    const COPY: usize = 48;
+    if data.len() < 2 * COPY {
+        state.write(data);
+        return;
+    }
+    state.write_u8(u8::from(data[..COPY] == data[COPY..2 * COPY]));
+    for copy in [&data[..COPY], &data[COPY..2 * COPY]] {
+        state.write(&copy[..24]);
+    }
+    state.write(&data[2 * COPY..]);
+}
+
+/// Where the wal-index keeps its read marks (`WalCkptInfo.aReadMark`,
+/// after the two copies of the 48-byte header and `nBackfill`).
+const READ_MARKS: usize = 2 * 48 + 4;
 
 /// The name of the shared-memory file of database `file`.
 pub(crate) fn shm_name(file: &str) -> String {
