@@ -305,10 +305,17 @@ mod cli {
     fn soak(runs: u64, seed: u64, json: bool) -> Result<(), Box<dyn std::error::Error>> {
         use replayground::sim::soak::{soak_scenario, SoakRow, CATCH_BUDGET};
         let catalog = replayground::scenarios::catalog();
+        use replayground::storage::Journal;
+        // Every scenario in both journal modes; the runs are shared out
+        // among the correct designs' pairs.
+        let modes = [Journal::Rollback, Journal::Wal];
         let correct = catalog.iter().filter(|e| !e.fails).count().max(1) as u64;
-        let per_scenario = runs.div_ceil(correct);
+        let per_scenario = runs.div_ceil(correct * modes.len() as u64);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let ids: Vec<&'static str> = catalog.iter().map(|e| e.id).collect();
+        let ids: Vec<(&'static str, Journal)> = catalog
+            .iter()
+            .flat_map(|e| modes.map(|journal| (e.id, journal)))
+            .collect();
         let start = std::time::Instant::now();
         // Stores are per thread: each worker builds its own scenarios.
         let mut rows: Vec<SoakRow> = std::thread::scope(|scope| {
@@ -319,8 +326,9 @@ mod cli {
                         ids.iter()
                             .enumerate()
                             .filter(|(i, _)| i % threads == t)
-                            .map(|(_, id)| {
-                                soak_scenario(id, per_scenario, seed).map_err(|e| e.to_string())
+                            .map(|(_, (id, journal))| {
+                                soak_scenario(id, *journal, per_scenario, seed)
+                                    .map_err(|e| e.to_string())
                             })
                             .collect::<Vec<_>>()
                     })
@@ -334,7 +342,10 @@ mod cli {
                 })
                 .collect::<Result<Vec<_>, String>>()
         })?;
-        rows.sort_by_key(|r| ids.iter().position(|id| *id == r.scenario));
+        rows.sort_by_key(|r| {
+            ids.iter()
+                .position(|(id, journal)| *id == r.scenario && *journal == r.journal)
+        });
         let elapsed = start.elapsed().as_secs_f64();
         let total: u64 = rows.iter().map(|r| r.runs).sum();
         if json {
@@ -345,8 +356,8 @@ mod cli {
                 }))?
             );
         } else {
-            println!("| scenario | design | runs | violations | verdict |");
-            println!("|---|---|---|---|---|");
+            println!("| scenario | journal | design | runs | violations | verdict |");
+            println!("|---|---|---|---|---|---|");
             for r in &rows {
                 let design = if r.expected_to_fail {
                     "broken"
@@ -367,8 +378,11 @@ mod cli {
                     (true, false) => format!("NOT caught within {CATCH_BUDGET} runs"),
                 };
                 println!(
-                    "| {} | {design} | {} | {} | {verdict} |",
-                    r.scenario, r.runs, r.violations
+                    "| {} | {} | {design} | {} | {} | {verdict} |",
+                    r.scenario,
+                    r.journal.name(),
+                    r.runs,
+                    r.violations
                 );
             }
             println!("{total} schedules in {elapsed:.1} s on {threads} threads");
@@ -609,22 +623,27 @@ mod cli {
                 if json {
                     println!("{}", serde_json::to_string_pretty(&reports)?);
                 } else {
-                    println!("| scenario | crash points | violations |");
-                    println!("|---|---|---|");
+                    println!("| scenario | journal | crash points | violations |");
+                    println!("|---|---|---|---|");
                     for r in &reports {
                         let v = if r.violations.is_empty() {
                             "none".to_string()
                         } else {
                             r.violations.join("; ")
                         };
-                        println!("| {} | {} | {v} |", r.scenario, r.crash_points);
+                        println!(
+                            "| {} | {} | {} | {v} |",
+                            r.scenario,
+                            r.journal.name(),
+                            r.crash_points
+                        );
                     }
                 }
                 let points: u64 = reports.iter().map(|r| r.crash_points).sum();
                 let bad: usize = reports.iter().map(|r| r.violations.len()).sum();
                 println!(
-                    "{points} crash points in {} scenarios, {bad} violations",
-                    reports.len()
+                    "{points} crash points in {} scenarios (each in both journal modes), {bad} violations",
+                    reports.len() / 2
                 );
                 if bad > 0 {
                     return Err(

@@ -22,7 +22,7 @@ use crate::sim::{
     Attempt, Check, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult, Status, StepCtx,
     StepReport,
 };
-use crate::storage::{is_busy_snapshot, is_interrupt, with_budget, LockLevel};
+use crate::storage::{is_busy_snapshot, is_interrupt, with_budget};
 use crate::storage::{Conn, Journal, SqlValue, Store};
 use crate::{Error, Result};
 
@@ -1571,7 +1571,7 @@ impl ProgramAttempt {
                 }
                 let moved = self.goto(*target);
                 if *back_off && matches!(moved.0, Progress::Progressed) {
-                    let writing = ctx.peers.iter().any(|p| p.lock >= LockLevel::Reserved);
+                    let writing = ctx.peers.iter().any(Peer::writing);
                     if writing {
                         return (Progress::Blocked, None);
                     }

@@ -32,6 +32,10 @@ pub struct Entry {
     pub explanation: &'static str,
     /// Whether the design is expected to fail under some schedule.
     pub fails: bool,
+    /// What changes in WAL mode (how a broken design fails there), if the
+    /// file says.
+    #[serde(skip_serializing_if = "str::is_empty")]
+    pub wal_note: &'static str,
     /// The parameters it takes, each declared once.
     pub params: &'static [Param],
     /// Whether it is one of the reference program's checks.
@@ -50,6 +54,7 @@ impl Entry {
             title: crate::format::leak(&file.title),
             explanation: crate::format::leak(&file.explanation),
             fails: file.fails,
+            wal_note: crate::format::leak(&file.wal_note),
             params: Box::leak(declared.into_boxed_slice()),
             reference: file.reference,
         })

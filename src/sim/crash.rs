@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::explore::Explorer;
 use super::scheduler::RoundRobin;
 use super::Verdict;
-use crate::storage::{SqlValue, Store};
+use crate::storage::{Journal, SqlValue, Store};
 use crate::{scenarios, Result};
 
 /// What the crash sweep of one scenario found.
@@ -22,22 +22,26 @@ use crate::{scenarios, Result};
 pub struct CrashReport {
     /// The scenario.
     pub scenario: String,
+    /// The journal mode it ran in.
+    pub journal: Journal,
     /// Crash points tried.
     pub crash_points: u64,
     /// What went wrong, one sentence per violation.
     pub violations: Vec<String>,
 }
 
-/// Crashes each attempt of scenario `id` after each of its steps in the
-/// round-robin run, and checks what survives.
-pub fn sweep_scenario(id: &str) -> Result<CrashReport> {
-    let explorer = Explorer::new(scenarios::build(id)?)?;
+/// Crashes each attempt of scenario `id`, in `journal` mode, after each of
+/// its steps in the round-robin run, and checks what survives.
+pub fn sweep_scenario(id: &str, journal: Journal) -> Result<CrashReport> {
+    let params = serde_json::json!({ crate::format::JOURNAL_PARAM: journal.name() });
+    let explorer = Explorer::new(scenarios::build_with(id, &params)?)?;
     let baseline = explorer.run(&mut RoundRobin, false)?;
     let choices = super::Schedule::decode(&baseline.schedule)?
         .steps()
         .to_vec();
     let mut report = CrashReport {
         scenario: id.to_string(),
+        journal,
         crash_points: 0,
         violations: Vec::new(),
     };
@@ -87,10 +91,11 @@ pub fn sweep_scenario(id: &str) -> Result<CrashReport> {
     Ok(report)
 }
 
-/// The crash sweep of every scenario of the catalog.
+/// The crash sweep of every scenario of the catalog, in both journal modes.
 pub fn sweep_all() -> Result<Vec<CrashReport>> {
     scenarios::catalog()
         .iter()
-        .map(|entry| sweep_scenario(entry.id))
+        .flat_map(|entry| [Journal::Rollback, Journal::Wal].map(|journal| (entry.id, journal)))
+        .map(|(id, journal)| sweep_scenario(id, journal))
         .collect()
 }

@@ -155,14 +155,50 @@ pub struct Peer {
     pub finished: bool,
     /// The strongest lock its connections hold.
     pub lock: LockLevel,
+    /// In WAL mode, the wal-index locks its connections hold.
+    pub wal: ShmLocks,
 }
 
-/// Who holds a lock among `peers`, in words ("A holds RESERVED, B holds SHARED").
+impl Peer {
+    /// Whether it is writing: it holds RESERVED or stronger, or in WAL mode
+    /// the log's write lock.
+    pub fn writing(&self) -> bool {
+        self.lock >= LockLevel::Reserved || self.wal.exclusive & WAL_WRITE != 0
+    }
+
+    /// What it holds, in words ("SHARED and the WAL write lock").
+    fn holds(&self) -> String {
+        let mut parts = vec![level_name(self.lock)];
+        let held = self.wal.shared | self.wal.exclusive;
+        for (bit, words) in [
+            (WAL_WRITE, "the WAL write lock"),
+            (1 << 1, "the checkpoint lock"),
+            (1 << 2, "the recovery lock"),
+        ] {
+            if held & bit != 0 {
+                parts.push(words.to_string());
+            }
+        }
+        if held & 0b1111_1000 != 0 {
+            parts.push("a WAL snapshot".to_string());
+        }
+        match parts.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => parts.join(""),
+        }
+    }
+}
+
+/// The wal-index lock of the log's one writer (slot 0).
+const WAL_WRITE: u8 = 1;
+
+/// Who holds a lock among `peers`, in words ("A holds RESERVED, B holds
+/// SHARED"; in WAL mode "A holds SHARED and the WAL write lock").
 pub fn locks_held(peers: &[Peer]) -> String {
     let holders: Vec<String> = peers
         .iter()
-        .filter(|p| p.lock > LockLevel::None)
-        .map(|p| format!("{} holds {}", p.label, level_name(p.lock)))
+        .filter(|p| p.lock > LockLevel::None || !p.wal.is_empty())
+        .map(|p| format!("{} holds {}", p.label, p.holds()))
         .collect();
     if holders.is_empty() {
         "another connection holds a lock".to_string()
@@ -797,7 +833,7 @@ impl<'s> Run<'s> {
     }
 
     fn peers(&self, except: usize) -> Vec<Peer> {
-        let levels = self.lock_levels();
+        let locks = self.locks();
         self.attempts
             .iter()
             .enumerate()
@@ -807,7 +843,18 @@ impl<'s> Run<'s> {
                 label: a.label().to_string(),
                 phase: a.phase(),
                 finished: self.statuses[i].is_over(),
-                lock: levels[i],
+                lock: locks[i]
+                    .iter()
+                    .map(|(l, _)| *l)
+                    .max()
+                    .unwrap_or(LockLevel::None),
+                wal: locks[i]
+                    .iter()
+                    .fold(ShmLocks::default(), |all, (_, shm)| ShmLocks {
+                        shared: all.shared | shm.shared,
+                        exclusive: all.exclusive | shm.exclusive,
+                        dms: false,
+                    }),
             })
             .collect()
     }

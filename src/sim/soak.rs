@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::explore::Explorer;
 use super::strategy::{Kind, Strategy};
 use crate::scenarios;
+use crate::storage::Journal;
 use crate::Result;
 
 /// Runs a broken design gets before it must have failed.
@@ -18,6 +19,8 @@ pub const CATCH_BUDGET: u64 = 1000;
 pub struct SoakRow {
     /// The scenario.
     pub scenario: String,
+    /// The journal mode it ran in.
+    pub journal: Journal,
     /// Whether its design is expected to fail.
     pub expected_to_fail: bool,
     /// Runs made.
@@ -32,14 +35,16 @@ pub struct SoakRow {
     pub ok: bool,
 }
 
-/// Runs `runs` schedules of scenario `id` (alternating random and PCT from
-/// `seed`); a broken design stops at its first failure or at [`CATCH_BUDGET`].
-pub fn soak_scenario(id: &str, runs: u64, seed: u64) -> Result<SoakRow> {
+/// Runs `runs` schedules of scenario `id` in `journal` mode (alternating
+/// random and PCT from `seed`); a broken design stops at its first failure
+/// or at [`CATCH_BUDGET`].
+pub fn soak_scenario(id: &str, journal: Journal, runs: u64, seed: u64) -> Result<SoakRow> {
     let entry = scenarios::catalog()
         .into_iter()
         .find(|e| e.id == id)
         .ok_or_else(|| crate::Error::invalid("scenario", format!("unknown scenario {id:?}")))?;
-    let explorer = Explorer::new(scenarios::build(id)?)?;
+    let params = serde_json::json!({ crate::format::JOURNAL_PARAM: journal.name() });
+    let explorer = Explorer::new(scenarios::build_with(id, &params)?)?;
     let budget = if entry.fails {
         CATCH_BUDGET.min(runs.max(1))
     } else {
@@ -47,6 +52,7 @@ pub fn soak_scenario(id: &str, runs: u64, seed: u64) -> Result<SoakRow> {
     };
     let mut row = SoakRow {
         scenario: id.to_string(),
+        journal,
         expected_to_fail: entry.fails,
         runs: 0,
         violations: 0,
@@ -82,11 +88,13 @@ pub fn soak_scenario(id: &str, runs: u64, seed: u64) -> Result<SoakRow> {
     Ok(row)
 }
 
-/// Soaks every scenario of the catalog: `runs_per_scenario` for each
-/// correct design, up to [`CATCH_BUDGET`] for each broken one.
+/// Soaks every scenario of the catalog in both journal modes:
+/// `runs_per_scenario` for each correct design, up to [`CATCH_BUDGET`] for
+/// each broken one.
 pub fn soak_all(runs_per_scenario: u64, seed: u64) -> Result<Vec<SoakRow>> {
     scenarios::catalog()
         .iter()
-        .map(|entry| soak_scenario(entry.id, runs_per_scenario, seed))
+        .flat_map(|entry| [Journal::Rollback, Journal::Wal].map(|journal| (entry.id, journal)))
+        .map(|(id, journal)| soak_scenario(id, journal, runs_per_scenario, seed))
         .collect()
 }
