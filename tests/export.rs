@@ -88,6 +88,14 @@ fn every_counterexample_reproduces_on_real_sqlite_with_python_and_rust() {
     for entry in scenarios::catalog().iter().filter(|e| e.fails) {
         compared += reproduce(entry.id, scenarios::build(entry.id).unwrap(), &crate_dir);
         scripts += 1;
+        // The same design in WAL mode: the exported databases carry the mode.
+        let wal = serde_json::json!({ format::JOURNAL_PARAM: "wal" });
+        compared += reproduce(
+            &format!("{}-wal", entry.id),
+            scenarios::build_with(entry.id, &wal).unwrap(),
+            &crate_dir,
+        );
+        scripts += 1;
     }
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/conformance");
     let mut designs: Vec<_> = std::fs::read_dir(dir)
@@ -112,7 +120,7 @@ fn every_counterexample_reproduces_on_real_sqlite_with_python_and_rust() {
     eprintln!(
         "{scripts} counterexamples reproduced with Python's SQLite: {compared} results compared"
     );
-    assert!(scripts >= 12, "{scripts} scripts");
+    assert!(scripts >= 19, "{scripts} scripts");
     // The same counterexamples as Rust tests, built and run offline with the
     // crates replayground itself was built with.
     let output = std::process::Command::new(env!("CARGO"))

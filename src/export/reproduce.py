@@ -68,6 +68,8 @@ def worker(folder):
             reply = {"kind": "rows", "rows": rows, "changes": cursor.rowcount}
         except sqlite3.Error as error:
             code = getattr(error, "sqlite_errorcode", None)
+            # Python 3.11+ gives the extended code: SQLITE_BUSY_SNAPSHOT (517) is a
+            # failure no wait cures, as the playground shows it.
             busy = code == 5 or (code is None and "database is locked" in str(error))
             reply = {"kind": "busy"} if busy else {"kind": "error", "message": str(error)}
         print(json.dumps(reply), flush=True)

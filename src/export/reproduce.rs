@@ -97,7 +97,9 @@ fn run(conn: &Connection, sql: &str, params: &[P]) -> String {
             let rows: Vec<Vec<V<'_>>> = rows.iter().map(|r| r.iter().map(v_of).collect()).collect();
             repr_rows(&rows)
         }
-        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::DatabaseBusy => "busy".into(),
+        // SQLITE_BUSY_SNAPSHOT (517) is a failure no wait cures, as the playground shows it.
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if e.code == rusqlite::ErrorCode::DatabaseBusy && e.extended_code != 517 => "busy".into(),
         Err(_) => "error".into(),
     }
 }

@@ -1825,6 +1825,21 @@ impl Attempt for ProgramAttempt {
             "rows" => Some(row_count.to_string()),
             "because" => Some(Self::because(step, peers)),
             "locks" => Some(crate::sim::locks_held(peers)),
+            // The lock a writer holds, by journal mode.
+            "write lock" => Some(
+                match self
+                    .instance
+                    .params
+                    .get(super::JOURNAL_PARAM)
+                    .and_then(Value::as_str)
+                    .and_then(Journal::parse)
+                    .unwrap_or_default()
+                {
+                    Journal::Rollback => "RESERVED",
+                    Journal::Wal => "the WAL write lock",
+                }
+                .to_string(),
+            ),
             _ => None,
         };
         let waiting = progress == Progress::Blocked && answer != Answer::Busy;

@@ -37,7 +37,9 @@ async function cases() {
 
 test('the JS export runs with every parameter it is given', async () => {
   const all = await cases();
-  assert.equal(all.length, 17);
+  // The scenarios' own 17, and every scenario's journal mode.
+  const catalogSize = await page.evaluate(async () => (await (await import('/js/engine.js')).scenarios()).length);
+  assert.equal(all.length, 17 + catalogSize);
   const used = await page.evaluate(async (all) => {
     const m = await import('/pkg/replayground.js');
     await m.default();
@@ -49,6 +51,8 @@ test('the JS export runs with every parameter it is given', async () => {
 // What the page's control for `name` shows.
 async function controlValue(name) {
   return page.evaluate((name) => {
+    // The journal mode is a switch beside the scenario.
+    if (name === 'journal') return document.querySelector('#journal input:checked').value;
     const input = document.querySelector(`#params [name="${name}"]`);
     if (input.dataset.marks) return JSON.parse(input.dataset.marks)[Number(input.value)];
     return input.type === 'number' ? Number(input.value) : input.value;
@@ -79,12 +83,17 @@ test('the page control and Apply set every parameter', async () => {
     await page.goto(`${base}?s=${id}`);
     await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
     assert.equal(await controlValue(param.name), param.default, `${id} ${param.name} shows its default`);
-    const control = page.locator(`#params [name="${param.name}"]`);
-    const marks = await control.getAttribute('data-marks');
-    if (marks) await control.fill(String(JSON.parse(marks).indexOf(value)));
-    else if (param.type === 'choice') await control.selectOption(String(value));
-    else await control.fill(String(value));
-    await page.locator('#params button[type="submit"]').click();
+    if (param.name === 'journal') {
+      // The switch applies at once.
+      await page.locator(`#journal input[value="${value}"]`).check();
+    } else {
+      const control = page.locator(`#params [name="${param.name}"]`);
+      const marks = await control.getAttribute('data-marks');
+      if (marks) await control.fill(String(JSON.parse(marks).indexOf(value)));
+      else if (param.type === 'choice') await control.selectOption(String(value));
+      else await control.fill(String(value));
+      await page.locator('#params button[type="submit"]').click();
+    }
     await page.waitForFunction(([name, v]) => new URLSearchParams(location.search).get(name) === v, [param.name, String(value)], { timeout: 5000 })
       .catch(async () => assert.fail(`${id} ${param.name}=${value}: the address is ${await page.evaluate(() => location.search)}, status ${await page.locator('#run-status').textContent()}`));
     assert.equal(await pageRunValue(param.name), value, `${id} ${param.name}`);

@@ -8,7 +8,7 @@ import { databaseSections, lockItems } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
 import { pack, unpack } from './parts/pack.js';
 import { checksRows, verdictOf } from './parts/verdict.js';
-import { statusWord } from './parts/words.js';
+import { lockText, statusWord } from './parts/words.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
@@ -18,6 +18,8 @@ const ui = {
   catalog: $('catalog'),
   title: $('scenario-title'),
   explanation: $('scenario-explanation'),
+  journal: $('journal'),
+  walNote: $('wal-note'),
   extra: $('scenario-extra'),
   params: $('params'),
   strategy: $('strategy'),
@@ -230,9 +232,24 @@ function paramControl(param) {
   return label;
 }
 
+// The engine's parameter every scenario takes: the journal mode, switched
+// beside the scenario rather than among its own parameters.
+const JOURNAL = 'journal';
+const journalParam = () => state.entry.params.find((p) => p.name === JOURNAL) ?? { name: JOURNAL, default: 'rollback' };
+
+// Shows the journal mode in use, and what the scenario says of WAL mode.
+function renderJournal() {
+  const mode = currentValue(journalParam());
+  for (const input of ui.journal.querySelectorAll('input')) input.checked = input.value === mode;
+  const note = mode === 'wal' ? state.entry.walNote ?? '' : '';
+  ui.walNote.textContent = note;
+  ui.walNote.hidden = note === '';
+}
+
 // Draws the parameter controls of the current scenario.
 function renderParams() {
-  const params = state.entry.params;
+  renderJournal();
+  const params = state.entry.params.filter((p) => p.name !== JOURNAL);
   ui.params.replaceChildren(...params.map(paramControl));
   ui.params.hidden = params.length === 0;
   if (params.length) {
@@ -246,7 +263,9 @@ function renderParams() {
 // typed as declared (the engine checks them).
 function readParams() {
   const params = {};
-  for (const param of state.entry.params) {
+  const journal = ui.journal.querySelector('input:checked')?.value;
+  if (journal && journal !== journalParam().default) params[JOURNAL] = journal;
+  for (const param of state.entry.params.filter((p) => p.name !== JOURNAL)) {
     const input = ui.params.querySelector(`[name="${param.name}"]`);
     if (!input) continue;
     let value = input.value;
@@ -960,11 +979,13 @@ document.addEventListener('submit', (event) => {
   action(event.target);
 });
 ui.strategy.addEventListener('change', () => render());
+// The journal mode applies at once: the scenario starts over in that mode.
+ui.journal.addEventListener('change', () => actions.params());
 
 // Who holds a lock now, in words: "A holds RESERVED".
 function lockItemsText() {
   const last = state.view.trace[state.view.trace.length - 1];
-  return (last?.locks ?? []).filter((l) => l.level !== 'NONE').map((l) => `${l.attempt} holds ${l.level}`).join(', ');
+  return (last?.locks ?? []).filter((l) => l.level !== 'NONE').map((l) => `${l.attempt} holds ${lockText(l)}`).join(', ');
 }
 
 // The catalog's keys: arrows move, Home and End jump, Enter or Space opens.

@@ -2,7 +2,7 @@
 // that step changed highlighted; and each connection's lock. Used by the
 // page and the embeds.
 import { el, row } from './dom.js';
-import { locksAt } from './words.js';
+import { locksAt, walBadges } from './words.js';
 
 // Rows of `tables` as JSON strings, per "db/table".
 function rowKeys(tables) {
@@ -55,7 +55,14 @@ export function databaseSections(view, selected) {
 export function lockItems(view, selected) {
   return locksAt(view, selected).map((l) => {
     const item = el('li');
-    item.append(el('span', l.attempt), el('span', l.level, `lock lock-${l.level.toLowerCase()}`));
+    const held = el('span', '', 'held');
+    held.append(el('span', l.level, `lock lock-${l.level.toLowerCase()}`));
+    for (const badge of walBadges(l)) {
+      const span = el('span', badge.text, 'lock lock-wal');
+      span.title = badge.title;
+      held.append(span);
+    }
+    item.append(el('span', l.attempt), held);
     return item;
   });
 }

@@ -3,7 +3,7 @@
 // the page and the embeds; clicks reach the host through data-action
 // attributes ("step" with data-attempt, "select" with data-step).
 import { el } from './dom.js';
-import { locksAt, resultText, statusAt } from './words.js';
+import { locksAt, resultText, statusAt, walBadges } from './words.js';
 
 // The CSS classes of a step box.
 function stepClasses(step, selected) {
@@ -48,6 +48,11 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
     head.append(el('span', status.text, `lane-status status-${status.kind}`));
     const level = locks[i]?.level ?? 'NONE';
     head.append(el('span', level, `lock lock-${level.toLowerCase()}`));
+    for (const badge of walBadges(locks[i] ?? {})) {
+      const span = el('span', badge.text, 'lock lock-wal');
+      span.title = badge.title;
+      head.append(span);
+    }
     nodes.push(head);
   });
   let selectedBox = null;

@@ -27,6 +27,32 @@ export function statusAt(view, attempt, selected) {
   return { kind: 'runnable', text: 'can step' };
 }
 
+// What a lock's WAL part says, as badges: the wal-index locks that matter to
+// a person (the one writer, a checkpoint, a recovery) and the snapshot a
+// reader holds. Empty in rollback-journal mode.
+export function walBadges(lock) {
+  const badges = [];
+  const wal = lock.wal ?? [];
+  if (wal.includes('WRITE')) badges.push({ text: 'WAL writer', title: 'holds the WAL write lock: the one connection that may append to the log' });
+  if (wal.includes('CKPT')) badges.push({ text: 'checkpointing', title: 'holds the checkpoint lock: copying the log back into the database file' });
+  if (wal.includes('RECOVER')) badges.push({ text: 'recovering', title: 'rebuilding the wal-index from the log' });
+  if (lock.snapshot !== undefined && lock.snapshot !== null) {
+    const n = lock.snapshot;
+    badges.push({
+      text: n === 0 ? 'snapshot: file' : `snapshot: ${n} frame${n === 1 ? '' : 's'}`,
+      title: n === 0
+        ? 'its read transaction sees the database file alone: nothing in the log yet'
+        : `its read transaction sees the database file and the first ${n} frame${n === 1 ? '' : 's'} of the log; later commits are invisible to it`,
+    });
+  }
+  return badges;
+}
+
+// A lock in words: "SHARED, WAL writer, snapshot: 3 frames".
+export function lockText(lock) {
+  return [lock.level, ...walBadges(lock).map((b) => b.text)].join(', ');
+}
+
 // The lock each attempt holds after step `selected`.
 export function locksAt(view, selected) {
   const step = view.trace[selected];
