@@ -74,7 +74,9 @@ def main():
             return None
         return {"median": values[len(values) // 2], "min": values[0], "max": values[-1], "n": len(values)}
 
+    page_search = wasm.get("pageSearch") or []
     report = {
+        "pageSearch": page_search,
         "size": size,
         "navigation": {"engineReadyMs": spread("engineReady"), "interactiveMs": spread("interactive")},
         "machine": machine(),
@@ -121,6 +123,20 @@ def main():
                 f"Schedules of the 2-attempt idempotency race per second: native {sps['native']:.0f}, "
                 f"Chromium {sps['wasm']:.0f} (target at least 10,000 in Chromium: {'met' if sps['wasm'] >= 10000 else 'not met'})"
             )
+    engine_rate = next((r["schedulesPerSecond"]["wasm"] for r in rows if "schedulesPerSecond" in r), None)
+    if page_search:
+        rates = sorted(p["runsPerSecond"] for p in page_search)
+        cancels = sorted(p["cancelMs"] for p in page_search)
+        median = rates[len(rates) // 2]
+        share = f"{median / engine_rate:.0%} of the engine's {engine_rate:.0f}/s in the same browser" if engine_rate else "no engine figure"
+        lines.append("")
+        lines.append(
+            f"The page's own search (Run, random, {page_search[0]['runs']} runs of the 2-attempt race, "
+            f"{len(rates)} fresh pages): median {median:.0f} runs/s ({rates[0]:.0f}..{rates[-1]:.0f}), {share} "
+            f"(target at least 80%: {'met' if engine_rate and median >= 0.8 * engine_rate else 'not met'}); "
+            f"Cancel heard in {cancels[len(cancels) // 2]:.0f} ms ({cancels[0]:.0f}..{cancels[-1]:.0f}; target within 100 ms: "
+            f"{'met' if cancels[-1] <= 100 else 'not met'})"
+        )
     if size:
         lines.append("")
         lines.append(

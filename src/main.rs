@@ -642,7 +642,7 @@ mod cli {
                 let points: u64 = reports.iter().map(|r| r.crash_points).sum();
                 let bad: usize = reports.iter().map(|r| r.violations.len()).sum();
                 println!(
-                    "{points} crash points in {} scenarios (each in both journal modes), {bad} violations",
+                    "{points} crash points in {} scenarios, {bad} violations (each scenario in both journal modes)",
                     reports.len() / 2
                 );
                 if bad > 0 {

@@ -187,3 +187,16 @@ fn a_mode_that_is_not_one_and_a_parameter_named_journal_are_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn the_catalog_says_how_every_broken_design_fails_in_wal_mode() {
+    for entry in scenarios::catalog().iter().filter(|e| e.fails) {
+        assert!(
+            entry.wal_note.starts_with("In WAL mode")
+                || entry.wal_note.starts_with("The same in WAL mode"),
+            "{}: {:?}",
+            entry.id,
+            entry.wal_note
+        );
+    }
+}

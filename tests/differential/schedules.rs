@@ -764,32 +764,48 @@ pub fn random(seed: u64, count: usize, len: usize) -> Vec<Schedule> {
         "COMMIT",
         "ROLLBACK",
     ];
+    random_from(&vocabulary, None, ("random", 'r'), seed, count, len)
+}
+
+/// `count` schedules of `len` random steps over 3 connections, from `seed`:
+/// kills, closes, inserts (of values tagged `tag`) and statements of
+/// `vocabulary`, after `first` if given; named `NAME-SEED-N`.
+fn random_from(
+    vocabulary: &[&str],
+    first: Option<(usize, &str)>,
+    (name, tag): (&str, char),
+    seed: u64,
+    count: usize,
+    len: usize,
+) -> Vec<Schedule> {
     let mut rng = SplitMix(seed);
     (0..count)
         .map(|n| {
-            let mut ops: Vec<Op> = (0..len)
-                .map(|i| {
-                    let conn = rng.below(3);
-                    let roll = rng.below(100);
-                    let action = if roll < 5 {
-                        Action::Kill
-                    } else if roll < 8 {
-                        Action::Close
-                    } else if roll < 30 {
-                        Action::Sql(format!("INSERT INTO t (v) VALUES ('r{n}-{i}')"))
-                    } else {
-                        Action::Sql(vocabulary[rng.below(vocabulary.len())].to_string())
-                    };
-                    (conn, action)
-                })
+            let mut ops: Vec<Op> = first
+                .map(|(conn, sql)| (conn, Action::Sql(sql.to_string())))
+                .into_iter()
                 .collect();
+            ops.extend((0..len).map(|i| {
+                let conn = rng.below(3);
+                let roll = rng.below(100);
+                let action = if roll < 5 {
+                    Action::Kill
+                } else if roll < 8 {
+                    Action::Close
+                } else if roll < 30 {
+                    Action::Sql(format!("INSERT INTO t (v) VALUES ('{tag}{n}-{i}')"))
+                } else {
+                    Action::Sql(vocabulary[rng.below(vocabulary.len())].to_string())
+                };
+                (conn, action)
+            }));
             ops.extend(
                 FINAL
                     .iter()
                     .map(|sql| (FINAL_CONN, Action::Sql(sql.to_string()))),
             );
             Schedule {
-                name: format!("random-{seed}-{n}"),
+                name: format!("{name}-{seed}-{n}"),
                 ops,
             }
         })
@@ -1354,33 +1370,12 @@ pub fn random_wal(seed: u64, count: usize, len: usize) -> Vec<Schedule> {
         "PRAGMA wal_checkpoint(TRUNCATE)",
         "PRAGMA wal_autocheckpoint = 1",
     ];
-    let mut rng = SplitMix(seed);
-    (0..count)
-        .map(|n| {
-            let mut ops: Vec<Op> = vec![(A, Action::Sql(WAL.1.to_string()))];
-            ops.extend((0..len).map(|i| {
-                let conn = rng.below(3);
-                let roll = rng.below(100);
-                let action = if roll < 5 {
-                    Action::Kill
-                } else if roll < 8 {
-                    Action::Close
-                } else if roll < 30 {
-                    Action::Sql(format!("INSERT INTO t (v) VALUES ('w{n}-{i}')"))
-                } else {
-                    Action::Sql(vocabulary[rng.below(vocabulary.len())].to_string())
-                };
-                (conn, action)
-            }));
-            ops.extend(
-                FINAL
-                    .iter()
-                    .map(|sql| (FINAL_CONN, Action::Sql(sql.to_string()))),
-            );
-            Schedule {
-                name: format!("wal-random-{seed}-{n}"),
-                ops,
-            }
-        })
-        .collect()
+    random_from(
+        &vocabulary,
+        Some(WAL),
+        ("wal-random", 'w'),
+        seed,
+        count,
+        len,
+    )
 }

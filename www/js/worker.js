@@ -10,7 +10,16 @@ const steppers = new Map();
 const cancelled = new Set();
 let nextHandle = 1;
 
-// Runs an exploration in slices, yielding between them so cancel messages arrive.
+// How long the engine works before it yields to the worker's messages: long
+// enough that yielding costs little of a search's speed, short enough that a
+// cancel is heard within a tenth of a second.
+const SLICE_MS = 40;
+
+// Lets the worker's queued messages (a cancel) run, then resumes.
+const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
+
+// Runs an exploration in time slices of about SLICE_MS, posting progress and
+// yielding between them so cancel messages arrive.
 async function explore(id, [scenario, options]) {
   const search = new wasm.Exploration(scenario, options);
   try {
@@ -19,10 +28,14 @@ async function explore(id, [scenario, options]) {
         search.cancel();
         break;
       }
-      const progress = search.advance(25);
+      const start = performance.now();
+      let progress;
+      do {
+        progress = search.advance(25);
+      } while (!progress.done && performance.now() - start < SLICE_MS);
       postMessage({ id, progress });
       if (progress.done) break;
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await yieldToMessages();
     }
     return search.report();
   } finally {
