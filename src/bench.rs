@@ -264,6 +264,30 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         violations: report.stats.violations,
     };
 
+    // One request through the idempotency session, as the JS export
+    // `IdempotencySession.execute()` runs it (without crossing into JS):
+    // a replay of one stored key, so the store does not grow.
+    let session = Store::new("bench-session")?;
+    crate::patterns::idempotency::setup(&session)?;
+    let request = || crate::patterns::idempotency::Request::reference("bench-key", 2, 0);
+    crate::patterns::idempotency::execute_alone(&session, "A", request())?;
+    measurements.push(measure(
+        "one request through the idempotency session (IdempotencySession.execute's work, a replay)",
+        budget,
+        clock,
+        || {
+            let executed = crate::patterns::idempotency::execute_alone(&session, "A", request())?;
+            if executed.outcome.kind == "replay" {
+                Ok(())
+            } else {
+                Err(Error::Store(format!(
+                    "expected a replay, got {}",
+                    executed.outcome.kind
+                )))
+            }
+        },
+    )?);
+
     // Whole random schedules of the two-attempt race, one per operation.
     let pair = scenarios::build_with("idem-race", &serde_json::json!({"attempts": 2}))?;
     let explorer = Explorer::new(pair)?;

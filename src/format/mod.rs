@@ -544,8 +544,8 @@ impl File {
     /// of that name.
     fn merge_libraries(&mut self) -> Result<()> {
         for name in self.include.clone() {
-            let source = crate::scenarios::library_source(&name).ok_or_else(|| {
-                Error::invalid(
+            if crate::scenarios::library_source(&name).is_none() {
+                return Err(Error::invalid(
                     "scenario",
                     format!(
                         "include names {}, which is not a library; use {}",
@@ -556,11 +556,9 @@ impl File {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                )
-            })?;
-            let library: Library = toml::from_str(source).map_err(|e| {
-                Error::invalid("scenario", format!("library {name}: {}", e.message()))
-            })?;
+                ));
+            }
+            let library = library(&name)?;
             for (param, spec) in self.params.iter_mut() {
                 if let Some(base) = library.params.get(param) {
                     spec.fill_from(base);
@@ -670,11 +668,23 @@ impl File {
     }
 }
 
+/// Library `name`, parsed once per thread (a session's every request
+/// builds its attempt from it).
 fn library(name: &str) -> Result<Library> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    thread_local! {
+        static PARSED: RefCell<HashMap<String, Library>> = RefCell::new(HashMap::new());
+    }
+    if let Some(parsed) = PARSED.with(|p| p.borrow().get(name).cloned()) {
+        return Ok(parsed);
+    }
     let source = crate::scenarios::library_source(name)
         .ok_or_else(|| Error::invalid("library", format!("no library {}", params::quote(name))))?;
-    toml::from_str(source)
-        .map_err(|e| Error::invalid("library", format!("library {name}: {}", e.message())))
+    let parsed: Library = toml::from_str(source)
+        .map_err(|e| Error::invalid("library", format!("library {name}: {}", e.message())))?;
+    PARSED.with(|p| p.borrow_mut().insert(name.to_string(), parsed.clone()));
+    Ok(parsed)
 }
 
 /// Creates library `name`'s databases (their schemas) in `store`.
