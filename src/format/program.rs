@@ -251,15 +251,28 @@ struct Evaluator {
     conn: Conn,
 }
 
+thread_local! {
+    /// One evaluator per thread, kept: static expressions only read (a
+    /// `SELECT` of an expression changes nothing a later one could see), and
+    /// its cached statements make compiling a scenario again cheap (a
+    /// session compiles its attempt for every request).
+    static EVALUATOR: std::cell::RefCell<Option<Rc<Evaluator>>> = const { std::cell::RefCell::new(None) };
+}
+
 impl Evaluator {
-    fn new() -> Result<Self> {
+    fn new() -> Result<Rc<Self>> {
+        if let Some(kept) = EVALUATOR.with(|e| e.borrow().clone()) {
+            return Ok(kept);
+        }
         let store = Store::new("expressions")?;
         let conn = store.connect("expressions.db", "expressions")?;
         conn.bound(MAX_VALUE_BYTES)?;
-        Ok(Evaluator {
+        let evaluator = Rc::new(Evaluator {
             _store: store,
             conn,
-        })
+        });
+        EVALUATOR.with(|e| *e.borrow_mut() = Some(Rc::clone(&evaluator)));
+        Ok(evaluator)
     }
 
     fn eval(
