@@ -22,6 +22,13 @@ target/release/replayground bench --json --rounds "$ROUNDS" --iterations "$ITERA
 echo "bench: headless Chromium ($ROUNDS rounds x $ITERATIONS)" >&2
 (cd tests/e2e && node bench.mjs "$ROUNDS" "$ITERATIONS") >"$OUT/wasm.json"
 WASM=www/pkg/replayground_bg.wasm
-printf '{"raw": %s, "gzip": %s, "brotli": %s}\n' "$(stat -c %s "$WASM")" "$(gzip -9 -c "$WASM" | wc -c)" "$(brotli -q 11 -c "$WASM" | wc -c)" >"$OUT/size.json"
+# brotli -q 11 of files concatenated: a module and the JS glue that loads it.
+br() { cat "$@" | brotli -q 11 -c | wc -c; }
+PEERS=tests/e2e/node_modules
+printf '{"raw": %s, "gzip": %s, "brotli": %s, "withGlueBrotli": {"replayground": %s, "@sqlite.org/sqlite-wasm": %s, "sql.js": %s}}\n' \
+  "$(stat -c %s "$WASM")" "$(gzip -9 -c "$WASM" | wc -c)" "$(br "$WASM")" \
+  "$(br "$WASM" www/pkg/replayground.js)" \
+  "$(br "$PEERS/@sqlite.org/sqlite-wasm/dist/sqlite3.wasm" "$PEERS/@sqlite.org/sqlite-wasm/dist/index.mjs")" \
+  "$(br "$PEERS/sql.js/dist/sql-wasm-browser.wasm" "$PEERS/sql.js/dist/sql-wasm-browser.js")" >"$OUT/size.json"
 python3 scripts/bench_report.py "$OUT/native.json" "$OUT/wasm.json" "$OUT"
 cat "$OUT/report.md"

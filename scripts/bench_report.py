@@ -75,8 +75,10 @@ def main():
         return {"median": values[len(values) // 2], "min": values[0], "max": values[-1], "n": len(values)}
 
     page_search = wasm.get("pageSearch") or []
+    peers = wasm.get("peers")
     report = {
         "pageSearch": page_search,
+        "peers": peers,
         "size": size,
         "navigation": {"engineReadyMs": spread("engineReady"), "interactiveMs": spread("interactive")},
         "machine": machine(),
@@ -123,6 +125,27 @@ def main():
                 f"Schedules of the 2-attempt idempotency race per second: native {sps['native']:.0f}, "
                 f"Chromium {sps['wasm']:.0f} (target at least 10,000 in Chromium: {'met' if sps['wasm'] >= 10000 else 'not met'})"
             )
+    if peers:
+        names = list(peers["versions"])
+        lines.append("")
+        lines.append(
+            "Side by side in the same Chromium session, the same SQL (medians µs; the engine's loop runs "
+            "inside Rust, each peer's statements are called from JS through its API with prepared "
+            "statements reused; the peers take the effect's id through RETURNING, sql.js having no "
+            "last_insert_rowid call; peers' order rotated each round): "
+            + ", ".join(f"{n} {peers['versions'][n]}" for n in names)
+        )
+        lines.append("")
+        lines.append("| operation | replayground (wasm) | " + " | ".join(f"{n} | {n} / replayground" for n in names) + " |")
+        lines.append("|---|---|" + "---|---|" * len(names))
+        for op, by_peer in peers["results"].items():
+            mine = next((r["wasm"]["medianUs"] for r in rows if r["name"].startswith(op)), None)
+            cells = [f"{mine:.2f}" if mine else "n/a"]
+            for n in names:
+                theirs = by_peer[n]["medianUs"]
+                cells.append(f"{theirs:.2f}")
+                cells.append(f"{theirs / mine:.2f}x" if mine else "n/a")
+            lines.append(f"| {op} | " + " | ".join(cells) + " |")
     engine_rate = next((r["schedulesPerSecond"]["wasm"] for r in rows if "schedulesPerSecond" in r), None)
     if page_search:
         rates = sorted(p["runsPerSecond"] for p in page_search)
@@ -143,6 +166,13 @@ def main():
             f"wasm module: {size['raw']} bytes raw, {size['gzip']} gzip, {size['brotli']} brotli "
             f"(target 300 KB brotli: {'met' if size['brotli'] <= 300 * 1024 else 'not met'})"
         )
+        glue = size.get("withGlueBrotli")
+        if glue:
+            lines.append("")
+            lines.append(
+                "wasm + JS glue, brotli -q 11: "
+                + ", ".join(f"{n} {v:,} bytes" for n, v in sorted(glue.items(), key=lambda kv: kv[1]))
+            )
     nav = report["navigation"]
     if nav["interactiveMs"]:
         e, i = nav["engineReadyMs"], nav["interactiveMs"]

@@ -43,7 +43,35 @@ pub struct EngineReport {
     pub measurements: Vec<Measurement>,
     /// What the exhaustive exploration of the 8-attempt race covered.
     pub exploration: ExplorationFigures,
+    /// The SQL of the measured transactions, which the side-by-side with
+    /// other browser SQLite builds runs as it is.
+    pub sql: BenchSql,
 }
+
+/// The SQL of the measured transactions, declared once.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BenchSql {
+    /// The effects table.
+    pub schema: &'static str,
+    /// The idempotency library's orders schema (effects and receipts).
+    pub orders_schema: String,
+    /// The write transaction's insert.
+    pub insert: &'static str,
+    /// The receipt lookup of the `execute` transaction.
+    pub select_receipt: &'static str,
+    /// The receipt insert of the `execute` transaction.
+    pub insert_receipt: &'static str,
+    /// How many rows the point select's table holds.
+    pub point_rows: u32,
+    /// The point select.
+    pub point_select: &'static str,
+}
+
+const SELECT_RECEIPT: &str = "SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3";
+const INSERT_RECEIPT: &str = "INSERT INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+const POINT_ROWS: u32 = 10_000;
+const POINT_SELECT: &str = "SELECT quantity FROM effects WHERE id = ?1";
 
 /// The counters of the 8-attempt exhaustive exploration.
 #[derive(Debug, Clone, Serialize)]
@@ -172,17 +200,13 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
                 ];
                 let db = &conn.sqlite()?;
                 storage::run_sql(db, "BEGIN IMMEDIATE", &[])?;
-                storage::run_sql(
-                    db,
-                    "SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3",
-                    &scope,
-                )?;
+                storage::run_sql(db, SELECT_RECEIPT, &scope)?;
                 let effect = storage::run_sql(db, INSERT, &params)?;
                 let mut receipt = scope.to_vec();
                 receipt.push("{\"quantity\":2}".into());
                 receipt.push(SqlValue::Text(format!("{{\"effect_id\":{},\"quantity\":2}}", effect.last_insert_rowid)));
                 receipt.push(60.into());
-                storage::run_sql(db, "INSERT INTO receipts VALUES (?1, ?2, ?3, ?4, ?5, ?6)", &receipt)?;
+                storage::run_sql(db, INSERT_RECEIPT, &receipt)?;
                 storage::run_sql(db, "COMMIT", &[])?;
                 Ok(())
             },
@@ -196,6 +220,30 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             budget,
             clock,
             || write_transaction(&memory, &params),
+        )?);
+    }
+
+    {
+        // A point select on a table of 10,000 rows.
+        let conn = store.connect("points.db", "reader")?;
+        let db = conn.sqlite()?;
+        db.execute_batch(SCHEMA)?;
+        storage::run_sql(&db, "BEGIN", &[])?;
+        for _ in 0..POINT_ROWS {
+            storage::run_sql(&db, INSERT, &params)?;
+        }
+        storage::run_sql(&db, "COMMIT", &[])?;
+        let mut id = 0i64;
+        measurements.push(measure(
+            "point select on a table of 10,000 rows, replayground VFS",
+            budget,
+            clock,
+            || {
+                id = id % i64::from(POINT_ROWS) + 1;
+                let rows = storage::run_sql(&db, POINT_SELECT, &[id.into()])?;
+                std::hint::black_box(rows);
+                Ok(())
+            },
         )?);
     }
 
@@ -311,5 +359,14 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         sqlite_version: storage::sqlite_version(),
         measurements,
         exploration,
+        sql: BenchSql {
+            schema: SCHEMA,
+            orders_schema: crate::format::library_schema("idempotency", "orders")?,
+            insert: INSERT,
+            select_receipt: SELECT_RECEIPT,
+            insert_receipt: INSERT_RECEIPT,
+            point_rows: POINT_ROWS,
+            point_select: POINT_SELECT,
+        },
     })
 }

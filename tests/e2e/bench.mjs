@@ -1,17 +1,157 @@
 // Runs the engine benchmark page in Debian's Chromium and prints its JSON
 // report on stdout. Usage: node bench.mjs ROUNDS ITERATIONS
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { launchBrowser, startServer } from './harness.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+// The browser SQLite builds people use, pinned in package.json, served on the
+// page's own origin under /peers/ (never from a CDN).
+const PEERS = {
+  'sqlite-wasm': path.join(here, 'node_modules', '@sqlite.org', 'sqlite-wasm', 'dist'),
+  'sql.js': path.join(here, 'node_modules', 'sql.js', 'dist'),
+};
+const TYPES = { '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm' };
+
+// Serves /peers/NAME/FILE from the pinned packages.
+async function servePeers(page) {
+  await page.route('**/peers/**', async (route) => {
+    const [, name, file] = new URL(route.request().url()).pathname.match(/^\/peers\/([^/]+)\/(.+)$/) ?? [];
+    const dir = PEERS[name];
+    if (!dir || file.includes('..')) return route.fulfill({ status: 404 });
+    try {
+      const body = await readFile(path.join(dir, file));
+      return route.fulfill({ status: 200, body, contentType: TYPES[path.extname(file)] ?? 'application/octet-stream' });
+    } catch {
+      return route.fulfill({ status: 404 });
+    }
+  });
+}
+
+// Runs in the page: the same SQL as the engine's benchmark, through each
+// peer's JS API with prepared statements reused, `rounds` rounds of
+// `iterations` operations, the peers' order rotated each round; medians.
+async function peerBench({ sql, rounds, iterations }) {
+  const loadScript = (src) => new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = src;
+    script.onload = resolve;
+    script.onerror = () => reject(new Error(`cannot load ${src}`));
+    document.head.append(script);
+  });
+  const sqlite3InitModule = (await import('/peers/sqlite-wasm/index.mjs')).default;
+  const sqlite3 = await sqlite3InitModule({ print: () => {}, printErr: () => {} });
+  await loadScript('/peers/sql.js/sql-wasm-browser.js');
+  const SQL = await globalThis.initSqlJs({ locateFile: (file) => `/peers/sql.js/${file}` });
+  // One adapter per peer: open, exec, prepare -> { run(values), get(values) }.
+  const adapters = {
+    '@sqlite.org/sqlite-wasm': {
+      version: sqlite3.version.libVersion,
+      open() {
+        const db = new sqlite3.oo1.DB(':memory:');
+        return {
+          exec: (text) => db.exec(text),
+          prepare(text) {
+            const st = db.prepare(text);
+            return {
+              run(values) { if (values.length) st.bind(values); st.step(); st.reset(true); },
+              get(values) { if (values.length) st.bind(values); const row = st.step() ? st.get([]) : null; st.reset(true); return row; },
+            };
+          },
+        };
+      },
+    },
+    'sql.js': {
+      version: SQL.Database ? new SQL.Database().exec('SELECT sqlite_version()')[0].values[0][0] : '?',
+      open() {
+        const db = new SQL.Database();
+        return {
+          exec: (text) => db.exec(text),
+          prepare(text) {
+            const st = db.prepare(text);
+            return {
+              run(values) { if (values.length) st.bind(values); st.step(); st.reset(); },
+              get(values) { if (values.length) st.bind(values); const row = st.step() ? st.get() : null; st.reset(); return row; },
+            };
+          },
+        };
+      },
+    },
+  };
+  // The operations, as the engine's benchmark has them.
+  const operations = {
+    'write transaction (BEGIN IMMEDIATE; INSERT; COMMIT)': (db) => {
+      db.exec(sql.schema);
+      const [begin, insert, commit] = ['BEGIN IMMEDIATE', sql.insert, 'COMMIT'].map((t) => db.prepare(t));
+      return () => { begin.run([]); insert.run(['north', 'web-order', 2]); commit.run([]); };
+    },
+    "the reference's execute transaction": (db) => {
+      db.exec(sql.ordersSchema);
+      // The effect's id comes back through RETURNING (sql.js has no
+      // last_insert_rowid call); the engine reads it from the connection.
+      const [begin, select, insert, receipt, commit] = ['BEGIN IMMEDIATE', sql.selectReceipt, `${sql.insert} RETURNING id`, sql.insertReceipt, 'COMMIT'].map((t) => db.prepare(t));
+      let key = 0;
+      return () => {
+        key += 1;
+        const scope = ['north', 'web-order', `k${key}`];
+        begin.run([]);
+        select.get(scope);
+        const [id] = insert.get(['north', 'web-order', 2]);
+        receipt.run([...scope, '{"quantity":2}', `{"effect_id":${id},"quantity":2}`, 60]);
+        commit.run([]);
+      };
+    },
+    [`point select on a table of ${sql.pointRows.toLocaleString('en')} rows`]: (db) => {
+      db.exec(sql.schema);
+      const [begin, insert, commit] = ['BEGIN', sql.insert, 'COMMIT'].map((t) => db.prepare(t));
+      begin.run([]);
+      for (let i = 0; i < sql.pointRows; i += 1) insert.run(['north', 'web-order', 2]);
+      commit.run([]);
+      const select = db.prepare(sql.pointSelect);
+      let id = 0;
+      return () => { id = (id % sql.pointRows) + 1; select.get([id]); };
+    },
+  };
+  const names = Object.keys(adapters);
+  const results = {};
+  for (const [operation, make] of Object.entries(operations)) {
+    const ops = Object.fromEntries(names.map((name) => [name, make(adapters[name].open())]));
+    // Warm-up: one untimed round each, as the engine's benchmark does.
+    for (const name of names) for (let i = 0; i < Math.min(iterations, 100); i += 1) ops[name]();
+    const means = Object.fromEntries(names.map((name) => [name, []]));
+    for (let round = 0; round < rounds; round += 1) {
+      const order = names.map((_, i) => names[(i + round) % names.length]);
+      for (const name of order) {
+        const op = ops[name];
+        const start = performance.now();
+        for (let i = 0; i < iterations; i += 1) op();
+        means[name].push(((performance.now() - start) * 1000) / iterations);
+      }
+    }
+    results[operation] = Object.fromEntries(names.map((name) => {
+      const sorted = means[name].sort((a, b) => a - b);
+      return [name, { medianUs: sorted[sorted.length >> 1], minUs: sorted[0], maxUs: sorted[sorted.length - 1] }];
+    }));
+  }
+  return { versions: Object.fromEntries(names.map((n) => [n, adapters[n].version])), results, crossOriginIsolated: globalThis.crossOriginIsolated };
+}
 
 const [rounds = '15', iterations = '2000'] = process.argv.slice(2);
 const server = await startServer();
 const browser = await launchBrowser();
 try {
   const page = await browser.newPage();
+  await servePeers(page);
   await page.goto(`${server.url}bench.html?rounds=${rounds}&iterations=${iterations}`);
   const report = page.locator('#report[data-state]');
   await report.waitFor({ state: 'attached', timeout: 600000 });
   const json = JSON.parse(await report.textContent());
   json.browser = `Chromium ${browser.version()}`;
+  // The same SQL through the other browser builds, in the same session.
+  if (json.sql) {
+    json.peers = await page.evaluate(peerBench, { sql: json.sql, rounds: Number(rounds), iterations: Number(iterations) });
+  }
   // Navigation timing: a fresh context per repetition, so nothing is cached.
   const samples = [];
   for (let i = 0; i < 5; i += 1) {
