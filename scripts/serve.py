@@ -34,7 +34,9 @@ class Handler(http.server.SimpleHTTPRequestHandler):
 
     def end_headers(self):
         # embed.html exists to be framed by any documentation site; the rest only by this one.
-        ancestors = "*" if self.path.split("?", 1)[0].endswith("/embed.html") else "'self'"
+        # (A request line too long to parse leaves no path: answer it as any other page.)
+        path = getattr(self, "path", "") or ""
+        ancestors = "*" if path.split("?", 1)[0].endswith("/embed.html") else "'self'"
         self.send_header("Content-Security-Policy", CSP.format(ancestors=ancestors))
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Cache-Control", "no-cache")

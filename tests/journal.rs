@@ -200,3 +200,17 @@ fn the_catalog_says_how_every_broken_design_fails_in_wal_mode() {
         );
     }
 }
+
+#[test]
+fn a_journal_mode_set_by_pragma_is_refused_at_its_line_with_the_way_to_set_it() {
+    let source = "title = \"t\"\n[databases.main]\npragmas = \"PRAGMA foreign_keys = ON; PRAGMA main.journal_mode = WAL\"\n[[attempts]]\nsteps = [{ name = \"s\", sql = \"SELECT 1\" }]\n";
+    let error = format::parse(source, "t").unwrap_err().to_string();
+    assert!(error.contains("line 3"), "{error}");
+    assert!(
+        error.contains("journal = \\\"wal\\\"") || error.contains("journal = \"wal\""),
+        "{error}"
+    );
+    // Reading a refused PRAGMA is fine.
+    let reading = source.replace("PRAGMA main.journal_mode = WAL", "PRAGMA journal_mode");
+    assert!(format::parse(&reading, "t").is_ok());
+}

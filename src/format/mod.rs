@@ -942,6 +942,22 @@ pub(crate) const ACTIONS: [&str; 4] = ["crash", "lose-reply", "work", "fail"];
 pub(crate) const MAX_USE_DEPTH: usize = 8;
 
 /// Checks what the TOML types cannot: references between parts of the file.
+/// The first PRAGMA among `pragmas` that sets one the engine refuses
+/// ([`crate::storage::DENIED_PRAGMAS`]), found before the run would refuse it.
+fn denied_pragma(pragmas: &str) -> Option<String> {
+    pragmas.split(';').find_map(|statement| {
+        let text = statement.trim().to_ascii_lowercase();
+        let rest = text.strip_prefix("pragma")?.trim_start();
+        let end = rest
+            .find(|c: char| c == '=' || c == '(' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let (qualified, after) = rest.split_at(end);
+        let name = qualified.rsplit('.').next().unwrap_or(qualified);
+        let sets = after.trim_start().starts_with(['=', '(']);
+        (sets && crate::storage::DENIED_PRAGMAS.contains(&name)).then(|| name.to_string())
+    })
+}
+
 fn validate(file: &File) -> Result<()> {
     let bad = |why: String| Error::invalid("scenario", why);
     let id = file.id();
@@ -968,6 +984,20 @@ fn validate(file: &File) -> Result<()> {
             return Err(bad(format!(
                 "the database name {} must be letters, digits, dashes or underscores",
                 params::quote(name)
+            )));
+        }
+    }
+    for (name, database) in &file.databases {
+        if let Some(pragma) = denied_pragma(&database.pragmas) {
+            let hint = if pragma == "journal_mode" {
+                "; set the mode with journal = \"wal\" at the top of the file (every scenario also takes it as its journal parameter)"
+            } else {
+                ""
+            };
+            return Err(bad(format!(
+                "database {}: its pragmas set {}, which this engine keeps to itself (it changes how databases are stored, locked or waited for){hint}",
+                params::quote(name),
+                params::quote(&pragma)
             )));
         }
     }

@@ -1837,6 +1837,10 @@ impl Attempt for ProgramAttempt {
         let extras = |name: &str| match name {
             "rows" => Some(row_count.to_string()),
             "because" => Some(Self::because(step, peers)),
+            // A stale snapshot is refused whoever holds what: say so.
+            "locks" if error.as_ref().is_some_and(is_busy_snapshot) => {
+                Some("its snapshot is older than the last commit: SQLITE_BUSY_SNAPSHOT".to_string())
+            }
             "locks" => Some(crate::sim::locks_held(peers)),
             // The lock a writer holds, by journal mode.
             "write lock" => Some(

@@ -338,6 +338,10 @@ pub struct LockView {
     /// (0: the database file alone), while it holds a read slot.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<u32>,
+    /// With a snapshot: how many frames the log holds now (more than the
+    /// snapshot sees: the snapshot is stale, and its holder may not write).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_frames: Option<u32>,
 }
 
 impl LockView {
@@ -350,6 +354,7 @@ impl LockView {
             .unwrap_or(LockLevel::None);
         let mut wal = Vec::new();
         let mut snapshot = None;
+        let mut log_frames = None;
         for conn in conns {
             let shm = conn.shm_locks();
             for (i, name) in crate::storage::shm::SLOT_NAMES.iter().enumerate() {
@@ -358,13 +363,17 @@ impl LockView {
                     wal.push((*name).to_string());
                 }
             }
-            snapshot = snapshot.or_else(|| conn.read_snapshot());
+            if snapshot.is_none() {
+                snapshot = conn.read_snapshot();
+                log_frames = snapshot.and_then(|_| conn.log_frames());
+            }
         }
         LockView {
             attempt: label.to_string(),
             level: level_name(level),
             wal,
             snapshot,
+            log_frames,
         }
     }
 }

@@ -736,6 +736,12 @@ impl Conn {
         self.store.shm_locks(self.id, &self.db)
     }
 
+    /// In WAL mode: how many frames the log of its database holds now (the
+    /// wal-index header's `mxFrame`).
+    pub fn log_frames(&self) -> Option<u32> {
+        self.store.log_frames(&self.db)
+    }
+
     /// In WAL mode, while it holds a read slot: the snapshot it reads, as
     /// the number of WAL frames it sees (the slot's read mark; 0 for the
     /// database file alone).

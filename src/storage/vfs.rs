@@ -240,6 +240,13 @@ impl StoreInner {
         node.read_u32(READ_MARKS + 4 * slot)
     }
 
+    /// The frame count of database `file`'s log as its wal-index header
+    /// says (`mxFrame`, at byte 16 of the first copy).
+    pub(crate) fn log_frames(&self, file: &str) -> Option<u32> {
+        let node = self.shm.borrow().get(&shm_name(file)).cloned()?;
+        node.read_u32(16)
+    }
+
     /// The strongest lock `conn` holds on database `file`.
     pub(crate) fn lock_level(&self, conn: ConnId, file: &str) -> LockLevel {
         self.handles

@@ -68,6 +68,29 @@ test('the deferred BEGIN deadlocks with a rollback journal and goes stale in WAL
   await context.close();
 });
 
+test('the switch applies only the journal: edits not yet applied stay edits, and Edit a copy keeps the mode', async () => {
+  const { context, page, seen } = await open('?s=idem-race&attempts=2');
+  await page.fill('#params [name="attempts"]', '99');
+  await page.locator('#journal input[value="wal"]').check();
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('journal') === 'wal');
+  const q = await query(page);
+  assert.equal(q.get('attempts'), '2', 'the unapplied 99 was not applied');
+  assert.equal(await checkedMode(page), 'wal');
+  // A stale snapshot says so: after A commits, B still reads the old one.
+  await page.goto(`${env.server.url}?s=idem-deferred&journal=wal&schedule=A4B2A&step=7`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.match(await page.locator('#locks').textContent(), /stale/);
+  // Edit a copy: the copy runs in WAL mode too.
+  await page.click('#edit-copy');
+  await page.waitForFunction(() => document.getElementById('source').value.length > 0);
+  assert.match(await page.locator('#source').inputValue(), /^journal = "wal"/);
+  await page.click('[data-action="apply-source"]');
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  await page.waitForFunction(() => document.querySelector('#journal input:checked')?.value === 'wal');
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
 test('the journal switch works from the keyboard and at phone width', async () => {
   const { context, page, seen } = await open('?s=idem-deferred-retry', { width: 390, height: 844 });
   await page.locator('#journal input[value="rollback"]').focus();

@@ -610,7 +610,7 @@ async function checkSource() {
   try {
     const entry = await engine.describeScenario({ source: ui.source.value, name: 'design' });
     if (mine !== checking) return;
-    ui.sourceStatus.textContent = `ok: "${entry.title}", ${count(entry.params.length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`;
+    ui.sourceStatus.textContent = `ok: "${entry.title}", ${count(entry.params.filter((p) => p.name !== JOURNAL).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`;
     ui.sourceStatus.dataset.kind = 'pass';
   } catch (error) {
     if (mine !== checking) return;
@@ -681,7 +681,14 @@ const actions = {
   // Opens an editable copy of the scenario shown (a built-in's file, or the design).
   async 'edit-copy'() {
     try {
-      showEditor(state.source ?? await engine.scenarioSource(state.entry.id));
+      let source = state.source ?? await engine.scenarioSource(state.entry.id);
+      // The copy runs in the mode shown: a mode other than the file's own
+      // default goes into the copy (a design's own `journal` line is replaced).
+      const mode = state.params[JOURNAL];
+      if (mode && mode !== journalParam().default) {
+        source = `journal = "${mode}"\n${source.replace(/^journal\s*=.*\n/m, '')}`;
+      }
+      showEditor(source);
     } catch (error) {
       status(error.message, 'fail');
     }
@@ -979,8 +986,20 @@ document.addEventListener('submit', (event) => {
   action(event.target);
 });
 ui.strategy.addEventListener('change', () => render());
-// The journal mode applies at once: the scenario starts over in that mode.
-ui.journal.addEventListener('change', () => actions.params());
+// The journal mode applies at once: the scenario starts over in that mode,
+// with the parameters in use (not edits not yet applied). A search running
+// is cancelled, and says so; if the scenario cannot start, the switch shows
+// the mode still in use.
+ui.journal.addEventListener('change', async () => {
+  const mode = ui.journal.querySelector('input:checked')?.value;
+  const params = { ...state.params };
+  delete params[JOURNAL];
+  if (mode && mode !== journalParam().default) params[JOURNAL] = mode;
+  const searching = Boolean(state.search);
+  const loaded = await busy(() => loadScenario(state.source ? { source: state.source } : state.entry.id, params));
+  if (!loaded) renderJournal();
+  else if (searching) status(`The search was cancelled: the scenario started over with the ${mode === 'wal' ? 'WAL' : 'rollback journal'}.`);
+});
 
 // Who holds a lock now, in words: "A holds RESERVED".
 function lockItemsText() {
@@ -1016,8 +1035,11 @@ ui.shortcuts.addEventListener('change', () => localStorage.setItem(SHORTCUTS_KEY
 // Keyboard: a-z step that attempt, u undo, arrows move the selection.
 document.addEventListener('keydown', (event) => {
   if (!ui.shortcuts.checked) return;
-  if (event.target.closest('input, select, textarea, [role="listbox"]') || event.ctrlKey || event.metaKey || event.altKey || !state.view) return;
+  if (event.ctrlKey || event.metaKey || event.altKey || !state.view) return;
   const key = event.key.toLowerCase();
+  // A radio (the journal switch) keeps its arrow keys; letters still step.
+  const radio = event.target.matches?.('input[type="radio"]');
+  if (event.target.closest('input, select, textarea, [role="listbox"]') && !(radio && /^[a-z]$/.test(key))) return;
   if (key === 'u') {
     if (!ui.undo.disabled) actions.undo();
   } else if (key === 'arrowleft' || key === 'arrowright') {
@@ -1034,7 +1056,12 @@ document.addEventListener('keydown', (event) => {
     } else {
       // Say why nothing happened.
       const holders = lockItemsText();
-      status(`${label} cannot step now: it is ${statusWord(state.view.statuses[attempt], state.view.labels)}${holders ? ` (${holders})` : ''}.`);
+      const st = state.view.statuses[attempt];
+      // "it has finished: created", "it failed: …", "it is waiting for a lock".
+      const why = st.kind === 'finished' ? `it has finished: ${st.outcome.kind}`
+        : st.kind === 'failed' ? `it failed: ${st.error}`
+          : `it is ${statusWord(st, state.view.labels)}`;
+      status(`${label} cannot step now: ${why}${holders ? ` (${holders})` : ''}.`);
     }
   } else {
     return;

@@ -45,7 +45,9 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
       head.append(button);
     }
     const status = statusAt(view, i, selected);
-    head.append(el('span', status.text, `lane-status status-${status.kind}`));
+    const statusText = el('span', status.text, `lane-status status-${status.kind}`);
+    statusText.title = status.text;
+    head.append(statusText);
     const level = locks[i]?.level ?? 'NONE';
     head.append(el('span', level, `lock lock-${level.toLowerCase()}`));
     for (const badge of walBadges(locks[i] ?? {})) {

@@ -38,11 +38,16 @@ export function walBadges(lock) {
   if (wal.includes('RECOVER')) badges.push({ text: 'recovering', title: 'rebuilding the wal-index from the log' });
   if (lock.snapshot !== undefined && lock.snapshot !== null) {
     const n = lock.snapshot;
+    const frames = (k) => `${k} frame${k === 1 ? '' : 's'}`;
+    const now = lock.logFrames ?? n;
+    const stale = now > n;
+    const sees = n === 0 ? 'the database file alone, none of the log' : `the database file and the first ${frames(n)} of the log`;
     badges.push({
-      text: n === 0 ? 'snapshot: file' : `snapshot: ${n} frame${n === 1 ? '' : 's'}`,
-      title: n === 0
-        ? 'its read transaction sees the database file alone: nothing in the log yet'
-        : `its read transaction sees the database file and the first ${n} frame${n === 1 ? '' : 's'} of the log; later commits are invisible to it`,
+      text: `snapshot: ${n === 0 ? 'file' : frames(n)}${stale ? `, stale (log: ${now})` : ''}`,
+      title: stale
+        ? `its read transaction sees ${sees}, but the log now holds ${frames(now)}: what was committed since is invisible to it, and it may not write (SQLITE_BUSY_SNAPSHOT)`
+        : `its read transaction sees ${sees}; what is committed later will be invisible to it`,
+      stale,
     });
   }
   return badges;
