@@ -303,7 +303,16 @@ pub fn permalink(query: &str) -> Result<Permalink> {
     }
     let mut link = Permalink::default();
     let mut rest = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (name, value) in form_pairs(query) {
+        // As URLSearchParams.get: the first of a repeated name counts.
+        if !seen.insert(name.clone()) {
+            link.problems.push(format!(
+                "{} was given more than once: the first value is used",
+                quote(&name)
+            ));
+            continue;
+        }
         match name.as_str() {
             "s" => link.scenario = Some(value),
             "schedule" => match crate::sim::Schedule::decode(&value) {

@@ -156,3 +156,18 @@ fn the_command_line_passes_every_parameter_to_the_run() {
     }
     assert_eq!(checked, 17 + scenarios::catalog().len());
 }
+
+#[test]
+fn a_repeated_name_keeps_its_first_value_and_says_so() {
+    // As URLSearchParams.get, which the page uses for every other part.
+    let link = input::permalink("?s=idem-race&journal=wal&journal=rollback&attempts=2&attempts=3")
+        .unwrap();
+    assert_eq!(link.params["journal"], serde_json::json!("wal"));
+    assert_eq!(link.params["attempts"], serde_json::json!(2));
+    assert_eq!(link.problems.len(), 2, "{:?}", link.problems);
+    assert!(
+        link.problems[0].contains("\"journal\" was given more than once"),
+        "{:?}",
+        link.problems
+    );
+}
