@@ -197,6 +197,9 @@ test('the engine adapter bounds what it queues and restarts a trapped engine', a
     const engine = await import('/js/engine.js');
     const restarts = [];
     engine.onRestart((reason) => restarts.push(reason));
+    // Calls the earlier tests left running finish first (a search advances in
+    // time slices, so one may still be going).
+    while (engine.pendingCalls() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     // 4,000 explorations at once: at most MAX_PENDING wait, the rest are told at once.
     const searches = Array.from({ length: 4000 }, () => engine.explore('idem-race', { strategy: 'random', runs: 5, params: { attempts: 2 } }));
     const settled = await Promise.allSettled(searches.map((s) => s.promise));
