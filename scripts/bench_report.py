@@ -90,6 +90,7 @@ def main():
     with open(os.path.join(out, "report.json"), "w") as f:
         json.dump(report, f, indent=2)
         f.write("\n")
+    report["timer"] = wasm.get("timer")
     m = report["machine"]
     lines = [
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['os']}; {report['browser']}; "
@@ -181,6 +182,14 @@ def main():
             f"Headless Chromium, fresh context, {i['n']} loads of a permalink: engine ready (wasm loaded, "
             f"SQLite answering) {e['median']:.0f} ms ({e['min']:.0f}..{e['max']:.0f}); first scenario result "
             f"rendered and the page interactive {i['median']:.0f} ms ({i['min']:.0f}..{i['max']:.0f})"
+        )
+    timer = report.get("timer")
+    if timer:
+        lines.append("")
+        lines.append(
+            f"Method: every measurement runs one untimed warm-up round first; the benchmark page is "
+            f"{'cross-origin isolated' if timer['crossOriginIsolated'] else 'NOT cross-origin isolated'} "
+            f"(timer resolution {timer['resolutionUs']:.1f} µs)"
         )
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

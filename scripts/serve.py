@@ -38,6 +38,12 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         path = getattr(self, "path", "") or ""
         ancestors = "*" if path.split("?", 1)[0].endswith("/embed.html") else "'self'"
         self.send_header("Content-Security-Policy", CSP.format(ancestors=ancestors))
+        if path.split("?", 1)[0].endswith("/bench.html"):
+            # The benchmark page is cross-origin isolated, so that its timer
+            # resolves finely (5 us instead of 100 us); everything it loads is
+            # its own origin's.
+            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+            self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()
