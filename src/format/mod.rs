@@ -48,6 +48,15 @@ pub const JOURNAL_PARAM: &str = "journal";
 /// What [`JOURNAL_PARAM`] changes, for people.
 pub const JOURNAL_MEANING: &str = "the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer";
 
+/// The journal mode parameter values select (the default if none does).
+pub fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
+    values
+        .get(JOURNAL_PARAM)
+        .and_then(Value::as_str)
+        .and_then(Journal::parse)
+        .unwrap_or_default()
+}
+
 /// A scenario file, as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -638,12 +647,7 @@ impl File {
 
     /// The journal mode `params` select.
     pub fn journal(params: &Params) -> Journal {
-        params
-            .values()
-            .get(JOURNAL_PARAM)
-            .and_then(Value::as_str)
-            .and_then(Journal::parse)
-            .unwrap_or_default()
+        journal_of(params.values())
     }
 
     /// Builds the scenario with parameters given as JSON (null: defaults).

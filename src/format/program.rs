@@ -1844,14 +1844,7 @@ impl Attempt for ProgramAttempt {
             "locks" => Some(crate::sim::locks_held(peers)),
             // The lock a writer holds, by journal mode.
             "write lock" => Some(
-                match self
-                    .instance
-                    .params
-                    .get(super::JOURNAL_PARAM)
-                    .and_then(Value::as_str)
-                    .and_then(Journal::parse)
-                    .unwrap_or_default()
-                {
+                match super::journal_of(&self.instance.params) {
                     Journal::Rollback => "RESERVED",
                     Journal::Wal => "the WAL write lock",
                 }

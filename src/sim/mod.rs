@@ -466,19 +466,27 @@ impl Check {
 /// Whether an attempt's locks `after` a step are weaker than `before` it: its
 /// strongest level lowered, or a wal-index lock let go.
 fn released(before: &[(LockLevel, ShmLocks)], after: &[(LockLevel, ShmLocks)]) -> bool {
-    let strongest = |locks: &[(LockLevel, ShmLocks)]| {
-        locks
-            .iter()
-            .map(|(l, _)| *l)
-            .max()
-            .unwrap_or(LockLevel::None)
-    };
-    let slots = |locks: &[(LockLevel, ShmLocks)]| {
-        locks
-            .iter()
-            .fold(0u8, |held, (_, shm)| held | shm.shared | shm.exclusive)
+    let slots = |locks| {
+        let wal = wal_held(locks);
+        wal.shared | wal.exclusive
     };
     strongest(after) < strongest(before) || slots(before) & !slots(after) != 0
+}
+
+/// The strongest level an attempt's connections hold.
+fn strongest(locks: &[(LockLevel, ShmLocks)]) -> LockLevel {
+    locks
+        .iter()
+        .map(|(l, _)| *l)
+        .max()
+        .unwrap_or(LockLevel::None)
+}
+
+/// The wal-index locks an attempt's connections hold together.
+fn wal_held(locks: &[(LockLevel, ShmLocks)]) -> ShmLocks {
+    locks
+        .iter()
+        .fold(ShmLocks::default(), |all, (_, shm)| all.union(*shm))
 }
 
 /// A scenario the scheduler can run: a store set up once, a set of attempts,
@@ -733,16 +741,7 @@ impl<'s> Run<'s> {
 
     /// The lock level of each attempt (the strongest of its connections).
     pub fn lock_levels(&self) -> Vec<LockLevel> {
-        self.attempts
-            .iter()
-            .map(|a| {
-                a.connections()
-                    .iter()
-                    .map(|c| c.lock_level())
-                    .max()
-                    .unwrap_or(LockLevel::None)
-            })
-            .collect()
+        self.locks().iter().map(|l| strongest(l)).collect()
     }
 
     /// Every lock each attempt holds, connection by connection: the level on
@@ -797,12 +796,7 @@ impl<'s> Run<'s> {
         attempt.hash_state(&mut hasher);
         // The strongest level; then, in WAL mode, the wal-index locks of
         // each connection that holds any.
-        let level = locks
-            .iter()
-            .map(|(l, _)| *l)
-            .max()
-            .unwrap_or(LockLevel::None);
-        (level as u8).hash(&mut hasher);
+        (strongest(locks) as u8).hash(&mut hasher);
         for (_, shm) in locks.iter().filter(|(_, shm)| !shm.is_empty()) {
             shm.hash(&mut hasher);
         }
@@ -852,18 +846,8 @@ impl<'s> Run<'s> {
                 label: a.label().to_string(),
                 phase: a.phase(),
                 finished: self.statuses[i].is_over(),
-                lock: locks[i]
-                    .iter()
-                    .map(|(l, _)| *l)
-                    .max()
-                    .unwrap_or(LockLevel::None),
-                wal: locks[i]
-                    .iter()
-                    .fold(ShmLocks::default(), |all, (_, shm)| ShmLocks {
-                        shared: all.shared | shm.shared,
-                        exclusive: all.exclusive | shm.exclusive,
-                        dms: false,
-                    }),
+                lock: strongest(&locks[i]),
+                wal: wal_held(&locks[i]),
             })
             .collect()
     }

@@ -54,6 +54,16 @@ impl ShmLocks {
         self.shared | self.exclusive
     }
 
+    /// The slots either holds (the DMS left out): what a set of connections
+    /// holds together.
+    pub fn union(self, other: ShmLocks) -> ShmLocks {
+        ShmLocks {
+            shared: self.shared | other.shared,
+            exclusive: self.exclusive | other.exclusive,
+            dms: false,
+        }
+    }
+
     /// Whether it holds nothing.
     pub fn is_empty(&self) -> bool {
         *self == ShmLocks::default()

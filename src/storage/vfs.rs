@@ -219,9 +219,19 @@ impl StoreInner {
         }
     }
 
+    /// The shared memory of database `file`, if it has any (asked after
+    /// every step: a store in rollback mode answers without naming it).
+    fn shm_node(&self, file: &str) -> Option<Rc<ShmNode>> {
+        let shm = self.shm.borrow();
+        if shm.is_empty() {
+            return None;
+        }
+        shm.get(&shm_name(file)).cloned()
+    }
+
     /// The locks `conn` holds on the shared memory of database `file`.
     pub(crate) fn shm_locks(&self, conn: ConnId, file: &str) -> ShmLocks {
-        let Some(node) = self.shm.borrow().get(&shm_name(file)).cloned() else {
+        let Some(node) = self.shm_node(file) else {
             return ShmLocks::default();
         };
         self.handles
@@ -236,15 +246,13 @@ impl StoreInner {
     /// Read mark `slot` (1 to 4) of database `file`'s wal-index: the WAL
     /// frame count a reader in that slot sees.
     pub(crate) fn read_mark(&self, file: &str, slot: usize) -> Option<u32> {
-        let node = self.shm.borrow().get(&shm_name(file)).cloned()?;
-        node.read_u32(READ_MARKS + 4 * slot)
+        self.shm_node(file)?.read_u32(READ_MARKS + 4 * slot)
     }
 
     /// The frame count of database `file`'s log as its wal-index header
     /// says (`mxFrame`, at byte 16 of the first copy).
     pub(crate) fn log_frames(&self, file: &str) -> Option<u32> {
-        let node = self.shm.borrow().get(&shm_name(file)).cloned()?;
-        node.read_u32(16)
+        self.shm_node(file)?.read_u32(16)
     }
 
     /// The strongest lock `conn` holds on database `file`.

@@ -232,6 +232,9 @@ function paramControl(param) {
   return label;
 }
 
+// The scenario shown, as loadScenario takes it: a catalog id, or { source } for a design.
+const shownScenario = () => (state.source ? { source: state.source } : state.entry.id);
+
 // The engine's parameter every scenario takes: the journal mode, switched
 // beside the scenario rather than among its own parameters.
 const JOURNAL = 'journal';
@@ -800,7 +803,7 @@ const actions = {
   },
   // Applies the parameter controls: the scenario starts over with them.
   async params() {
-    await busy(() => loadScenario(state.source ? { source: state.source } : state.entry.id, readParams()));
+    await busy(() => loadScenario(shownScenario(), readParams()));
   },
   // Runs the chosen strategy.
   async run() {
@@ -996,7 +999,7 @@ ui.journal.addEventListener('change', async () => {
   delete params[JOURNAL];
   if (mode && mode !== journalParam().default) params[JOURNAL] = mode;
   const searching = Boolean(state.search);
-  const loaded = await busy(() => loadScenario(state.source ? { source: state.source } : state.entry.id, params));
+  const loaded = await busy(() => loadScenario(shownScenario(), params));
   if (!loaded) renderJournal();
   else if (searching) status(`The search was cancelled: the scenario started over with the ${mode === 'wal' ? 'WAL' : 'rollback journal'}.`);
 });
