@@ -315,8 +315,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
     // One request through the idempotency session, as the JS export
     // `IdempotencySession.execute()` runs it (without crossing into JS):
     // a replay of one stored key, so the store does not grow.
-    let session = Store::new("bench-session")?;
-    crate::patterns::idempotency::setup(&session)?;
+    let session = crate::patterns::idempotency::session("bench-session")?;
     let request = || crate::patterns::idempotency::Request::reference("bench-key", 2, 0);
     crate::patterns::idempotency::execute_alone(&session, "A", request())?;
     measurements.push(measure(

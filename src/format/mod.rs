@@ -721,10 +721,58 @@ pub fn library_values(
 }
 
 /// A scenario of one attempt running library `name`'s `program` with `with`.
+///
+/// The file is built, merged with its library and validated once per
+/// thread for each (library, program, names of the values); its attempt
+/// takes each value from the parameter of the same name (`with.key =
+/// ":key"`), so a session's every request only compiles the attempt.
 fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<FileScenario> {
+    use std::cell::RefCell;
+    use std::collections::HashMap;
+    type Key = (String, String, Vec<String>);
+    thread_local! {
+        static TEMPLATES: RefCell<HashMap<Key, std::rc::Rc<File>>> = RefCell::new(HashMap::new());
+    }
+    let mut values = serde_json::Map::new();
+    for (k, v) in with {
+        let value = match v {
+            toml::Value::Integer(i) => serde_json::Value::from(*i),
+            toml::Value::String(s) => serde_json::Value::from(s.as_str()),
+            _ => {
+                return Err(Error::invalid(
+                    "with",
+                    format!("{k} is a whole number or text"),
+                ))
+            }
+        };
+        values.insert(k.clone(), value);
+    }
+    let key: Key = (
+        name.to_string(),
+        program.to_string(),
+        with.keys().cloned().collect(),
+    );
+    let kept = TEMPLATES.with(|t| t.borrow().get(&key).cloned());
+    let file = match kept {
+        Some(file) => file,
+        None => {
+            let file = std::rc::Rc::new(alone_file(name, program, with.keys())?);
+            TEMPLATES.with(|t| t.borrow_mut().insert(key, std::rc::Rc::clone(&file)));
+            file
+        }
+    };
+    FileScenario::with_label(file, Params::bound(values), label)
+}
+
+/// The file of [`alone`]: one attempt whose values are parameters.
+fn alone_file<'a>(
+    name: &str,
+    program: &str,
+    names: impl Iterator<Item = &'a String>,
+) -> Result<File> {
     let lib = library(name)?;
     let mut attempt = toml::Table::new();
-    attempt.insert("label".into(), label.into());
+    attempt.insert("label".into(), "alone".into());
     if lib.programs.contains_key(program) {
         attempt.insert("program".into(), program.into());
     } else {
@@ -734,7 +782,10 @@ fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<F
         step.insert("action".into(), "work".into());
         attempt.insert("steps".into(), toml::Value::Array(vec![step.into()]));
     }
-    attempt.insert("with".into(), toml::Value::Table(with.clone()));
+    let with: toml::Table = names
+        .map(|n| (n.clone(), toml::Value::from(format!(":{n}"))))
+        .collect();
+    attempt.insert("with".into(), toml::Value::Table(with));
     let mut root = toml::Table::new();
     root.insert("id".into(), "alone".into());
     root.insert("title".into(), "alone".into());
@@ -745,7 +796,7 @@ fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<F
         .map_err(|e: toml::de::Error| Error::invalid("scenario", e.message().to_string()))?;
     file.merge_libraries()?;
     validate(&file)?;
-    FileScenario::new(std::rc::Rc::new(file), Params::defaults(&[]))
+    Ok(file)
 }
 
 /// Runs library `name`'s `program` alone on `store` (whose databases the

@@ -41,6 +41,9 @@ pub struct FileScenario {
     instances: Vec<Rc<Instance>>,
     /// Which checks apply to these parameters (their `when`, decided once).
     checks_on: Vec<bool>,
+    /// The label of a file's only attempt, given by the engine (a session's
+    /// "request 3"), instead of the file's.
+    label: Option<String>,
 }
 
 fn bad(why: String) -> Error {
@@ -341,6 +344,15 @@ impl FileScenario {
     /// The file is shared, not copied: a built-in is built for every run
     /// session, sweep point and soak scenario.
     pub fn new(file: Rc<File>, params: Params) -> Result<Self> {
+        Self::build(file, params, None)
+    }
+
+    /// As [`FileScenario::new`], for a file of one attempt labelled `label`.
+    pub(crate) fn with_label(file: Rc<File>, params: Params, label: &str) -> Result<Self> {
+        Self::build(file, params, Some(label.to_string()))
+    }
+
+    fn build(file: Rc<File>, params: Params, label: Option<String>) -> Result<Self> {
         let names: Vec<&String> = file.databases.keys().collect();
         let files: Rc<[&'static str]> = names
             .iter()
@@ -369,6 +381,7 @@ impl FileScenario {
             pragmas,
             instances: Vec::new(),
             checks_on: Vec::new(),
+            label,
         };
         // One private store evaluates every static expression of this build.
         let evaluator = Evaluator::new()?;
@@ -430,7 +443,7 @@ impl FileScenario {
             let replicas = self.replicas(spec)?;
             for r in 0..replicas {
                 let index = plan.len();
-                let label = match (&spec.label, replicas) {
+                let label = match (self.label.as_ref().or(spec.label.as_ref()), replicas) {
                     (Some(label), 1) => label.clone(),
                     (Some(label), _) => format!("{label}{}", r + 1),
                     (None, _) => Schedule::letter(index).to_string(),
@@ -830,7 +843,7 @@ impl FileScenario {
 }
 
 /// The names a text reads: `:name` and `{name}`.
-fn reads(text: &str, into: &mut Vec<String>) {
+fn reads<'t>(text: &'t str, mut each: impl FnMut(&'t str)) {
     let bytes = text.as_bytes();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut i = 0;
@@ -844,7 +857,7 @@ fn reads(text: &str, into: &mut Vec<String>) {
                 end += 1;
             }
             if end > start {
-                into.push(text[start..end].to_string());
+                each(&text[start..end]);
             }
             i = end.max(i + 1);
         } else {
@@ -859,24 +872,39 @@ fn reads(text: &str, into: &mut Vec<String>) {
 /// the same, so the explorer counts them once.
 fn liveness(steps: &mut [Step], raw: &[RawStep<'_>], start: usize, crash_note: &str) {
     let n = steps.len();
-    let mut uses_before: Vec<Vec<String>> = vec![Vec::new(); n];
-    let mut uses_after: Vec<Vec<String>> = vec![Vec::new(); n];
+    // Names as bit positions: the fixpoint runs over sets of them.
+    let mut names: Vec<&str> = Vec::new();
+    let mut position = std::collections::HashMap::<&str, usize>::new();
+    let mut index_of = |name| {
+        *position.entry(name).or_insert_with(|| {
+            names.push(name);
+            names.len() - 1
+        })
+    };
+    let mut before: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut after: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut killed: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut successors: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut crash_reads = Vec::new();
+    reads(crash_note, |name| crash_reads.push(index_of(name)));
     for (i, step) in steps.iter().enumerate() {
+        let uses = &mut before[i];
         if let StepKind::Sql(sql) = &step.kind {
-            reads(sql, &mut uses_before[i]);
+            reads(sql, |name| uses.push(index_of(name)));
         }
-        reads(crash_note, &mut uses_before[i]);
-        let after = &mut uses_after[i];
+        uses.extend_from_slice(&crash_reads);
+        // The texts read after the step ran: its note, `set`s and actions.
+        let mut texts: Vec<&str> = Vec::new();
+        let mut read = |text| texts.push(text);
         if let Some(note) = &raw[i].spec.note {
             match note {
-                NoteSpec::One(t) => reads(t, after),
-                NoteSpec::By(by) => by.values().for_each(|t| reads(t, after)),
+                NoteSpec::One(t) => read(t),
+                NoteSpec::By(by) => by.values().for_each(|t| read(t)),
             }
         }
         for (_, value) in &step.set {
             if let SetValue::Template(t) = value {
-                reads(t, after);
+                read(t);
             }
         }
         let on = &step.on;
@@ -900,52 +928,77 @@ fn liveness(steps: &mut [Step], raw: &[RawStep<'_>], start: usize, crash_note: &
                 Act::Goto { target, log, .. } => {
                     next.push(*target);
                     if let Some(l) = log {
-                        reads(l, after);
+                        read(l);
                     }
                 }
                 Act::Finish {
                     kind, result, log, ..
                 } => {
-                    reads(kind, after);
+                    read(kind);
                     if let Some(r) = result {
-                        reads(r, after);
+                        read(r);
                     }
                     if let Some(l) = log {
-                        reads(l, after);
+                        read(l);
                     }
                 }
-                Act::Fail(why) => reads(why, after),
+                Act::Fail(why) => read(why),
             }
         }
         next.retain(|&t| t < n);
         successors[i] = next;
+        let uses = &mut after[i];
+        for text in texts {
+            reads(text, |name| uses.push(index_of(name)));
+        }
+        killed[i] = step
+            .set
+            .iter()
+            .map(|(name, _)| name)
+            .chain(&step.capture)
+            .map(|name| index_of(name))
+            .collect();
     }
-    let mut live: Vec<std::collections::BTreeSet<String>> = vec![Default::default(); n];
+    let width = names.len().div_ceil(64).max(1);
+    let mut live = vec![0u64; n * width];
+    let mut out = vec![0u64; width];
+    let set = |bits: &mut [u64], i: usize| bits[i / 64] |= 1 << (i % 64);
     let mut changed = true;
     while changed {
         changed = false;
         for i in (0..n).rev() {
-            let mut out: std::collections::BTreeSet<String> = std::collections::BTreeSet::new();
+            out.iter_mut().for_each(|w| *w = 0);
             for &t in &successors[i] {
-                out.extend(live[t].iter().cloned());
+                for (o, l) in out.iter_mut().zip(&live[t * width..(t + 1) * width]) {
+                    *o |= l;
+                }
             }
-            let step = &steps[i];
-            out.extend(uses_after[i].iter().cloned());
-            for (name, _) in &step.set {
-                out.remove(name);
+            after[i].iter().for_each(|&b| set(&mut out, b));
+            for &b in &killed[i] {
+                out[b / 64] &= !(1 << (b % 64));
             }
-            for name in &step.capture {
-                out.remove(name);
-            }
-            out.extend(uses_before[i].iter().cloned());
-            if out != live[i] {
-                live[i] = out;
+            before[i].iter().for_each(|&b| set(&mut out, b));
+            let mine = &mut live[i * width..(i + 1) * width];
+            if *mine != *out {
+                mine.copy_from_slice(&out);
                 changed = true;
             }
         }
     }
-    for (step, names) in steps.iter_mut().zip(live) {
-        step.live = names.into_iter().collect();
+    // Sorted names, so that each step's list comes out sorted.
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_unstable_by_key(|&b| names[b]);
+    let sorted: Vec<(usize, String)> = order
+        .into_iter()
+        .map(|b| (b, names[b].to_string()))
+        .collect();
+    for (i, step) in steps.iter_mut().enumerate() {
+        let bits = &live[i * width..(i + 1) * width];
+        step.live = sorted
+            .iter()
+            .filter(|(b, _)| bits[b / 64] & (1 << (b % 64)) != 0)
+            .map(|(_, name)| name.clone())
+            .collect();
     }
 }
 

@@ -101,6 +101,11 @@ pub fn setup(store: &Store) -> Result<()> {
     crate::format::setup_library(store, LIBRARY)
 }
 
+/// A session's store: the schema, made once (see [`super::SessionStore`]).
+pub fn session(name: &str) -> Result<super::SessionStore> {
+    super::SessionStore::new(name, LIBRARY)
+}
+
 /// (effects, receipts) as the committed state of `store` has them.
 pub fn counts(store: &Store) -> Result<(i64, i64)> {
     let conn = store.connect(DB, "counts")?;

@@ -60,6 +60,11 @@ pub fn setup(store: &Store) -> Result<()> {
     crate::format::setup_library(store, LIBRARY)
 }
 
+/// A session's store: both schemas, made once (see [`super::SessionStore`]).
+pub fn session(name: &str) -> Result<super::SessionStore> {
+    super::SessionStore::new(name, LIBRARY)
+}
+
 /// Reads one integer from `db` in the committed state of `store`.
 pub fn scalar(store: &Store, db: &str, sql: &str, params: &[SqlValue]) -> Result<i64> {
     let conn = store.connect(db, "check")?;

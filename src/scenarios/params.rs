@@ -279,6 +279,12 @@ impl Params {
         )
     }
 
+    /// Values bound by name as they are, for an attempt the engine builds
+    /// itself (a session's request), not for what a caller gave.
+    pub(crate) fn bound(values: Map<String, Value>) -> Params {
+        Params(values)
+    }
+
     /// `given` (a JSON object, or null for none) checked against `declared`
     /// for scenario `scenario`; absent fields keep their defaults.
     pub fn parse(scenario: &str, declared: &[Param], given: &Value) -> Result<Params> {

@@ -602,6 +602,9 @@ pub struct Change {
 
 type ChangeLog = Arc<Mutex<Vec<Change>>>;
 
+/// How many prepared statements a connection keeps for reuse.
+const STATEMENT_CACHE: usize = 128;
+
 /// One independent SQLite connection to a database of a [`Store`].
 pub struct Conn {
     id: ConnId,
@@ -659,6 +662,11 @@ impl Conn {
                 // No busy handler: BUSY comes back at once and the scheduler
                 // decides who runs next (rusqlite's default would wait 5 s).
                 c.busy_timeout(Duration::ZERO)?;
+                // rusqlite keeps 16 statements by default; a scenario's
+                // program, or the expressions a build evaluates, have more,
+                // and a cache smaller than the working set prepares every
+                // statement anew each time it runs.
+                c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
                 if let Some(log) = &changes {
                     let log = log.clone();
                     c.update_hook(Some(move |action, _db: &str, table: &str, rowid| {

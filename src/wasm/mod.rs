@@ -17,13 +17,13 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::patterns::idempotency;
-use crate::patterns::outbox;
+use crate::patterns::{outbox, SessionStore};
 use crate::scenarios;
 use crate::sim::explore::{ExploreReport, Explorer, RunResult};
 use crate::sim::scheduler::dfs;
 use crate::sim::strategy::{self, Search, Strategy};
 use crate::sim::{Schedule, Status, Verdict};
-use crate::storage::{self, Store};
+use crate::storage;
 use crate::{input, Error};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -587,7 +587,7 @@ impl Stepper {
 /// A database of receipts to send single requests to, one at a time.
 #[wasm_bindgen]
 pub struct IdempotencySession {
-    store: Store,
+    store: SessionStore,
     sent: u32,
 }
 
@@ -596,8 +596,7 @@ impl IdempotencySession {
     /// An empty database with the reference schema.
     #[wasm_bindgen(constructor)]
     pub fn new() -> Result<IdempotencySession, JsError> {
-        let store = Store::new("session").map_err(js_error)?;
-        idempotency::setup(&store).map_err(js_error)?;
+        let store = idempotency::session("session").map_err(js_error)?;
         Ok(IdempotencySession { store, sent: 0 })
     }
 
@@ -630,7 +629,7 @@ impl IdempotencySession {
 /// events to, one operation at a time.
 #[wasm_bindgen]
 pub struct OutboxSession {
-    store: Store,
+    store: SessionStore,
 }
 
 #[wasm_bindgen]
@@ -638,8 +637,7 @@ impl OutboxSession {
     /// Empty producer and consumer databases with the reference schemas.
     #[wasm_bindgen(constructor)]
     pub fn new() -> Result<OutboxSession, JsError> {
-        let store = Store::new("outbox-session").map_err(js_error)?;
-        outbox::setup(&store).map_err(js_error)?;
+        let store = outbox::session("outbox-session").map_err(js_error)?;
         Ok(OutboxSession { store })
     }
 
