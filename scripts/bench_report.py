@@ -78,6 +78,9 @@ def main():
     peers = wasm.get("peers")
     report = {
         "pageSearch": page_search,
+        "calls": wasm.get("calls"),
+        "breakdown": json.load(open(os.path.join(out, "breakdown.json")))
+        if os.path.exists(os.path.join(out, "breakdown.json")) else None,
         "peers": peers,
         "size": size,
         "navigation": {"engineReadyMs": spread("engineReady"), "interactiveMs": spread("interactive")},
@@ -161,6 +164,30 @@ def main():
             f"Cancel heard in {cancels[len(cancels) // 2]:.0f} ms ({cancels[0]:.0f}..{cancels[-1]:.0f}; target within 100 ms: "
             f"{'met' if cancels[-1] <= 100 else 'not met'})"
         )
+    calls = wasm.get("calls") or []
+    if calls:
+        execute_js = None
+        if peers:
+            execute_js = peers["results"].get("the reference's execute transaction", {}).get("@sqlite.org/sqlite-wasm", {}).get("medianUs")
+        lines.append("")
+        lines.append(
+            "The exported JS API called from JS in the same page (each call converts its argument in and "
+            "its result object out; medians µs of the same rounds × ops)"
+            + (f"; for comparison, @sqlite.org/sqlite-wasm's execute transaction called from JS: {execute_js:.2f} µs "
+               f"(target: IdempotencySession.execute() within 2x of it, {2 * execute_js:.2f} µs)" if execute_js else "")
+            + ":"
+        )
+        lines.append("")
+        lines.append("| call | median µs (min..max) | rounds × ops |")
+        lines.append("|---|---|---|")
+        for c in calls:
+            verdict = ""
+            if execute_js and c["name"].startswith("IdempotencySession.execute()"):
+                verdict = f" ({c['medianUs'] / execute_js:.1f}x sqlite-wasm's: {'met' if c['medianUs'] <= 2 * execute_js else 'not met'})"
+            lines.append(
+                f"| {c['name']} | {c['medianUs']:.2f} ({c['minUs']:.2f}..{c['maxUs']:.2f}){verdict} "
+                f"| {c['rounds']} × {c['iterations']} |"
+            )
     if size:
         lines.append("")
         lines.append(
@@ -174,6 +201,14 @@ def main():
                 "wasm + JS glue, brotli -q 11: "
                 + ", ".join(f"{n} {v:,} bytes" for n, v in sorted(glue.items(), key=lambda kv: kv[1]))
             )
+    breakdown = report.get("breakdown")
+    if breakdown:
+        lines.append("")
+        lines.append(
+            f"Where the module's bytes go (code of the linked module before wasm-opt, "
+            f"{breakdown['codeBytes']:,} bytes of code and {breakdown['dataBytes']:,} of data): "
+            + "; ".join(f"{g['name']} {g['share']:.0%}" for g in breakdown["groups"] if g["share"] >= 0.005)
+        )
     nav = report["navigation"]
     if nav["interactiveMs"]:
         e, i = nav["engineReadyMs"], nav["interactiveMs"]

@@ -765,35 +765,47 @@ fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<F
 }
 
 /// The file of [`alone`]: one attempt whose values are parameters.
+///
+/// Written as TOML text and parsed as every file is: deserializing from a
+/// `toml::Value` instead would compile a second copy of every declaration's
+/// deserializer into the module (about 60 KB of wasm).
 fn alone_file<'a>(
     name: &str,
     program: &str,
     names: impl Iterator<Item = &'a String>,
 ) -> Result<File> {
+    // A TOML basic string: the names here are the engine's own, but quoted
+    // properly all the same.
+    let quoted = |text: &str| {
+        let mut out = String::from("\"");
+        for c in text.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+        out
+    };
     let lib = library(name)?;
-    let mut attempt = toml::Table::new();
-    attempt.insert("label".into(), "alone".into());
+    let mut text = format!(
+        "id = \"alone\"\ntitle = \"alone\"\ninclude = [{}]\n[[attempts]]\nlabel = \"alone\"\n",
+        quoted(name)
+    );
     if lib.programs.contains_key(program) {
-        attempt.insert("program".into(), program.into());
+        text.push_str(&format!("program = {}\n", quoted(program)));
     } else {
         // Only the values: one step that does nothing.
-        let mut step = toml::Table::new();
-        step.insert("name".into(), "values".into());
-        step.insert("action".into(), "work".into());
-        attempt.insert("steps".into(), toml::Value::Array(vec![step.into()]));
+        text.push_str("steps = [{ name = \"values\", action = \"work\" }]\n");
     }
-    let with: toml::Table = names
-        .map(|n| (n.clone(), toml::Value::from(format!(":{n}"))))
+    let with: Vec<String> = names
+        .map(|n| format!("{} = {}", quoted(n), quoted(&format!(":{n}"))))
         .collect();
-    attempt.insert("with".into(), toml::Value::Table(with));
-    let mut root = toml::Table::new();
-    root.insert("id".into(), "alone".into());
-    root.insert("title".into(), "alone".into());
-    root.insert("include".into(), toml::Value::Array(vec![name.into()]));
-    root.insert("attempts".into(), toml::Value::Array(vec![attempt.into()]));
-    let mut file: File = toml::Value::Table(root)
-        .try_into()
-        .map_err(|e: toml::de::Error| Error::invalid("scenario", e.message().to_string()))?;
+    text.push_str(&format!("with = {{ {} }}\n", with.join(", ")));
+    let mut file: File =
+        toml::from_str(&text).map_err(|e| Error::invalid("scenario", e.message().to_string()))?;
     file.merge_libraries()?;
     validate(&file)?;
     Ok(file)

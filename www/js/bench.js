@@ -27,13 +27,88 @@ function row(cells, tag = 'td') {
   return tr;
 }
 
+// The median of sorted numbers.
+const median = (sorted) => sorted[sorted.length >> 1];
+
+// The exported API as a library user calls it from JS: every call crosses
+// the boundary (its argument converted in, its result object out). Each
+// entry makes a fresh object and returns one call; the calls are timed in
+// `rounds` rounds of `iterations` after an untimed warm-up round, as the
+// engine's own measurements are.
+const CALLS = {
+  'IdempotencySession.execute(), a new key each call': () => {
+    const session = new wasm.IdempotencySession();
+    let key = 0;
+    return () => session.execute({ tenant: 'north', operation: 'web-order', key: `k${key += 1}`, quantity: 2, now: 0 });
+  },
+  'IdempotencySession.execute(), a replay of one key': () => {
+    const session = new wasm.IdempotencySession();
+    const request = { tenant: 'north', operation: 'web-order', key: 'bench-key', quantity: 2, now: 0 };
+    session.execute(request);
+    return () => session.execute(request);
+  },
+  'OutboxSession.createOrder(), a new order each call': () => {
+    const session = new wasm.OutboxSession();
+    let n = 0;
+    return () => session.createOrder({ orderId: `o${n += 1}`, amount: 5 });
+  },
+  'OutboxSession.createOrder() then relay() of its event': () => {
+    const session = new wasm.OutboxSession();
+    let n = 0;
+    return () => { session.createOrder({ orderId: `r${n += 1}`, amount: 5 }); session.relay(); };
+  },
+  'OutboxSession.deliver(), a new event each call': () => {
+    const session = new wasm.OutboxSession();
+    let n = 0;
+    return () => {
+      n += 1;
+      session.deliver({ subscriber: 'audit', event: { eventId: `e${n}`, payload: { order_id: `order:${n}`, amount: 5 } } });
+    };
+  },
+  'Exploration.advance(1): one random run of the 2-attempt race': () => {
+    const search = new wasm.Exploration('idem-race', { params: { attempts: 2 }, strategy: 'random', runs: 1e7, seed: 1 });
+    return () => search.advance(1);
+  },
+  'Stepper.step(): the 2-attempt race stepped to its end, a new Stepper per run': () => {
+    let stepper = null;
+    let runnable = [];
+    return () => {
+      if (runnable.length === 0) {
+        stepper = new wasm.Stepper('idem-race', { params: { attempts: 2 } });
+        ({ runnable } = stepper.state());
+      }
+      ({ runnable } = stepper.step(runnable[0]));
+    };
+  },
+};
+
+function measureCalls(rounds, iterations) {
+  return Object.entries(CALLS).map(([name, make]) => {
+    const call = make();
+    for (let i = 0; i < Math.min(iterations, 100); i += 1) call();
+    const means = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const start = performance.now();
+      for (let i = 0; i < iterations; i += 1) call();
+      means.push(((performance.now() - start) * 1000) / iterations);
+    }
+    means.sort((a, b) => a - b);
+    return { name, medianUs: median(means), minUs: means[0], maxUs: means[means.length - 1], rounds, iterations };
+  });
+}
+
 async function run() {
   try {
     await init();
-    const report = wasm.benchEngine(param('rounds', 15), param('iterations', 2000));
+    const rounds = param('rounds', 15);
+    const iterations = param('iterations', 2000);
+    const report = wasm.benchEngine(rounds, iterations);
+    // Fewer calls per round than engine operations: the sessions' tables
+    // grow with every call (their results count rows), as a user's would.
+    report.calls = measureCalls(rounds, Math.min(iterations, 200));
     ui.table.replaceChildren(
       row(['operation', 'median µs', 'min µs', 'max µs', 'rounds × ops'], 'th'),
-      ...report.measurements.map((m) => row([
+      ...[...report.measurements, ...report.calls].map((m) => row([
         m.name, m.medianUs.toFixed(2), m.minUs.toFixed(2), m.maxUs.toFixed(2),
         `${m.rounds} × ${m.iterations}`,
       ])),
