@@ -821,13 +821,14 @@ pub fn run_alone(
     label: &str,
     with: toml::Table,
     now: i64,
+    max_steps: usize,
 ) -> Result<(crate::sim::Outcome, Vec<crate::sim::StepReport>)> {
     let scenario = alone(name, program, label, &with)?;
     let mut attempts = scenario.attempts()?;
     let attempt = attempts
         .first_mut()
         .ok_or_else(|| Error::Store("no attempt".into()))?;
-    crate::sim::run_alone(store, attempt.as_mut(), now)
+    crate::sim::run_alone(store, attempt.as_mut(), now, max_steps)
 }
 
 /// A `&'static str` for `text`: declarations are `'static` in the built-in

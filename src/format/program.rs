@@ -50,6 +50,35 @@ fn bad(why: String) -> Error {
     Error::invalid("scenario", why)
 }
 
+/// What an expansion of a one-attempt file depends on besides the file:
+/// see [`FileScenario::expand`].
+#[derive(PartialEq, Eq, Hash)]
+struct Expansion {
+    /// The file (kept alive by the entry, so its address is not reused).
+    file: usize,
+    /// The attempt's declaration within it.
+    spec: usize,
+    index: usize,
+    names: Vec<String>,
+    ids: Vec<Option<String>>,
+    present: Vec<bool>,
+    gotos: Vec<String>,
+    /// The attempts each `wait-while` names (the label is not in the key:
+    /// a session labels every request anew).
+    waits: Vec<Vec<usize>>,
+}
+
+/// How many expansions a thread keeps (all are dropped when it is full).
+const MAX_EXPANSIONS: usize = 64;
+
+/// Kept expansions, with the file each belongs to.
+type Expansions = std::collections::HashMap<Expansion, (Rc<File>, Rc<[Step]>)>;
+
+thread_local! {
+    /// Expansions of one-attempt files (see [`FileScenario::expand`]).
+    static EXPANSIONS: std::cell::RefCell<Expansions> = std::cell::RefCell::new(Expansions::new());
+}
+
 /// One attempt, compiled.
 struct Instance {
     index: usize,
@@ -70,7 +99,7 @@ struct Instance {
 }
 
 enum InstanceKind {
-    Program(Vec<Step>),
+    Program(Rc<[Step]>),
     Clock {
         tick: i64,
         until: i64,
@@ -281,7 +310,7 @@ impl Evaluator {
     fn eval(
         &self,
         expression: &str,
-        what: &str,
+        what: &dyn Fn() -> String,
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> Result<SqlValue> {
         let sql = format!("SELECT ({expression})");
@@ -295,7 +324,8 @@ impl Evaluator {
                 .and_then(|r| r.into_iter().next())
                 .unwrap_or(SqlValue::Null)),
             Err(e) => Err(bad(format!(
-                "{what}: the expression {} failed: {}",
+                "{}: the expression {} failed: {}",
+                what(),
                 quote(expression),
                 explain(&e)
             ))),
@@ -305,7 +335,7 @@ impl Evaluator {
     fn truth(
         &self,
         expression: &str,
-        what: &str,
+        what: &dyn Fn() -> String,
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> Result<bool> {
         Ok(match self.eval(expression, what, bind)? {
@@ -321,7 +351,7 @@ impl Evaluator {
     fn number(
         &self,
         value: &toml::Value,
-        what: &str,
+        what: &dyn Fn() -> String,
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> Result<i64> {
         match value {
@@ -329,12 +359,16 @@ impl Evaluator {
             toml::Value::String(expression) => match self.eval(expression, what, bind)? {
                 SqlValue::Integer(i) => Ok(i),
                 other => Err(bad(format!(
-                    "{what}: {} is {}, not a whole number",
+                    "{}: {} is {}, not a whole number",
+                    what(),
                     quote(expression),
                     words_of(&other)
                 ))),
             },
-            _ => Err(bad(format!("{what}: give a whole number or an expression"))),
+            _ => Err(bad(format!(
+                "{}: give a whole number or an expression",
+                what()
+            ))),
         }
     }
 }
@@ -390,7 +424,7 @@ impl FileScenario {
             let on = match &spec.when {
                 Some(condition) => evaluator.truth(
                     condition,
-                    &format!("check {}: when", quote(&spec.name)),
+                    &|| format!("check {}: when", quote(&spec.name)),
                     &|n| param_value(&shared_params, n),
                 )?,
                 None => true,
@@ -489,7 +523,7 @@ impl FileScenario {
             if spec.clock.is_none() {
                 for (name, expression) in &file.lets {
                     let value =
-                        evaluator.eval(expression, &format!("{what}: let {name}"), &|n| {
+                        evaluator.eval(expression, &|| format!("{what}: let {name}"), &|n| {
                             values
                                 .iter()
                                 .find(|(k, _)| k == n)
@@ -511,7 +545,8 @@ impl FileScenario {
             };
             let not_before = match &spec.not_before {
                 Some(value) => {
-                    evaluator.number(value, &format!("{what}: not-before"), &|n| param_bind(n))?
+                    evaluator
+                        .number(value, &|| format!("{what}: not-before"), &|n| param_bind(n))?
                 }
                 None => i64::MIN,
             };
@@ -523,11 +558,12 @@ impl FileScenario {
                 hash_value(value, &mut class);
             }
             let kind = if let Some(clock) = &spec.clock {
-                let until = evaluator
-                    .number(&clock.until, &format!("{what}: until"), &|n| param_bind(n))?;
+                let until = evaluator.number(&clock.until, &|| format!("{what}: until"), &|n| {
+                    param_bind(n)
+                })?;
                 let hold = match (&clock.hold_at, &clock.hold_for) {
                     (Some(at), Some(holder)) => Some((
-                        evaluator.number(at, &format!("{what}: hold-at"), &|n| param_bind(n))?,
+                        evaluator.number(at, &|| format!("{what}: hold-at"), &|n| param_bind(n))?,
                         *named(holder)
                             .first()
                             .ok_or_else(|| bad(format!("{what}: hold-for names no attempt")))?,
@@ -620,7 +656,7 @@ impl FileScenario {
         params: &Map<String, Value>,
         named: &dyn Fn(&str) -> Vec<usize>,
         what: &str,
-    ) -> Result<Vec<Step>> {
+    ) -> Result<Rc<[Step]>> {
         let file = &self.file;
         let mut raw: Vec<RawStep<'_>> = Vec::new();
         inline(
@@ -676,11 +712,63 @@ impl FileScenario {
                 there = there
                     && evaluator.truth(
                         condition,
-                        &format!("{what}, step {}: when", quote(name)),
+                        &|| format!("{what}, step {}: when", quote(name)),
                         &|n| lookup_static(&r.with, n),
                     )?;
             }
             present.push(there);
+        }
+        // The rest depends on the values only through the names, ids and
+        // `when`s just decided and the `goto`s filled in below. A file of one
+        // attempt that the engine builds again and again (a session's
+        // requests) reuses the steps of an earlier build that had the same.
+        let reuse = self.label.as_ref().map(|_| {
+            let mut gotos = Vec::new();
+            let mut waits = Vec::new();
+            for r in &raw {
+                let (on, fallback) = (&r.spec.on, &file.on);
+                let actions = [
+                    &on.ok,
+                    &on.rows,
+                    &on.none,
+                    &on.busy,
+                    &on.constraint,
+                    &on.error,
+                    &fallback.busy,
+                    &fallback.constraint,
+                    &fallback.error,
+                ]
+                .into_iter()
+                .flatten()
+                .chain(on.cases.values());
+                for action in actions {
+                    if let ActionSpec::Table(t) = action {
+                        if let Some(goto) = &t.goto {
+                            gotos.push(fill(goto, &|n| {
+                                lookup_static(&r.with, n).map(|v| words_of(&v))
+                            }));
+                        }
+                        if let Some(name) = &t.wait_while {
+                            waits.push(named(name));
+                        }
+                    }
+                }
+            }
+            Expansion {
+                file: Rc::as_ptr(file) as usize,
+                spec: std::ptr::from_ref(spec) as usize,
+                index,
+                names: names.clone(),
+                ids: ids.clone(),
+                present: present.clone(),
+                gotos,
+                waits,
+            }
+        });
+        if let Some(key) = &reuse {
+            if let Some((_, steps)) = EXPANSIONS.with(|e| e.borrow().get(key).cloned()) {
+                return Ok(steps);
+            }
         }
         let first_present_at =
             |from: usize| -> usize { (from..raw.len()).find(|&i| present[i]).unwrap_or(raw.len()) };
@@ -838,6 +926,16 @@ impl FileScenario {
             .unwrap_or_default();
         let start = first_present(&steps, 0);
         liveness(&mut steps, &raw, start, &crash_note);
+        let steps: Rc<[Step]> = steps.into();
+        if let Some(key) = reuse {
+            EXPANSIONS.with(|e| {
+                let mut kept = e.borrow_mut();
+                if kept.len() >= MAX_EXPANSIONS {
+                    kept.clear();
+                }
+                kept.insert(key, (Rc::clone(&self.file), Rc::clone(&steps)));
+            });
+        }
         Ok(steps)
     }
 }

@@ -143,6 +143,7 @@ pub fn execute_alone(store: &Store, label: &str, request: Request) -> Result<Exe
         label,
         request.values(),
         request.now,
+        crate::sim::MAX_ALONE_STEPS,
     )?;
     let (effects, receipts) = counts(store)?;
     Ok(Executed {

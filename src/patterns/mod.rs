@@ -20,7 +20,9 @@ impl SessionStore {
     pub fn new(name: &str, library: &str) -> Result<Self> {
         let store = Store::new(name)?;
         crate::format::setup_library(&store, library)?;
-        store.set_pooling(true);
+        // Only SQLite writes its files: a reused connection's page cache is
+        // checked by SQLite itself and can be kept.
+        store.set_pooling_keeping_caches();
         Ok(SessionStore(store))
     }
 }

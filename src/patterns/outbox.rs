@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::sim::{Outcome, StepReport};
+use crate::sim::{Outcome, StepReport, MAX_ALONE_STEPS};
 use crate::storage::{SqlValue, Store};
 use crate::{Error, Result};
 
@@ -106,31 +106,48 @@ pub struct Counts {
     pub effects: BTreeMap<String, i64>,
 }
 
-/// The committed counts of `store`.
+/// The committed counts of `store`: one query per database.
 pub fn counts(store: &Store) -> Result<Counts> {
-    let mut effects = BTreeMap::new();
-    for sub in SUBSCRIBERS {
-        effects.insert(
-            sub.to_string(),
-            scalar(
-                store,
-                CONSUMER,
-                "SELECT count(*) FROM effects WHERE consumer_id = ?1",
-                &[sub.into()],
-            )?,
-        );
-    }
+    let whole = |db: &str, sql: &str, params: &[SqlValue]| -> Result<Vec<i64>> {
+        let conn = store.connect(db, "check")?;
+        let rows = conn.execute(sql, params)?;
+        let row = rows.rows.into_iter().next().unwrap_or_default();
+        row.into_iter()
+            .map(|v| match v {
+                SqlValue::Integer(n) => Ok(n),
+                other => Err(Error::Store(format!("{sql} returned {other:?}"))),
+            })
+            .collect()
+    };
+    let producer = whole(
+        PRODUCER,
+        "SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM outbox), \
+         (SELECT count(*) FROM outbox WHERE sent = 0)",
+        &[],
+    )?;
+    let consumer = whole(
+        CONSUMER,
+        "SELECT (SELECT count(*) FROM inbox), \
+         (SELECT count(*) FROM effects WHERE consumer_id = ?1), \
+         (SELECT count(*) FROM effects WHERE consumer_id = ?2)",
+        &[SUBSCRIBERS[0].into(), SUBSCRIBERS[1].into()],
+    )?;
+    let (&[orders, outbox, pending], &[inbox, first, second]) =
+        (producer.as_slice(), consumer.as_slice())
+    else {
+        return Err(Error::Store(format!(
+            "unexpected counts {producer:?} {consumer:?}"
+        )));
+    };
     Ok(Counts {
-        orders: scalar(store, PRODUCER, "SELECT count(*) FROM orders", &[])?,
-        outbox: scalar(store, PRODUCER, "SELECT count(*) FROM outbox", &[])?,
-        pending: scalar(
-            store,
-            PRODUCER,
-            "SELECT count(*) FROM outbox WHERE sent = 0",
-            &[],
-        )?,
-        inbox: scalar(store, CONSUMER, "SELECT count(*) FROM inbox", &[])?,
-        effects,
+        orders,
+        outbox,
+        pending,
+        inbox,
+        effects: [(SUBSCRIBERS[0], first), (SUBSCRIBERS[1], second)]
+            .into_iter()
+            .map(|(s, n)| (s.to_string(), n))
+            .collect(),
     })
 }
 
@@ -146,8 +163,15 @@ pub struct Done {
     pub counts: Counts,
 }
 
-fn alone(store: &Store, program: &str, label: &str, with: toml::Table) -> Result<Done> {
-    let (outcome, steps) = crate::format::run_alone(store, LIBRARY, program, label, with, 0)?;
+fn alone(
+    store: &Store,
+    program: &str,
+    label: &str,
+    with: toml::Table,
+    max_steps: usize,
+) -> Result<Done> {
+    let (outcome, steps) =
+        crate::format::run_alone(store, LIBRARY, program, label, with, 0, max_steps)?;
     Ok(Done {
         outcome,
         steps,
@@ -157,17 +181,26 @@ fn alone(store: &Store, program: &str, label: &str, with: toml::Table) -> Result
 
 /// Creates an order and its event, alone.
 pub fn create_order_alone(store: &Store, event: Event) -> Result<Done> {
-    alone(store, "create-order", "producer", event.values())
+    alone(
+        store,
+        "create-order",
+        "producer",
+        event.values(),
+        MAX_ALONE_STEPS,
+    )
 }
 
 /// Delivers `event` to `subscriber` through its inbox, alone.
 pub fn deliver_alone(store: &Store, subscriber: &str, event: Event) -> Result<Done> {
     let mut with = event.values();
     with.insert("subscriber".into(), subscriber.into());
-    alone(store, "deliver", "consumer", with)
+    alone(store, "deliver", "consumer", with, MAX_ALONE_STEPS)
 }
 
-/// Runs a relay until nothing is unsent, alone.
+/// Runs a relay until nothing is unsent, alone: as many steps as it needs
+/// for every event pending when it starts.
 pub fn relay_alone(store: &Store) -> Result<Done> {
-    alone(store, "relay", "relay", toml::Table::new())
+    let pending = usize::try_from(counts(store)?.pending).unwrap_or(0);
+    let max_steps = MAX_ALONE_STEPS.saturating_mul(pending + 1);
+    alone(store, "relay", "relay", toml::Table::new(), max_steps)
 }

@@ -1130,12 +1130,19 @@ impl<'s> Run<'s> {
     }
 }
 
+/// How many steps an attempt run alone may take per unit of its work (a
+/// request; one event of a relay) before it is taken for a program that
+/// does not end.
+pub const MAX_ALONE_STEPS: usize = 256;
+
 /// Runs one attempt alone on `store` to its end, at virtual time `now`:
-/// its outcome and every step's report.
+/// its outcome and every step's report. More than `max_steps` steps are
+/// an error.
 pub fn run_alone(
     store: &Store,
     attempt: &mut dyn Attempt,
     now: i64,
+    max_steps: usize,
 ) -> Result<(Outcome, Vec<StepReport>)> {
     let clock = std::cell::Cell::new(now);
     let ctx = StepCtx {
@@ -1158,9 +1165,9 @@ pub fn run_alone(
                     attempt.label()
                 )))
             }
-            Progress::Progressed if steps.len() > 256 => {
+            Progress::Progressed if steps.len() > max_steps => {
                 return Err(Error::Store(format!(
-                    "{} did not finish in 256 steps",
+                    "{} did not finish in {max_steps} steps",
                     attempt.label()
                 )))
             }

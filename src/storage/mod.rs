@@ -486,6 +486,16 @@ impl Store {
         }
     }
 
+    /// Pools idle connections as [`Store::set_pooling`] does, but a reused
+    /// connection keeps its page cache: for a store whose files only
+    /// SQLite writes (never [`Store::restore`]d), where the file change
+    /// counter SQLite checks at the start of every transaction tells a
+    /// stale cache. A session's store is such a store.
+    pub fn set_pooling_keeping_caches(&self) {
+        self.inner.pool_keeps_caches.set(true);
+        self.set_pooling(true);
+    }
+
     /// Makes connections opened from now on record the rows each of their
     /// statements changes (see [`Conn::take_changes`]). Off by default: the
     /// explorer runs without it.
@@ -563,7 +573,8 @@ impl Store {
             .borrow()
             .as_ref()
             .is_some_and(|last| last.same_as(snapshot));
-        if !same {
+        // Caches kept across reuse would not see that the files changed.
+        if !same || self.inner.pool_keeps_caches.get() {
             let idle: Vec<_> = self.inner.pool.borrow_mut().drain(..).collect();
             drop(idle);
             *self.last_restored.borrow_mut() = Some(snapshot.clone());
@@ -631,7 +642,7 @@ impl Conn {
                 // Its page cache may hold pages of another run with the same
                 // change counter (interleavings differ): empty it, so that the
                 // next read takes every page from the file.
-                {
+                if !store.pool_keeps_caches.get() {
                     let _active = ActiveConn::set(pooled.id);
                     pooled.sqlite.release_memory()?;
                 }

@@ -121,6 +121,9 @@ impl std::fmt::Debug for Pooled {
 pub(crate) struct StoreInner {
     /// Whether idle connections are kept for reuse.
     pub pooling: Cell<bool>,
+    /// Whether a pooled connection keeps its page cache when reused (see
+    /// [`super::Store::set_pooling_keeping_caches`]).
+    pub pool_keeps_caches: Cell<bool>,
     /// The idle connections kept for reuse.
     pub pool: RefCell<Vec<Pooled>>,
     pub name: String,
@@ -145,6 +148,7 @@ impl StoreInner {
         let name = format!("{label}-{}", next_id());
         let store = Rc::new(StoreInner {
             pooling: Cell::new(false),
+            pool_keeps_caches: Cell::new(false),
             pool: RefCell::default(),
             name: name.clone(),
             track_changes: Cell::new(false),

@@ -77,8 +77,21 @@ impl Prototypes {
 /// Converts a JavaScript value to JSON, refusing what JSON cannot hold or
 /// what is not plain data; never lets a caller's exception through.
 pub fn js_to_json(value: &JsValue) -> Result<Value, Error> {
-    let prototypes = Prototypes::new()?;
-    convert(value, 0, &prototypes)
+    thread_local! {
+        /// Read once: `Object.prototype` and `Array.prototype` cannot be
+        /// replaced (both properties are read-only and not configurable).
+        static PROTOTYPES: std::cell::OnceCell<Prototypes> = const { std::cell::OnceCell::new() };
+    }
+    PROTOTYPES.with(|p| {
+        let kept = match p.get() {
+            Some(kept) => kept,
+            None => {
+                let made = Prototypes::new()?;
+                p.get_or_init(|| made)
+            }
+        };
+        convert(value, 0, kept)
+    })
 }
 
 fn convert(value: &JsValue, depth: usize, protos: &Prototypes) -> Result<Value, Error> {
@@ -182,20 +195,37 @@ fn own_data(
     if descriptor.is_undefined() {
         return Ok(None);
     }
-    let field = |f: &str| {
-        get(&descriptor, &JsValue::from_str(f))
+    let field = |f: Field| {
+        DESCRIPTOR_FIELDS
+            .with(|names| get(&descriptor, &names[f as usize]))
             .map_err(|e| threw(&format!("reading field {}", quote(name)), &e))
     };
-    if !field("get")?.is_undefined() || !field("set")?.is_undefined() {
+    if !field(Field::Get)?.is_undefined() || !field(Field::Set)?.is_undefined() {
         return Err(bad(format!(
             "field {} is a getter or setter; pass plain data",
             quote(name)
         )));
     }
-    if enumerable_only && field("enumerable")?.as_bool() != Some(true) {
+    if enumerable_only && field(Field::Enumerable)?.as_bool() != Some(true) {
         return Ok(None);
     }
-    field("value").map(Some)
+    field(Field::Value).map(Some)
+}
+
+/// The fields of a property descriptor that [`own_data`] reads.
+#[derive(Clone, Copy)]
+enum Field {
+    Get,
+    Set,
+    Enumerable,
+    Value,
+}
+
+thread_local! {
+    /// Their names as JavaScript strings, made once: every field of every
+    /// argument reads up to four of them.
+    static DESCRIPTOR_FIELDS: [JsValue; 4] =
+        ["get", "set", "enumerable", "value"].map(JsValue::from_str);
 }
 
 fn quote(name: &str) -> String {
