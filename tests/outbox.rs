@@ -289,6 +289,47 @@ fn a_session_relay_delivers_every_pending_event() {
     assert_eq!(relayed.counts.inbox, 120);
 }
 
+/// Programs run alone reuse an earlier expansion only when its `when`s come
+/// out the same: the same program with and without an inbox, alternately.
+#[test]
+fn a_program_run_alone_follows_its_whens_each_time() {
+    let session = outbox::session("outbox-whens").unwrap();
+    let deliver = |event: &str, inbox: i64| {
+        let mut with = toml::Table::new();
+        with.insert("event_id".into(), event.into());
+        with.insert("order_id".into(), "order:1".into());
+        with.insert("amount".into(), 5.into());
+        with.insert("subscriber".into(), "audit".into());
+        with.insert("inbox".into(), inbox.into());
+        let (outcome, steps) = replayground::format::run_alone(
+            &session,
+            "outbox",
+            "deliver",
+            "x",
+            with,
+            0,
+            replayground::sim::MAX_ALONE_STEPS,
+        )
+        .unwrap();
+        let names: Vec<String> = steps.into_iter().map(|s| s.name).collect();
+        (outcome.kind, names)
+    };
+    for round in 0..3 {
+        let (kind, names) = deliver(&format!("with-{round}"), 1);
+        assert_eq!(kind, "applied");
+        assert!(
+            names.contains(&"audit: read inbox".to_string()),
+            "{names:?}"
+        );
+        let (kind, names) = deliver(&format!("without-{round}"), 0);
+        assert_eq!(kind, "applied");
+        assert!(!names.iter().any(|n| n.contains("inbox")), "{names:?}");
+        // The same event again: skipped with the inbox, applied twice without.
+        assert_eq!(deliver(&format!("with-{round}"), 1).0, "skipped");
+        assert_eq!(deliver(&format!("without-{round}"), 0).0, "applied");
+    }
+}
+
 /// The crash points a scenario declares are exactly the points the sweep
 /// visits: the page's list offers every one and nothing else.
 #[test]
