@@ -1397,6 +1397,49 @@ sql = "SELECT count(*) FROM t"
 expect = 2
 "#;
 
+    /// Static expressions are computed once per set of values they read,
+    /// except those that call a function or read the clock.
+    #[test]
+    fn a_let_that_calls_a_function_is_computed_for_every_build() {
+        let source = r#"
+title = "Lets"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[let]
+doubled = ":n * 2"
+drawn = "abs(random())"
+[[attempts]]
+with = { n = 3 }
+steps = [ { name = "write", sql = "INSERT INTO t VALUES (:doubled)" } ]
+[[attempts]]
+with = { n = 4 }
+steps = [ { name = "write", sql = "INSERT INTO t VALUES (:doubled)" } ]
+"#;
+        let file = std::rc::Rc::new(parse(source, "lets").unwrap());
+        let value = |scenario: &FileScenario, attempt: usize, name: &str| {
+            scenario
+                .values_of(attempt)
+                .into_iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v)
+                .unwrap()
+        };
+        let mut drawn = std::collections::HashSet::new();
+        for _ in 0..5 {
+            let built = FileScenario::new(file.clone(), Params::defaults(&[])).unwrap();
+            assert_eq!(
+                value(&built, 0, "doubled"),
+                crate::storage::SqlValue::Integer(6)
+            );
+            assert_eq!(
+                value(&built, 1, "doubled"),
+                crate::storage::SqlValue::Integer(8)
+            );
+            drawn.insert(format!("{:?}", value(&built, 0, "drawn")));
+        }
+        assert!(drawn.len() > 1, "random() was drawn once: {drawn:?}");
+    }
+
     #[test]
     fn a_minimal_file_parses() {
         let file = parse(MINIMAL, "two-writers").unwrap();

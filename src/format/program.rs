@@ -281,7 +281,15 @@ fn leak(text: String) -> &'static str {
 struct Evaluator {
     _store: Store,
     conn: Conn,
+    /// Results of expressions that can only depend on the values they read
+    /// (see [`Evaluator::pure`]), by expression and those values.
+    known: std::cell::RefCell<std::collections::HashMap<String, SqlValue>>,
 }
+
+/// How many results an evaluator keeps (all are dropped when it is full),
+/// and the longest key it keeps one for (an expression and its values).
+const MAX_KNOWN: usize = 4096;
+const MAX_KNOWN_KEY: usize = 1024;
 
 thread_local! {
     /// One evaluator per thread, kept: static expressions only read (a
@@ -302,6 +310,7 @@ impl Evaluator {
         let evaluator = Rc::new(Evaluator {
             _store: store,
             conn,
+            known: Default::default(),
         });
         EVALUATOR.with(|e| *e.borrow_mut() = Some(Rc::clone(&evaluator)));
         Ok(evaluator)
@@ -313,16 +322,50 @@ impl Evaluator {
         what: &dyn Fn() -> String,
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> Result<SqlValue> {
+        // The expression and the values it reads, for one that cannot call
+        // a function (`random()`) or read the clock (`CURRENT_TIME`).
+        let key = Self::pure(expression).then(|| {
+            use std::fmt::Write;
+            let mut key = expression.to_string();
+            reads(expression, |name| {
+                key.push('\0');
+                key.push_str(name);
+                match bind(name) {
+                    None => key.push('\u{1}'),
+                    Some(value) => {
+                        let _ = write!(key, "{value:?}");
+                    }
+                }
+            });
+            key
+        });
+        let key = key.filter(|k| k.len() <= MAX_KNOWN_KEY);
+        if let Some(known) = key
+            .as_ref()
+            .and_then(|k| self.known.borrow().get(k).cloned())
+        {
+            return Ok(known);
+        }
         let sql = format!("SELECT ({expression})");
         match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
             self.conn.execute_named(&sql, bind)
         }) {
-            Ok((rows, _)) => Ok(rows
-                .rows
-                .into_iter()
-                .next()
-                .and_then(|r| r.into_iter().next())
-                .unwrap_or(SqlValue::Null)),
+            Ok((rows, _)) => {
+                let value = rows
+                    .rows
+                    .into_iter()
+                    .next()
+                    .and_then(|r| r.into_iter().next())
+                    .unwrap_or(SqlValue::Null);
+                if let Some(key) = key {
+                    let mut known = self.known.borrow_mut();
+                    if known.len() >= MAX_KNOWN {
+                        known.clear();
+                    }
+                    known.insert(key, value.clone());
+                }
+                Ok(value)
+            }
             Err(e) => Err(bad(format!(
                 "{}: the expression {} failed: {}",
                 what(),
@@ -330,6 +373,17 @@ impl Evaluator {
                 explain(&e)
             ))),
         }
+    }
+
+    /// Whether `expression`'s value depends only on the values it reads:
+    /// no parenthesis (no function call, no subquery) and none of SQL's
+    /// clock keywords. Such a result is kept and not computed again.
+    fn pure(expression: &str) -> bool {
+        !expression.contains('(')
+            && !expression
+                .as_bytes()
+                .windows(8)
+                .any(|w| w.eq_ignore_ascii_case(b"CURRENT_"))
     }
 
     fn truth(
