@@ -14,9 +14,39 @@ const PEERS = {
 };
 const TYPES = { '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 
-// Serves /peers/NAME/FILE from the pinned packages.
-async function servePeers(page) {
-  await page.route('**/peers/**', async (route) => {
+// Pages that load one build and answer a first query, then put the time
+// since navigation started in their title: how soon each build answers.
+const FIRST_QUERY = {
+  replayground: `<script type="module">
+import init, { roundTrip } from '/pkg/replayground.js';
+await init();
+roundTrip('first query');
+document.title = 'answered ' + performance.now();
+</script>`,
+  'sql.js': `<script src="/peers/sql.js/sql-wasm-browser.js"></script>
+<script type="module">
+const SQL = await initSqlJs({ locateFile: (file) => '/peers/sql.js/' + file });
+new SQL.Database().exec('SELECT sqlite_version()');
+document.title = 'answered ' + performance.now();
+</script>`,
+  '@sqlite.org/sqlite-wasm': `<script type="module">
+import sqlite3InitModule from '/peers/sqlite-wasm/index.mjs';
+const sqlite3 = await sqlite3InitModule({ print: () => {}, printErr: () => {} });
+new sqlite3.oo1.DB(':memory:').exec('SELECT sqlite_version()');
+document.title = 'answered ' + performance.now();
+</script>`,
+};
+
+// Serves /peers/NAME/FILE from the pinned packages, and /peers/first-query/N
+// (N an index into FIRST_QUERY) as a page. `target` is a page or a context.
+async function servePeers(target) {
+  await target.route('**/peers/**', async (route) => {
+    const first = new URL(route.request().url()).pathname.match(/^\/peers\/first-query\/(\d+)$/);
+    if (first) {
+      const html = Object.values(FIRST_QUERY)[Number(first[1])];
+      if (html === undefined) return route.fulfill({ status: 404 });
+      return route.fulfill({ status: 200, contentType: 'text/html', body: `<!doctype html><title>loading</title>${html}` });
+    }
     const [, name, file] = new URL(route.request().url()).pathname.match(/^\/peers\/([^/]+)\/(.+)$/) ?? [];
     const dir = PEERS[name];
     if (!dir || file.includes('..')) return route.fulfill({ status: 404 });
@@ -161,11 +191,32 @@ try {
     await fresh.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
     samples.push(await fresh.evaluate(() => {
       const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
-      return { engineReady: mark('replayground-engine-ready'), interactive: mark('replayground-interactive') };
+      return {
+        engineAnswering: mark('replayground-engine-answering'),
+        engineReady: mark('replayground-engine-ready'),
+        interactive: mark('replayground-interactive'),
+      };
     }));
     await context.close();
   }
   json.navigation = samples;
+  // How soon each build answers a first query: a fresh context per load,
+  // the builds' order rotated each repetition.
+  const names = Object.keys(FIRST_QUERY);
+  const firstQuery = Object.fromEntries(names.map((n) => [n, []]));
+  for (let i = 0; i < 7; i += 1) {
+    for (let j = 0; j < names.length; j += 1) {
+      const k = (i + j) % names.length;
+      const context = await browser.newContext();
+      await servePeers(context);
+      const fresh = await context.newPage();
+      await fresh.goto(`${server.url}peers/first-query/${k}`);
+      await fresh.waitForFunction(() => document.title.startsWith('answered'), null, { timeout: 60000 });
+      firstQuery[names[k]].push(Number((await fresh.title()).split(' ')[1]));
+      await context.close();
+    }
+  }
+  json.firstQuery = firstQuery;
   // The page's own search, through its Run button: a random search of the
   // 2-attempt race, timed from the click to the verdict; then how soon a
   // Cancel is heard. Fresh contexts, as a user's first search.

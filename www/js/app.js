@@ -1076,6 +1076,7 @@ document.addEventListener('keydown', (event) => {
 async function start() {
   try {
     const v = await engine.versions();
+    performance.mark('replayground-engine-answering');
     ui.status.textContent = `SQLite ${v.sqlite} (WebAssembly)`;
     ui.status.dataset.state = 'ready';
     ui.status.dataset.sqliteVersion = v.sqlite;
