@@ -33,11 +33,25 @@ function restart(reason) {
   for (const listener of restartListeners) listener(reason);
 }
 
+// The wasm module, fetched and compiled on this page as soon as this script
+// runs, while the worker starts; each worker (a restart makes a new one) is
+// sent the compiled module and instantiates it. When it cannot be compiled
+// here (a page whose policy forbids it), the worker loads it itself.
+let compiled = null;
+function compiledModule() {
+  compiled ??= WebAssembly.compileStreaming(fetch(new URL('../pkg/replayground_bg.wasm', import.meta.url)))
+    .catch(() => null);
+  return compiled;
+}
+
 // Starts the worker once (again after a restart).
 function connect() {
   if (worker) return worker;
   const started = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   worker = started;
+  compiledModule().then((module) => {
+    if (started === worker) started.postMessage({ op: 'init', module });
+  });
   started.onmessage = ({ data }) => {
     if (started !== worker) return;
     const call = pending.get(data.id);
@@ -74,6 +88,9 @@ function call(op, args = [], onProgress = null) {
   connect().postMessage({ id, op, args });
   return { id, promise };
 }
+
+// The engine starts loading with the page, not at its first call.
+connect();
 
 // How many calls wait for the engine now.
 export const pendingCalls = () => pending.size;

@@ -4,8 +4,12 @@
 // { id, progress } between slices and stop when told { op: 'cancel', target }.
 import init, * as wasm from '../pkg/replayground.js';
 
-// `init()` resolves to the module's raw exports.
-const ready = init();
+// The page sends the module it compiled as the first message ({ op: 'init',
+// module }), or `module: null` when it could not, and then this worker
+// loads it itself. `init()` resolves to the module's raw exports.
+let begin;
+const ready = new Promise((resolve) => { begin = resolve; })
+  .then((module) => init(module ? { module_or_path: module } : undefined));
 const steppers = new Map();
 const cancelled = new Set();
 let nextHandle = 1;
@@ -80,6 +84,10 @@ const ops = {
 
 onmessage = async ({ data }) => {
   const { id, op, args = [] } = data;
+  if (op === 'init') {
+    begin(data.module);
+    return;
+  }
   if (op === 'cancel') {
     cancelled.add(data.target);
     return;
