@@ -163,3 +163,35 @@ fn a_session_refuses_bad_requests_and_writes_nothing() {
     }
     assert_eq!(session.database_bytes(), before, "nothing was written");
 }
+
+/// What `step()` returns is the state a fresh replay of the schedule shows
+/// (it is computed from the run that took the step, not replayed again);
+/// so is what `setSchedule()` returns.
+#[wasm_bindgen_test]
+fn a_step_returns_what_a_replay_of_its_schedule_shows() {
+    let json = |v: &JsValue| String::from(js_sys::JSON::stringify(v).expect("stringify"));
+    let options = js_sys::JSON::parse(r#"{"params":{"attempts":2}}"#).unwrap();
+    let mut stepper =
+        wasm::Stepper::new(JsValue::from_str("idem-race"), options.clone()).expect("stepper");
+    let mut steps = 0;
+    loop {
+        let state = stepper.state().expect("state");
+        let runnable = js_sys::Array::from(&field(&state, "runnable"));
+        if runnable.length() == 0 {
+            break;
+        }
+        // Alternate between the attempts that can run.
+        let pick = runnable.get(steps % runnable.length());
+        let stepped = stepper.step(pick).expect("step");
+        assert_eq!(json(&stepped), json(&stepper.state().expect("state")));
+        steps += 1;
+    }
+    assert!(steps > 4, "the race took {steps} steps");
+    let end = stepper.state().expect("state");
+    let schedule = field(&end, "schedule");
+    let mut fresh = wasm::Stepper::new(JsValue::from_str("idem-race"), options).expect("stepper");
+    assert_eq!(
+        json(&fresh.set_schedule(schedule).expect("schedule")),
+        json(&end)
+    );
+}

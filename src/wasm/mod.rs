@@ -459,7 +459,13 @@ pub struct Stepper {
     explorer: Explorer,
     choices: Vec<usize>,
     fails: bool,
+    /// Committed tables before the first step (read once).
+    initial_tables: Tables,
 }
+
+/// Each database's tables, by name.
+type Tables =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, crate::sim::Table>>;
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -475,8 +481,7 @@ struct StepperView {
     result: Option<RunResult>,
     trace: Vec<crate::sim::TraceStep>,
     /// Committed tables before the first step.
-    initial_tables:
-        std::collections::BTreeMap<String, std::collections::BTreeMap<String, crate::sim::Table>>,
+    initial_tables: Tables,
     /// Whether the scenario is expected to fail under some schedule.
     expected_to_fail: bool,
 }
@@ -496,17 +501,23 @@ impl Stepper {
         let explorer = scenario
             .explorer(options.get("params").unwrap_or(&Value::Null))
             .map_err(js_error)?;
+        let initial_tables = explorer
+            .start(false)
+            .and_then(|run| run.committed_tables())
+            .map_err(js_error)?;
         Ok(Stepper {
             explorer,
             choices: Vec::new(),
             fails: scenario.fails(),
+            initial_tables,
         })
     }
 
     /// The current state: runnable attempts, statuses, trace, and the
     /// result once the run is over.
     pub fn state(&self) -> Result<JsValue, JsError> {
-        to_js(&self.view().map_err(js_error)?)
+        let run = self.replay().map_err(js_error)?;
+        to_js(&self.view(run).map_err(js_error)?)
     }
 
     /// Lets attempt `attempt` (0 for A) take the next step.
@@ -521,9 +532,11 @@ impl Stepper {
             as usize;
         let mut run = self.replay().map_err(js_error)?;
         run.step(attempt).map_err(js_error)?;
-        drop(run);
+        // The run now is the replay of the choices and this step: its view
+        // is the new state (no second replay).
+        let view = self.view(run).map_err(js_error)?;
         self.choices.push(attempt);
-        self.state()
+        to_js(&view)
     }
 
     /// Takes back the last step.
@@ -541,11 +554,14 @@ impl Stepper {
         let text = string_arg("schedule", &schedule)?;
         let schedule = Schedule::decode(&text).map_err(js_error)?;
         let previous = std::mem::replace(&mut self.choices, schedule.steps().to_vec());
-        if let Err(e) = self.replay() {
-            self.choices = previous;
-            return Err(js_error(e));
+        let view = self.replay().and_then(|run| self.view(run));
+        match view {
+            Ok(view) => to_js(&view),
+            Err(e) => {
+                self.choices = previous;
+                Err(js_error(e))
+            }
         }
-        self.state()
     }
 }
 
@@ -560,9 +576,8 @@ impl Stepper {
         Ok(run)
     }
 
-    fn view(&self) -> Result<StepperView, Error> {
-        let initial_tables = self.explorer.start(false)?.committed_tables()?;
-        let run = self.replay()?;
+    /// What `run` (a replay of this stepper's choices) shows.
+    fn view(&self, run: crate::sim::Run<'_>) -> Result<StepperView, Error> {
         let result = if run.is_stopped() {
             Some(self.explorer.finish(&run, false)?)
         } else {
@@ -578,7 +593,7 @@ impl Stepper {
             verdict: run.verdict(),
             result,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
-            initial_tables,
+            initial_tables: self.initial_tables.clone(),
             expected_to_fail: self.fails,
         })
     }
