@@ -223,7 +223,7 @@ def main():
         lines.append("")
         lines.append(
             f"Headless Chromium, fresh context, {i['n']} loads of a permalink: engine ready (wasm loaded, "
-            f"SQLite answering) {e['median']:.0f} ms ({e['min']:.0f}..{e['max']:.0f}); first scenario result "
+            f"SQLite answering, the catalog read) {e['median']:.0f} ms ({e['min']:.0f}..{e['max']:.0f}); first scenario result "
             f"rendered and the page interactive {i['median']:.0f} ms ({i['min']:.0f}..{i['max']:.0f})"
         )
     first = report.get("firstQuery")
