@@ -162,6 +162,23 @@ struct Handlers {
     error: Option<Act>,
 }
 
+impl Handlers {
+    /// Every action, whatever it answers.
+    fn acts(&self) -> impl Iterator<Item = &Act> {
+        [
+            &self.ok,
+            &self.rows,
+            &self.none,
+            &self.busy,
+            &self.constraint,
+            &self.error,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(self.cases.iter().map(|(_, a)| a))
+    }
+}
+
 #[derive(Clone)]
 enum Act {
     Next,
@@ -780,22 +797,8 @@ impl FileScenario {
             let mut gotos = Vec::new();
             let mut waits = Vec::new();
             for r in &raw {
-                let (on, fallback) = (&r.spec.on, &file.on);
-                let actions = [
-                    &on.ok,
-                    &on.rows,
-                    &on.none,
-                    &on.busy,
-                    &on.constraint,
-                    &on.error,
-                    &fallback.busy,
-                    &fallback.constraint,
-                    &fallback.error,
-                ]
-                .into_iter()
-                .flatten()
-                .chain(on.cases.values());
-                for action in actions {
+                // The step's own actions and the file's, which it may fall back on.
+                for action in r.spec.on.actions().chain(file.on.actions()) {
                     if let ActionSpec::Table(t) = action {
                         if let Some(goto) = &t.goto {
                             gotos.push(fill(goto, &|n| {
@@ -1059,20 +1062,8 @@ fn liveness(steps: &mut [Step], raw: &[RawStep<'_>], start: usize, crash_note: &
                 read(t);
             }
         }
-        let on = &step.on;
-        let acts = [
-            &on.ok,
-            &on.rows,
-            &on.none,
-            &on.busy,
-            &on.constraint,
-            &on.error,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(on.cases.iter().map(|(_, a)| a));
         let mut next = vec![step.next];
-        for act in acts {
+        for act in step.on.acts() {
             match act {
                 Act::Next | Act::WaitWhile(_) => next.push(step.next),
                 Act::Wait => {}
