@@ -66,6 +66,70 @@ pub struct BenchSql {
     pub point_rows: u32,
     /// The point select.
     pub point_select: &'static str,
+    /// The outbox session's transactions, as its programs ran them.
+    pub outbox: OutboxSql,
+}
+
+/// What `OutboxSession.createOrder()` and `deliver()` ran: each statement
+/// with the values it was given, in order (recorded from a run of the
+/// library's programs, so the side-by-side runs the same SQL), and the
+/// databases' schemas and PRAGMAs.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxSql {
+    /// The producer database's PRAGMAs.
+    pub producer_pragmas: String,
+    /// The producer database's schema.
+    pub producer_schema: String,
+    /// The consumer database's schema.
+    pub consumer_schema: String,
+    /// An order's transaction on the producer database.
+    pub create_order: Vec<Statement>,
+    /// A first delivery's transaction on the consumer database.
+    pub deliver: Vec<Statement>,
+    /// The order id the recorded statements were given (a peer gives each
+    /// operation its own in its place).
+    pub order_id: String,
+    /// The event id they were given (likewise).
+    pub event_id: String,
+}
+
+/// One statement and the values bound to its parameters, in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct Statement {
+    /// Its SQL.
+    pub sql: String,
+    /// Its parameters' values, by index.
+    pub params: Vec<SqlValue>,
+}
+
+/// The outbox session's operations, recorded from one run of each.
+fn outbox_sql() -> Result<OutboxSql> {
+    use crate::patterns::outbox;
+    let session = outbox::session("bench-outbox-sql")?;
+    let event = outbox::Event::for_order("bench", 5);
+    let statements = |done: outbox::Done| -> Vec<Statement> {
+        done.steps
+            .into_iter()
+            .filter_map(|s| {
+                s.sql.map(|sql| Statement {
+                    sql,
+                    params: s.params,
+                })
+            })
+            .collect()
+    };
+    let create_order = statements(outbox::create_order_alone(&session, event.clone())?);
+    let deliver = statements(outbox::deliver_alone(&session, "audit", event.clone())?);
+    Ok(OutboxSql {
+        producer_pragmas: crate::format::library_pragmas(outbox::LIBRARY, "producer")?,
+        producer_schema: crate::format::library_schema(outbox::LIBRARY, "producer")?,
+        consumer_schema: crate::format::library_schema(outbox::LIBRARY, "consumer")?,
+        create_order,
+        deliver,
+        order_id: event.order_id,
+        event_id: event.event_id,
+    })
 }
 
 const SELECT_RECEIPT: &str = "SELECT fingerprint, result, expires_at FROM receipts WHERE tenant = ?1 AND operation = ?2 AND request_key = ?3";
@@ -366,6 +430,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             insert_receipt: INSERT_RECEIPT,
             point_rows: POINT_ROWS,
             point_select: POINT_SELECT,
+            outbox: outbox_sql()?,
         },
     })
 }

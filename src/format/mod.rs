@@ -732,6 +732,15 @@ pub fn setup_library(store: &crate::storage::Store, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// The PRAGMAs every connection to library `name`'s database `db` runs.
+pub fn library_pragmas(name: &str, db: &str) -> Result<String> {
+    library(name)?
+        .databases
+        .get(db)
+        .map(|d| d.pragmas.clone())
+        .ok_or_else(|| Error::invalid("library", format!("{name} has no database {db}")))
+}
+
 /// The schema of library `name`'s database `db`.
 pub fn library_schema(name: &str, db: &str) -> Result<String> {
     library(name)?

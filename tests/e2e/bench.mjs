@@ -109,6 +109,21 @@ async function peerBench({ sql, rounds, iterations }) {
       },
     },
   };
+  // Runs the recorded `statements` (each with its values) on `db` once per
+  // call, the recorded order and event ids replaced by the call's own.
+  function outboxOperation(db, schema, statements) {
+    db.exec(schema);
+    const prepared = statements.map((s) => ({ st: db.prepare(s.sql), params: s.params }));
+    let n = 0;
+    return () => {
+      n += 1;
+      const own = { [sql.outbox.orderId]: `order:peer${n}`, [sql.outbox.eventId]: `order-created:peer${n}` };
+      for (const { st, params } of prepared) {
+        const values = params.map((v) => (typeof v === 'string' && v in own ? own[v] : v));
+        st.run(values);
+      }
+    };
+  }
   // The operations, as the engine's benchmark has them.
   const operations = {
     'write transaction (BEGIN IMMEDIATE; INSERT; COMMIT)': (db) => {
@@ -132,6 +147,10 @@ async function peerBench({ sql, rounds, iterations }) {
         commit.run([]);
       };
     },
+    // The outbox session's transactions, statement by statement as the
+    // library's programs ran them, each operation with its own ids.
+    "OutboxSession.createOrder()'s transaction": (db) => outboxOperation(db, sql.outbox.producerPragmas + sql.outbox.producerSchema, sql.outbox.createOrder),
+    "OutboxSession.deliver()'s transaction": (db) => outboxOperation(db, sql.outbox.consumerSchema, sql.outbox.deliver),
     [`point select on a table of ${sql.pointRows.toLocaleString('en')} rows`]: (db) => {
       db.exec(sql.schema);
       const [begin, insert, commit] = ['BEGIN', sql.insert, 'COMMIT'].map((t) => db.prepare(t));
