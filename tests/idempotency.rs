@@ -261,6 +261,25 @@ fn user_chosen_tenant_and_key_run_the_race_and_are_stored_as_text() {
     assert_eq!(receipts.rows[0][2], key.into());
 }
 
+/// A statement that changes no row reports no change, even on a session's
+/// reused connection whose last INSERT changed one (BEGIN used to report it).
+#[test]
+fn a_begin_reports_no_change_on_a_reused_connection() {
+    let session = idempotency::session("changes").unwrap();
+    for key in ["a", "b", "a"] {
+        let done =
+            idempotency::execute_alone(&session, "r", Request::reference(key, 2, 0)).unwrap();
+        for step in &done.steps {
+            let sql = step.sql.as_deref().unwrap_or_default();
+            if sql.starts_with("BEGIN") || sql.starts_with("COMMIT") || sql.starts_with("SELECT") {
+                let result = serde_json::to_value(&step.result).unwrap();
+                let changes = result.get("changes").and_then(|c| c.as_u64()).unwrap_or(0);
+                assert_eq!(changes, 0, "{} ({key}): {result}", step.name);
+            }
+        }
+    }
+}
+
 #[test]
 fn a_single_request_runs_alone_and_bad_ones_write_nothing() {
     let store = Store::new("single").unwrap();

@@ -272,21 +272,22 @@ fn single_operations_run_alone_and_refused_ones_write_nothing() {
 }
 
 /// A relay delivers every pending event, however many there are: it used
-/// to stop at 256 steps (21 events) with "relay did not finish".
+/// to stop at 256 steps (21 events) with "relay did not finish", and then
+/// at the 1,000 steps a program may take in a scenario (83 events).
 #[test]
 fn a_session_relay_delivers_every_pending_event() {
     let session = outbox::session("outbox-many").unwrap();
-    for i in 0..60 {
+    for i in 0..120 {
         let created = outbox::create_order_alone(&session, Event::for_order(&i.to_string(), 5));
         assert_eq!(created.unwrap().outcome.kind, "created");
     }
     let relayed = outbox::relay_alone(&session).unwrap();
     assert_eq!(relayed.outcome.kind, "done");
     assert_eq!(relayed.counts.pending, 0);
-    assert_eq!(relayed.counts.outbox, 60);
-    assert_eq!(relayed.counts.effects["audit"], 60);
-    assert_eq!(relayed.counts.effects["search"], 60);
-    assert_eq!(relayed.counts.inbox, 120);
+    assert_eq!(relayed.counts.outbox, 120);
+    assert_eq!(relayed.counts.effects["audit"], 120);
+    assert_eq!(relayed.counts.effects["search"], 120);
+    assert_eq!(relayed.counts.inbox, 240);
 }
 
 /// Programs run alone reuse an earlier expansion only when its `when`s come

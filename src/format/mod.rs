@@ -756,7 +756,7 @@ pub fn library_values(
     name: &str,
     with: toml::Table,
 ) -> Result<Vec<(String, crate::storage::SqlValue)>> {
-    let scenario = alone(name, "values", "alone", &with)?;
+    let scenario = alone(name, "values", "alone", &with, MAX_ATTEMPT_STEPS)?;
     Ok(scenario.values_of(0))
 }
 
@@ -766,7 +766,13 @@ pub fn library_values(
 /// thread for each (library, program, names of the values); its attempt
 /// takes each value from the parameter of the same name (`with.key =
 /// ":key"`), so a session's every request only compiles the attempt.
-fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<FileScenario> {
+fn alone(
+    name: &str,
+    program: &str,
+    label: &str,
+    with: &toml::Table,
+    max_steps: usize,
+) -> Result<FileScenario> {
     use std::cell::RefCell;
     use std::collections::HashMap;
     type Key = (String, String, Vec<String>);
@@ -801,7 +807,7 @@ fn alone(name: &str, program: &str, label: &str, with: &toml::Table) -> Result<F
             file
         }
     };
-    FileScenario::with_label(file, Params::bound(values), label)
+    FileScenario::alone(file, Params::bound(values), label, max_steps)
 }
 
 /// The file of [`alone`]: one attempt whose values are parameters.
@@ -863,7 +869,7 @@ pub fn run_alone(
     now: i64,
     max_steps: usize,
 ) -> Result<(crate::sim::Outcome, Vec<crate::sim::StepReport>)> {
-    let scenario = alone(name, program, label, &with)?;
+    let scenario = alone(name, program, label, &with, max_steps)?;
     let mut attempts = scenario.attempts()?;
     let attempt = attempts
         .first_mut()

@@ -44,6 +44,9 @@ pub struct FileScenario {
     /// The label of a file's only attempt, given by the engine (a session's
     /// "request 3"), instead of the file's.
     label: Option<String>,
+    /// How many steps an attempt may take ([`MAX_ATTEMPT_STEPS`] unless the
+    /// engine runs it alone with another bound).
+    max_steps: usize,
 }
 
 fn bad(why: String) -> Error {
@@ -93,6 +96,8 @@ struct Instance {
     not_before: i64,
     /// The first step that is there (`when`), where the program starts.
     start: usize,
+    /// How many steps it may take.
+    max_steps: usize,
     params: Rc<Map<String, Value>>,
     files: Rc<[&'static str]>,
     pragmas: Rc<[String]>,
@@ -449,15 +454,26 @@ impl FileScenario {
     /// The file is shared, not copied: a built-in is built for every run
     /// session, sweep point and soak scenario.
     pub fn new(file: Rc<File>, params: Params) -> Result<Self> {
-        Self::build(file, params, None)
+        Self::build(file, params, None, MAX_ATTEMPT_STEPS)
     }
 
-    /// As [`FileScenario::new`], for a file of one attempt labelled `label`.
-    pub(crate) fn with_label(file: Rc<File>, params: Params, label: &str) -> Result<Self> {
-        Self::build(file, params, Some(label.to_string()))
+    /// As [`FileScenario::new`], for a file of one attempt labelled `label`
+    /// that may take up to `max_steps` steps (run alone).
+    pub(crate) fn alone(
+        file: Rc<File>,
+        params: Params,
+        label: &str,
+        max_steps: usize,
+    ) -> Result<Self> {
+        Self::build(file, params, Some(label.to_string()), max_steps)
     }
 
-    fn build(file: Rc<File>, params: Params, label: Option<String>) -> Result<Self> {
+    fn build(
+        file: Rc<File>,
+        params: Params,
+        label: Option<String>,
+        max_steps: usize,
+    ) -> Result<Self> {
         let names: Vec<&String> = file.databases.keys().collect();
         let files: Rc<[&'static str]> = names
             .iter()
@@ -487,6 +503,7 @@ impl FileScenario {
             instances: Vec::new(),
             checks_on: Vec::new(),
             label,
+            max_steps,
         };
         // One private store evaluates every static expression of this build.
         let evaluator = Evaluator::new()?;
@@ -706,6 +723,7 @@ impl FileScenario {
                 crash,
                 not_before,
                 start,
+                max_steps: self.max_steps,
                 params: Rc::clone(params),
                 files: Rc::clone(&self.files),
                 pragmas: Rc::clone(&self.pragmas),
@@ -1877,11 +1895,12 @@ impl Attempt for ProgramAttempt {
             progress,
             note,
         };
-        if self.taken > MAX_ATTEMPT_STEPS {
+        if self.taken > instance.max_steps {
+            let max = instance.max_steps;
             let (progress, _) = self.finish_failed(format!(
-                "took more than {MAX_ATTEMPT_STEPS} steps: its program may loop for ever"
+                "took more than {max} steps: its program may loop for ever"
             ));
-            let note = format!("{label} stops: more than {MAX_ATTEMPT_STEPS} steps");
+            let note = format!("{label} stops: more than {max} steps");
             return report(None, vec![], SqlResult::None, progress, note);
         }
         if let Some(crash) = &instance.crash {

@@ -197,6 +197,10 @@ fn collect_rows(
 ) -> Result<Rows> {
     let columns: Vec<String> = statement.column_names().map(String::from).collect();
     let read_only = statement.readonly();
+    // `changes()` keeps the count of the connection's last INSERT, UPDATE
+    // or DELETE: a statement that changed nothing (BEGIN, COMMIT) must not
+    // report it, as the total tells.
+    let total_before = connection.total_changes();
     let mut rows = Vec::new();
     {
         let mut cursor = statement.query(rusqlite::params_from_iter(params))?;
@@ -210,7 +214,11 @@ fn collect_rows(
     Ok(Rows {
         columns,
         rows,
-        changes: if read_only { 0 } else { connection.changes() },
+        changes: if read_only || connection.total_changes() == total_before {
+            0
+        } else {
+            connection.changes()
+        },
         last_insert_rowid: connection.last_insert_rowid(),
     })
 }
