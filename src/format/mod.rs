@@ -820,21 +820,9 @@ fn alone_file<'a>(
     program: &str,
     names: impl Iterator<Item = &'a String>,
 ) -> Result<File> {
-    // A TOML basic string: the names here are the engine's own, but quoted
-    // properly all the same.
-    let quoted = |text: &str| {
-        let mut out = String::from("\"");
-        for c in text.chars() {
-            match c {
-                '"' => out.push_str("\\\""),
-                '\\' => out.push_str("\\\\"),
-                c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        out.push('"');
-        out
-    };
+    // A TOML basic string: a JSON string is one (the same escapes). The
+    // names here are the engine's own, but quoted properly all the same.
+    let quoted = |text: &str| serde_json::Value::from(text).to_string();
     let lib = library(name)?;
     let mut text = format!(
         "id = \"alone\"\ntitle = \"alone\"\ninclude = [{}]\n[[attempts]]\nlabel = \"alone\"\n",

@@ -196,10 +196,9 @@ fn collect_rows(
     params: &[SqlValue],
 ) -> Result<Rows> {
     let columns: Vec<String> = statement.column_names().map(String::from).collect();
-    let read_only = statement.readonly();
     // `changes()` keeps the count of the connection's last INSERT, UPDATE
-    // or DELETE: a statement that changed nothing (BEGIN, COMMIT) must not
-    // report it, as the total tells.
+    // or DELETE: a statement that changed nothing (a SELECT, BEGIN, COMMIT)
+    // must not report it, as the total tells.
     let total_before = connection.total_changes();
     let mut rows = Vec::new();
     {
@@ -214,7 +213,7 @@ fn collect_rows(
     Ok(Rows {
         columns,
         rows,
-        changes: if read_only || connection.total_changes() == total_before {
+        changes: if connection.total_changes() == total_before {
             0
         } else {
             connection.changes()
