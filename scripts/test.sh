@@ -94,6 +94,12 @@ record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* 
 run builtin-figures cargo test -q --release --locked --test builtin_files
 record "built-ins against the recorded figures, every pair of values (release)" "$(cargo_counts "$LOGS/builtin-figures.log")"
 
+# The reductions of the exhaustive search against each other and against
+# the unreduced search, on every built-in and design (the debug run above
+# compares fewer configurations).
+run reduction cargo test -q --release --locked --test reduction
+record "search reductions change no verdict, final state or shortest counterexample (release)" "$(cargo_counts "$LOGS/reduction.log")"
+
 run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all
 record "crash at every step of every scenario" "$(grep -o '[0-9]* crash points in [0-9]* scenarios, [0-9]* violations' "$LOGS/crash-sweep.log" || echo 'no summary')"
 

@@ -525,8 +525,8 @@ mod tests {
                 "attempts was dropped: invalid attempts: expected a whole number, got \"many\"",
             ),
             (
-                "?s=idem-race&attempts=12",
-                "attempts was dropped: invalid attempts: 12 is out of range (1 to 8)",
+                "?s=idem-race&attempts=20",
+                "attempts was dropped: invalid attempts: 20 is out of range (1 to 16)",
             ),
             (
                 "?s=idem-race&schedule=Q9!",

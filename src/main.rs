@@ -16,7 +16,7 @@ mod cli {
         command: Command,
     }
 
-    use replayground::sim::strategy::{self, Kind as StrategyKind, Strategy};
+    use replayground::sim::strategy::{self, Kind as StrategyKind, Reduction, Strategy, Without};
 
     #[derive(Subcommand)]
     enum Command {
@@ -63,9 +63,12 @@ mod cli {
             /// Exhaustive search: at most this many preemptions per run.
             #[arg(long)]
             preemption_bound: Option<u32>,
-            /// Exhaustive search without state caching and symmetry (slow; for comparison).
+            /// Exhaustive search without any reduction (slow; for comparison).
             #[arg(long)]
             no_reduction: bool,
+            /// Exhaustive search without this reduction (repeatable; for comparison).
+            #[arg(long, value_enum)]
+            without: Vec<Reduction>,
             /// Print JSON instead of text.
             #[arg(long)]
             json: bool,
@@ -451,7 +454,11 @@ mod cli {
             let s = &report.stats;
             println!("scenario {}  strategy {}", report.scenario, report.strategy);
             let states = if strategy.kind == StrategyKind::Exhaustive {
-                format!(", {}", count(s.distinct_states, "distinct state"))
+                format!(
+                    ", {}, {}",
+                    count(s.distinct_states, "distinct state"),
+                    count(s.final_states, "final state")
+                )
             } else {
                 String::new()
             };
@@ -466,6 +473,9 @@ mod cli {
                 "  naive interleavings: {} for these runs' step counts; {} as (NK)!/(K!)^N",
                 report.naive_interleavings, report.naive_interleavings_uniform
             );
+            if !report.reductions.is_empty() {
+                println!("  reductions: {}", report.reductions.join(", "));
+            }
             match &report.bounded_by {
                 None => println!("  complete: every schedule covered"),
                 Some(reason) => println!("  bounded: {reason}"),
@@ -598,6 +608,7 @@ mod cli {
                 depth,
                 preemption_bound,
                 no_reduction,
+                without,
                 json,
             } => {
                 let strategy = Strategy {
@@ -606,7 +617,11 @@ mod cli {
                     runs,
                     depth,
                     preemption_bound,
-                    reduction: !no_reduction,
+                    without: if no_reduction {
+                        Without::everything()
+                    } else {
+                        without.into_iter().collect()
+                    },
                 };
                 return explore(&scenario, params.as_deref(), strategy, json);
             }

@@ -3,7 +3,7 @@
 
 /** Parameters of scenario `idem-race`. */
 export interface IdemRaceParams {
-  /** how many clients send the request at once, each on its own connection (1 to 8; default 8). */
+  /** how many clients send the request at once, each on its own connection (1 to 16; default 8). */
   attempts?: number;
   /** the tenant the requests come from (part of the key's scope) (1 to 255 characters; default "north"). */
   tenant?: string;

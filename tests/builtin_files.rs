@@ -4,7 +4,10 @@
 //! under its defaults, every value of each parameter and every pair of
 //! values: the round-robin schedule and outcomes, and the exhaustive
 //! search's runs, distinct states and shortest counterexample. The files
-//! must give the same, except where a difference is explained below.
+//! must give the same schedule, outcomes and counterexample. The search has
+//! gained reductions since (partial-order reduction; a rollback journal's
+//! random nonce no longer splits states), so its runs and distinct states
+//! may only be fewer than recorded, except where explained below.
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 use wasm_bindgen_test::wasm_bindgen_test as test;
@@ -22,7 +25,8 @@ const FIGURES: &str = include_str!("builtin_figures.json");
 type Figures = (u64, u64);
 
 /// The built-ins whose search figures differ from the step machines', with
-/// the recorded and the file's (runs, distinct states) at their defaults.
+/// the recorded and the file's (runs, distinct states) at their defaults,
+/// as the search counted them before its later reductions.
 /// The relay's log of deliveries (its result, which outbox-redelivery
 /// checks) is part of its state in a file; the step machine left it out,
 /// merging paths that had delivered differently. More runs; the same
@@ -143,17 +147,24 @@ fn every_builtin_behaves_as_the_step_machine_it_replaced() {
                 .unwrap_or_else(|| panic!("no figures recorded for {} {params}", entry.id));
             let mut now = figures(entry.id, params);
             let pair = |v: &Value| (v["runs"].as_u64().unwrap(), v["states"].as_u64().unwrap());
-            match EXPLAINED.iter().find(|(i, ..)| *i == entry.id) {
-                Some((_, was, is)) if params.is_null() => {
-                    assert_eq!((pair(before), pair(&now)), (*was, *is), "{}", entry.id);
+            let (runs, states) = pair(&now);
+            let (most_runs, most_states) = match EXPLAINED.iter().find(|(i, ..)| *i == entry.id) {
+                // The file's relay keeps more state: more than recorded at most
+                // in proportion (checked at the defaults).
+                Some((_, was, is)) => {
+                    let (b_runs, b_states) = pair(before);
+                    (b_runs * is.0 / was.0 + 1, b_states * is.1 / was.1 + 1)
                 }
-                Some(_) => assert!(pair(&now) >= pair(before), "{} {params}", entry.id),
-                None => {}
-            }
-            if EXPLAINED.iter().any(|(i, ..)| *i == entry.id) {
-                now["runs"] = before["runs"].clone();
-                now["states"] = before["states"].clone();
-            }
+                None => pair(before),
+            };
+            assert!(
+                runs <= most_runs && states <= most_states,
+                "{} {params}: {runs} runs and {states} states, recorded {}",
+                entry.id,
+                before
+            );
+            now["runs"] = before["runs"].clone();
+            now["states"] = before["states"].clone();
             assert_eq!(&now, before, "{} {params}", entry.id);
             compared += 1;
         }

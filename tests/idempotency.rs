@@ -217,8 +217,8 @@ fn scenario_parameters_are_validated_before_anything_runs() {
             .to_string()
     };
     assert_eq!(
-        error("idem-race", serde_json::json!({"attempts": 9})),
-        "invalid attempts: 9 is out of range (1 to 8)"
+        error("idem-race", serde_json::json!({"attempts": 17})),
+        "invalid attempts: 17 is out of range (1 to 16)"
     );
     assert_eq!(
         error("idem-race", serde_json::json!({"clock": 5})),

@@ -1348,6 +1348,25 @@ impl Scenario for FileScenario {
         !self.file.invariants.is_empty()
     }
 
+    fn observes_end_of(&self, attempt: usize) -> bool {
+        let Some(instance) = self.instances.get(attempt) else {
+            return false;
+        };
+        self.file
+            .checks
+            .iter()
+            .zip(&self.checks_on)
+            .any(|(spec, on)| {
+                *on && spec.after.as_deref().is_some_and(|label| {
+                    // The first attempt the label or role names, as the checks find it.
+                    self.instances
+                        .iter()
+                        .position(|i| i.label == label || i.role.as_deref() == Some(label))
+                        .is_some_and(|i| std::ptr::eq(&self.instances[i], instance))
+                })
+            })
+    }
+
     fn invariants(&self, committed: &Store) -> Result<Vec<Check>> {
         self.file
             .invariants
@@ -1747,6 +1766,9 @@ impl ProgramAttempt {
     }
 
     fn waiting_on(ctx: &StepCtx<'_>, attempts: &[usize]) -> bool {
+        // What it decides depends on whether they are over.
+        let mask = attempts.iter().fold(0u32, |m, &a| m | 1 << (a % 32));
+        crate::storage::footprint::read_status(mask);
         ctx.peers
             .iter()
             .any(|p| attempts.contains(&p.index) && !p.finished)
@@ -1798,6 +1820,8 @@ impl ProgramAttempt {
                 }
                 let moved = self.goto(*target);
                 if *back_off && matches!(moved.0, Progress::Progressed) {
+                    // What it decides depends on every peer's locks.
+                    crate::storage::footprint::read_all();
                     let writing = ctx.peers.iter().any(Peer::writing);
                     if writing {
                         return (Progress::Blocked, None);
@@ -1832,7 +1856,7 @@ impl ProgramAttempt {
             conn.bound(MAX_VALUE_BYTES)?;
             let pragmas = &self.instance.pragmas[db];
             if !pragmas.trim().is_empty() {
-                conn.execute_batch(pragmas)?;
+                conn.apply_pragmas(pragmas)?;
             }
             self.conns[db] = Some(conn);
         }

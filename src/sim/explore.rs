@@ -102,6 +102,9 @@ pub struct ExploreReport {
     pub bounded_by: Option<String>,
     /// The search's counters.
     pub stats: dfs::Stats,
+    /// The reductions an exhaustive search used, in words (and why
+    /// partial-order reduction was not, when asked for and not usable).
+    pub reductions: Vec<String>,
     /// The number of interleavings plain enumeration would face, as text.
     pub naive_interleavings: String,
     /// Its base-10 logarithm.
@@ -223,6 +226,7 @@ impl<'m> Sampler<'m> {
                 format!("{}: {} sampled runs", self.name, self.stats.runs)
             }),
             stats: self.stats,
+            reductions: Vec::new(),
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform),
@@ -279,6 +283,11 @@ impl Explorer {
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()
+    }
+
+    /// Whether the scenario checks invariants after every step.
+    pub fn has_invariants(&self) -> bool {
+        self.scenario.has_invariants()
     }
 
     /// Restores the initial state and starts a run. The previous run must
@@ -434,6 +443,7 @@ impl Explorer {
             complete: bounded_by.is_none(),
             bounded_by,
             stats,
+            reductions: search.reductions(),
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform_log10),

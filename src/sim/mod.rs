@@ -20,6 +20,7 @@ use std::hash::{Hash, Hasher};
 
 use serde::Serialize;
 
+use crate::storage::footprint::{self, Footprint};
 use crate::storage::{Conn, LockLevel, Rows, ShmLocks, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
 pub use schedule::Schedule;
@@ -517,6 +518,11 @@ pub trait Scenario {
     fn has_invariants(&self) -> bool {
         false
     }
+    /// Whether a check reads the committed state as it was when attempt
+    /// `attempt` was over (so the moment it ends is observed).
+    fn observes_end_of(&self, _attempt: usize) -> bool {
+        true
+    }
     /// The invariants, evaluated on the committed state `committed` (one
     /// check each, in a fixed order).
     fn invariants(&self, _committed: &Store) -> Result<Vec<Check>> {
@@ -593,6 +599,10 @@ pub struct Run<'s> {
     observer: Option<Store>,
     /// The store's files when each attempt was over.
     at_end: Vec<Option<Snapshot>>,
+    /// A hash of those files, for the attempts a check observes there.
+    at_end_hash: Vec<Option<u64>>,
+    /// What the last step touched, and the attempts it let run again.
+    last_effects: (Footprint, Vec<usize>),
     /// The virtual clock, in seconds.
     clock: std::cell::Cell<i64>,
     /// Per invariant, the first step after which it did not hold and how.
@@ -629,6 +639,7 @@ impl<'s> Run<'s> {
             });
         }
         let at_end = vec![None; attempts.len()];
+        let at_end_hash = vec![None; attempts.len()];
         Ok(Run {
             scenario,
             store,
@@ -642,6 +653,8 @@ impl<'s> Run<'s> {
                 None
             },
             at_end,
+            at_end_hash,
+            last_effects: (Footprint::default(), Vec::new()),
             clock: std::cell::Cell::new(0),
             broken: Vec::new(),
         })
@@ -763,16 +776,14 @@ impl<'s> Run<'s> {
     /// class, same state) are hashed as a multiset, so permutations of them
     /// count as one state.
     pub fn state_key(&self, symmetric: bool) -> u64 {
+        self.state_key_with(symmetric, self.attempt_keys())
+    }
+
+    /// [`Run::state_key`] from the attempts' keys ([`Run::attempt_keys`]).
+    pub fn state_key_with(&self, symmetric: bool, mut parts: Vec<u64>) -> u64 {
         let mut hasher = std::hash::DefaultHasher::new();
         self.store.hash_files(&mut hasher);
         self.clock.get().hash(&mut hasher);
-        let locks = self.locks();
-        let mut parts: Vec<u64> = self
-            .attempts
-            .iter()
-            .enumerate()
-            .map(|(i, a)| self.attempt_key(i, a.as_ref(), &locks[i]))
-            .collect();
         if symmetric {
             parts.sort_unstable();
         }
@@ -800,6 +811,8 @@ impl<'s> Run<'s> {
         for (_, shm) in locks.iter().filter(|(_, shm)| !shm.is_empty()) {
             shm.hash(&mut hasher);
         }
+        // What a check will read of the moment it ended.
+        self.at_end_hash[index].hash(&mut hasher);
         match &self.statuses[index] {
             Status::Runnable => 0u8.hash(&mut hasher),
             Status::Blocked => 1u8.hash(&mut hasher),
@@ -819,6 +832,22 @@ impl<'s> Run<'s> {
         hasher.finish()
     }
 
+    /// Every attempt's key: its class, state, status and locks hashed (see
+    /// [`Run::attempt_key`]). Equal keys in one run mean interchangeable attempts.
+    pub fn attempt_keys(&self) -> Vec<u64> {
+        let locks = self.locks();
+        self.attempts
+            .iter()
+            .enumerate()
+            .map(|(i, a)| self.attempt_key(i, a.as_ref(), &locks[i]))
+            .collect()
+    }
+
+    /// Attempt `index`'s class: attempts of one class run the same program.
+    pub fn class_of(&self, index: usize) -> u64 {
+        self.attempts.get(index).map_or(0, |a| a.class())
+    }
+
     /// The runnable attempts, keeping one of each group of interchangeable
     /// ones (same class, state, status and lock).
     pub fn distinct_runnable(&self) -> Vec<usize> {
@@ -835,8 +864,7 @@ impl<'s> Run<'s> {
         distinct
     }
 
-    fn peers(&self, except: usize) -> Vec<Peer> {
-        let locks = self.locks();
+    fn peers(&self, except: usize, locks: &[Vec<(LockLevel, ShmLocks)>]) -> Vec<Peer> {
         self.attempts
             .iter()
             .enumerate()
@@ -891,14 +919,27 @@ impl<'s> Run<'s> {
             ));
         }
         let before = self.locks();
-        let peers = self.peers(attempt);
+        let peers = self.peers(attempt, &before);
         let ctx = StepCtx {
             store: self.store,
             peers: &peers,
             clock: &self.clock,
             narrate: self.trace.is_some(),
         };
+        let time = self.clock.get();
+        // Attempts are at most 26 (schedule::MAX_ATTEMPTS): one bit each.
+        let idle_before: u64 = self
+            .statuses
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| **s != Status::Runnable)
+            .fold(0, |bits, (i, _)| bits | 1 << i);
+        footprint::begin();
         let report = self.attempts[attempt].step(&ctx);
+        let mut touched = footprint::end();
+        if self.clock.get() != time {
+            touched.global = true;
+        }
         self.choices.push(attempt);
         self.statuses[attempt] = match &report.progress {
             Progress::Progressed => Status::Runnable,
@@ -923,12 +964,27 @@ impl<'s> Run<'s> {
         }
         if self.statuses[attempt].is_over() {
             self.at_end[attempt] = Some(self.store.snapshot());
+            // Its status changes what waiters and status readers see.
+            touched.writes_status = 1 << attempt;
+            if self.scenario.observes_end_of(attempt) {
+                // A check reads the whole committed state as of now.
+                touched.reads = u64::MAX;
+                let mut hasher = std::hash::DefaultHasher::new();
+                self.store.hash_files(&mut hasher);
+                self.at_end_hash[attempt] = Some(hasher.finish());
+            }
             for status in self.statuses.iter_mut() {
                 if *status == (Status::Waiting { on: attempt }) {
                     *status = Status::Runnable;
                 }
             }
         }
+        let woken = (0..self.statuses.len())
+            .filter(|&i| {
+                i != attempt && self.statuses[i] == Status::Runnable && idle_before & (1 << i) != 0
+            })
+            .collect();
+        self.last_effects = (touched, woken);
         self.check_invariants(self.choices.len() - 1)?;
         let progress = report.progress.clone();
         if self.trace.is_some() {
@@ -965,6 +1021,13 @@ impl<'s> Run<'s> {
         Ok(progress)
     }
 
+    /// What the last step touched (see [`footprint`]), and the attempts it
+    /// let run again (blocked on a lock, or waiting for it to be over): their
+    /// next steps happen after it.
+    pub fn last_effects(&self) -> &(Footprint, Vec<usize>) {
+        &self.last_effects
+    }
+
     /// Kills attempt `attempt` now, between steps, as if its process died:
     /// its locks vanish, its uncommitted work stays behind as a hot journal,
     /// and it is over (outcome `crashed`).
@@ -982,6 +1045,11 @@ impl<'s> Run<'s> {
             outcome: Outcome::new("crashed"),
         };
         self.at_end[attempt] = Some(self.store.snapshot());
+        if self.scenario.observes_end_of(attempt) {
+            let mut hasher = std::hash::DefaultHasher::new();
+            self.store.hash_files(&mut hasher);
+            self.at_end_hash[attempt] = Some(hasher.finish());
+        }
         for (i, status) in self.statuses.iter_mut().enumerate() {
             if i != attempt
                 && (*status == Status::Blocked || *status == (Status::Waiting { on: attempt }))

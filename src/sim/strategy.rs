@@ -56,6 +56,54 @@ impl Kind {
     }
 }
 
+/// A reduction of the exhaustive search, which can be turned off (to
+/// compare, or to check that it changes no verdict).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[cfg_attr(not(target_family = "wasm"), derive(clap::ValueEnum))]
+pub enum Reduction {
+    /// A state already explored is not explored again.
+    StateCaching,
+    /// Of interchangeable attempts, one is tried.
+    Symmetry,
+    /// Of the orders of steps that commute, one is tried.
+    PartialOrder,
+}
+
+impl Reduction {
+    /// Every reduction, as named in JSON and on the command line.
+    pub const ALL: [Reduction; 3] = [
+        Reduction::StateCaching,
+        Reduction::Symmetry,
+        Reduction::PartialOrder,
+    ];
+
+    /// The reduction's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Reduction::StateCaching => "state-caching",
+            Reduction::Symmetry => "symmetry",
+            Reduction::PartialOrder => "partial-order",
+        }
+    }
+
+    fn parse(text: &str) -> Result<Reduction> {
+        Reduction::ALL
+            .into_iter()
+            .find(|r| r.name() == text)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "without",
+                    format!(
+                        "unknown reduction {}; use {}",
+                        crate::scenarios::params::quote(text),
+                        Reduction::ALL.map(Reduction::name).join(", ")
+                    ),
+                )
+            })
+    }
+}
+
 /// The seed when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 /// Sampled runs when no number is given.
@@ -81,8 +129,42 @@ pub struct Strategy {
     pub depth: u32,
     /// Exhaustive search: at most this many preemptions per run.
     pub preemption_bound: Option<u32>,
-    /// Exhaustive search: state caching and symmetry (off only to compare).
-    pub reduction: bool,
+    /// Exhaustive search: the reductions turned off (to compare).
+    pub without: Without,
+}
+
+/// The reductions a search goes without, one bit each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Without(u8);
+
+impl Without {
+    /// Every reduction on.
+    pub const NOTHING: Without = Without(0);
+
+    /// Every reduction off.
+    pub fn everything() -> Without {
+        Reduction::ALL.into_iter().collect()
+    }
+
+    /// Whether `reduction` is off.
+    pub fn contains(self, reduction: Reduction) -> bool {
+        self.0 & (1 << reduction as u8) != 0
+    }
+
+    /// The names of the reductions turned off.
+    pub fn names(self) -> Vec<&'static str> {
+        Reduction::ALL
+            .into_iter()
+            .filter(|&r| self.contains(r))
+            .map(Reduction::name)
+            .collect()
+    }
+}
+
+impl FromIterator<Reduction> for Without {
+    fn from_iter<I: IntoIterator<Item = Reduction>>(iter: I) -> Self {
+        Without(iter.into_iter().fold(0, |bits, r| bits | 1 << r as u8))
+    }
 }
 
 impl Strategy {
@@ -94,7 +176,7 @@ impl Strategy {
             runs: None,
             depth: DEFAULT_DEPTH,
             preemption_bound: None,
-            reduction: true,
+            without: Without::NOTHING,
         }
     }
 
@@ -124,8 +206,9 @@ impl Strategy {
     }
 
     /// A strategy from JSON options (`strategy`, `seed`, `runs`, `depth`,
-    /// `preemptionBound`), `default` when `strategy` is absent. The caller
-    /// has checked that no other field is present.
+    /// `preemptionBound`, `without`: reductions' names), `default` when
+    /// `strategy` is absent. The caller has checked that no other field is
+    /// present.
     pub fn from_json(options: &Map<String, Value>, default: Kind) -> Result<Strategy> {
         use crate::input::{text, whole, MAX_SAFE_INTEGER};
         let kind = match text(options, "strategy", 32)? {
@@ -138,9 +221,20 @@ impl Strategy {
             runs: whole(options, "runs", 1, MAX_RUNS as i64)?.map(|r| r as u64),
             depth: whole(options, "depth", 1, 10)?.map_or(DEFAULT_DEPTH, |d| d as u32),
             preemption_bound: whole(options, "preemptionBound", 0, 1000)?.map(|b| b as u32),
-            reduction: true,
+            without: without(options)?,
         }
         .checked()
+    }
+
+    /// The exhaustive search's options.
+    pub fn dfs_options(&self) -> dfs::Options {
+        dfs::Options {
+            state_caching: !self.without.contains(Reduction::StateCaching),
+            symmetry: !self.without.contains(Reduction::Symmetry),
+            partial_order: !self.without.contains(Reduction::PartialOrder),
+            preemption_bound: self.preemption_bound,
+            max_runs: self.runs,
+        }
     }
 
     /// The strategy in words ("PCT (seed 7, depth 3)").
@@ -167,12 +261,7 @@ impl Strategy {
     /// A resumable search with this strategy.
     pub fn search(&self) -> Search {
         match self.kind {
-            Kind::Exhaustive => Search::Exhaustive(Box::new(dfs::Dfs::new(dfs::Options {
-                state_caching: self.reduction,
-                symmetry: self.reduction,
-                preemption_bound: self.preemption_bound,
-                max_runs: self.runs,
-            }))),
+            Kind::Exhaustive => Search::Exhaustive(Box::new(dfs::Dfs::new(self.dfs_options()))),
             Kind::RoundRobin | Kind::Random | Kind::Pct => {
                 let planned = match self.kind {
                     Kind::RoundRobin => 1,
@@ -185,6 +274,53 @@ impl Strategy {
             }
         }
     }
+}
+
+/// `without`: an array of reductions' names (each at most once), or absent.
+fn without(options: &Map<String, Value>) -> Result<Without> {
+    let items = match options.get("without") {
+        None | Some(Value::Null) => return Ok(Without::NOTHING),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return Err(Error::invalid(
+                "without",
+                format!(
+                    "expected an array of reductions' names, got {}",
+                    crate::scenarios::params::describe(other)
+                ),
+            ))
+        }
+    };
+    if items.len() > Reduction::ALL.len() {
+        return Err(Error::invalid(
+            "without",
+            format!(
+                "name each reduction at most once ({})",
+                Reduction::ALL.map(Reduction::name).join(", ")
+            ),
+        ));
+    }
+    let mut off = Vec::new();
+    for item in items {
+        let Value::String(name) = item else {
+            return Err(Error::invalid(
+                "without",
+                format!(
+                    "expected a reduction's name, got {}",
+                    crate::scenarios::params::describe(item)
+                ),
+            ));
+        };
+        let reduction = Reduction::parse(name)?;
+        if off.contains(&reduction) {
+            return Err(Error::invalid(
+                "without",
+                format!("{} is named twice", reduction.name()),
+            ));
+        }
+        off.push(reduction);
+    }
+    Ok(off.into_iter().collect())
 }
 
 /// A search in progress: the exhaustive walk or a sampler.

@@ -6,6 +6,7 @@
 //! SQLite's locks through the [`vfs`], and sees the others' work only once it
 //! is committed.
 
+pub mod footprint;
 pub mod locks;
 pub mod shm;
 pub mod vfs;
@@ -316,6 +317,43 @@ pub const DENIED_PRAGMAS: &[&str] = &[
     "wal_checkpoint",
     "writable_schema",
 ];
+
+/// PRAGMAs that set a flag of the connection and nothing else: running one
+/// again with the same value changes nothing but the prepared statements.
+/// (`defer_foreign_keys` is not one: it resets at every commit.)
+pub const FLAG_PRAGMAS: &[&str] = &[
+    "automatic_index",
+    "cell_size_check",
+    "foreign_keys",
+    "ignore_check_constraints",
+    "query_only",
+    "recursive_triggers",
+    "reverse_unordered_selects",
+    "trusted_schema",
+];
+
+/// Whether `statement` is `PRAGMA flag = value` (or `PRAGMA flag(value)`)
+/// with a flag of [`FLAG_PRAGMAS`] and a plain word or number as its value.
+fn is_flag_pragma(statement: &str) -> bool {
+    let words: String = statement
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let Some(rest) = words.strip_prefix("pragma") else {
+        return false;
+    };
+    let (name, value) = match rest.split_once('=') {
+        Some((name, value)) => (name, value),
+        None => match rest.strip_suffix(')').and_then(|r| r.split_once('(')) {
+            Some((name, value)) => (name, value),
+            None => return false,
+        },
+    };
+    FLAG_PRAGMAS.contains(&name)
+        && !value.is_empty()
+        && value.chars().all(|c| c.is_ascii_alphanumeric())
+}
 
 thread_local! {
     /// The PRAGMA the authorizer refused last, for the error's sentence.
@@ -633,6 +671,8 @@ pub struct Conn {
     changes: Option<ChangeLog>,
     /// Whether [`Conn::bound`] set its bounds (a pooled connection keeps them).
     bounded: std::cell::Cell<bool>,
+    /// The flag PRAGMAs it ran last (a pooled connection keeps them).
+    flags: std::cell::RefCell<String>,
 }
 
 impl Conn {
@@ -662,6 +702,7 @@ impl Conn {
                     sqlite: Some(pooled.sqlite),
                     changes: None,
                     bounded: std::cell::Cell::new(pooled.bounded),
+                    flags: std::cell::RefCell::new(pooled.flags),
                 });
             }
         }
@@ -715,6 +756,7 @@ impl Conn {
                 sqlite: Some(sqlite),
                 changes,
                 bounded: std::cell::Cell::new(false),
+                flags: std::cell::RefCell::new(String::new()),
             }),
             Err(e) => {
                 store.remove_conn(id);
@@ -861,6 +903,27 @@ impl Conn {
         Ok(())
     }
 
+    /// Runs a database's PRAGMAs on this connection. PRAGMAs that only set
+    /// one of the connection's flags ([`FLAG_PRAGMAS`]) last as long as the
+    /// connection, and setting one expires every prepared statement: a
+    /// pooled connection that ran the same text before does not run it
+    /// again. Anything else (which may write the file) always runs.
+    pub fn apply_pragmas(&self, sql: &str) -> Result<()> {
+        let only_flags = sql
+            .split(';')
+            .all(|s| s.trim().is_empty() || is_flag_pragma(s));
+        if only_flags && *self.flags.borrow() == sql {
+            return Ok(());
+        }
+        self.execute_batch(sql)?;
+        *self.flags.borrow_mut() = if only_flags {
+            sql.to_string()
+        } else {
+            String::new()
+        };
+        Ok(())
+    }
+
     /// Runs several SQL statements (a schema, seed rows).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         let sqlite = self.sqlite()?;
@@ -888,11 +951,21 @@ impl Conn {
 
 impl Drop for Conn {
     fn drop(&mut self) {
-        let reusable = self.store.pooling.get()
+        let poolable = self.store.pooling.get()
             && self.changes.is_none()
-            && self.sqlite.as_ref().is_some_and(Connection::is_autocommit)
-            && self.lock_level() == LockLevel::None
+            && !self.store.is_killed(self.id)
             && self.store.pool.borrow().len() < 16;
+        if poolable && self.sqlite.as_ref().is_some_and(|c| !c.is_autocommit()) {
+            // A run left before its end (a search cut it): roll back, as
+            // closing would, and keep the connection with its statements.
+            let _active = ActiveConn::set(self.id);
+            if let Some(sqlite) = &self.sqlite {
+                let _ = sqlite.execute_batch("ROLLBACK");
+            }
+        }
+        let reusable = poolable
+            && self.sqlite.as_ref().is_some_and(Connection::is_autocommit)
+            && self.lock_level() == LockLevel::None;
         if reusable {
             if let Some(sqlite) = self.sqlite.take() {
                 self.store.pool.borrow_mut().push(vfs::Pooled {
@@ -900,6 +973,7 @@ impl Drop for Conn {
                     db: self.db.clone(),
                     sqlite,
                     bounded: self.bounded.get(),
+                    flags: self.flags.take(),
                 });
                 self.store.remove_conn(self.id);
                 return;

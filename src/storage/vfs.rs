@@ -39,6 +39,7 @@ use rsqlite_vfs::{
     VfsAppData, VfsError, VfsErrorCode, VfsFile, VfsResult, VfsStore,
 };
 
+use super::footprint::{self, Part};
 use super::locks::FileLocks;
 use super::shm::{ShmLocks, ShmNode, ShmRequest, SLOTS as SHM_SLOTS};
 
@@ -49,7 +50,58 @@ pub const VFS_NAME: &str = "replayground";
 pub type ConnId = u64;
 
 /// The contents of one file.
-type FileData = Rc<RefCell<Vec<u8>>>;
+type FileData = Rc<FileCell>;
+
+/// A file's bytes, with what is known of them until they next change: their
+/// hash, and the snapshot bytes they are a copy of.
+#[derive(Debug, Default)]
+pub(crate) struct FileCell {
+    bytes: RefCell<Vec<u8>>,
+    hash: Cell<Option<u64>>,
+    /// The snapshot bytes last restored into it, while unchanged since
+    /// (held, so that no other snapshot can be allocated at their address).
+    copy_of: RefCell<Option<Rc<[u8]>>>,
+}
+
+impl FileCell {
+    fn new(bytes: Vec<u8>) -> Self {
+        FileCell {
+            bytes: RefCell::new(bytes),
+            ..FileCell::default()
+        }
+    }
+
+    fn borrow(&self) -> std::cell::Ref<'_, Vec<u8>> {
+        self.bytes.borrow()
+    }
+
+    /// The bytes, to change: what was known of them is forgotten.
+    fn borrow_mut(&self) -> std::cell::RefMut<'_, Vec<u8>> {
+        self.hash.set(None);
+        self.copy_of.take();
+        self.bytes.borrow_mut()
+    }
+
+    /// The hash of the bytes as [`StoreInner::hash_files`] needs it,
+    /// computed once per change.
+    fn hash(&self, wal: bool, is_journal: bool) -> u64 {
+        if let Some(hash) = self.hash.get() {
+            return hash;
+        }
+        let mut hasher = std::hash::DefaultHasher::new();
+        let data = self.bytes.borrow();
+        if wal {
+            hash_wal(&data, &mut hasher);
+        } else if is_journal {
+            hash_journal(&data, &mut hasher);
+        } else {
+            std::hash::Hasher::write(&mut hasher, &data);
+        }
+        let hash = std::hash::Hasher::finish(&hasher);
+        self.hash.set(Some(hash));
+        hash
+    }
+}
 
 thread_local! {
     static STORES: RefCell<HashMap<String, Weak<StoreInner>>> = RefCell::new(HashMap::new());
@@ -107,6 +159,8 @@ pub(crate) struct Pooled {
     pub sqlite: rusqlite::Connection,
     /// Whether it carries the bounds of [`super::Conn::bound`].
     pub bounded: bool,
+    /// The flag PRAGMAs it ran (see [`super::Conn::apply_pragmas`]).
+    pub flags: String,
 }
 
 impl std::fmt::Debug for Pooled {
@@ -206,6 +260,7 @@ impl StoreInner {
     /// Kills `conn`: its locks vanish at once, as a dead process's do, and
     /// every write its handles make from now on is discarded.
     pub(crate) fn kill(&self, conn: ConnId) {
+        footprint::global();
         if let Some(state) = self.conns.borrow_mut().get_mut(&conn) {
             state.killed = true;
         }
@@ -319,13 +374,8 @@ impl StoreInner {
         for (name, data) in self.files.borrow().iter() {
             state.write(name.as_bytes());
             state.write_usize(name.len());
-            let data = data.borrow();
-            if name.ends_with("-wal") {
-                hash_wal(&data, state);
-            } else {
-                state.write(&data);
-            }
-            state.write_usize(data.len());
+            state.write_u64(data.hash(name.ends_with("-wal"), name.ends_with("-journal")));
+            state.write_usize(data.borrow().len());
         }
         for (name, node) in self.shm.borrow().iter() {
             state.write(name.as_bytes());
@@ -372,13 +422,31 @@ impl StoreInner {
                 continue;
             }
             match current.get(name) {
+                // Unchanged since it was restored from these same bytes.
+                Some(data)
+                    if data
+                        .copy_of
+                        .borrow()
+                        .as_ref()
+                        .is_some_and(|from| Rc::ptr_eq(from, bytes)) => {}
                 Some(data) => {
-                    let mut data = data.borrow_mut();
-                    data.clear();
-                    data.extend_from_slice(bytes);
+                    let hash = data.hash.get();
+                    let mut copy = data.borrow_mut();
+                    let same = copy.as_slice() == &bytes[..];
+                    if !same {
+                        copy.clear();
+                        copy.extend_from_slice(bytes);
+                    }
+                    drop(copy);
+                    if same {
+                        data.hash.set(hash);
+                    }
+                    *data.copy_of.borrow_mut() = Some(bytes.clone());
                 }
                 None => {
-                    current.insert(name.clone(), Rc::new(RefCell::new(bytes.to_vec())));
+                    let data = Rc::new(FileCell::new(bytes.to_vec()));
+                    *data.copy_of.borrow_mut() = Some(bytes.clone());
+                    current.insert(name.clone(), data);
                 }
             }
         }
@@ -410,6 +478,7 @@ impl StoreInner {
                 }
                 Some(data) => data.clone(),
                 None if options.create() && !killed => {
+                    footprint::write(footprint::slot(file), footprint::part_of(file));
                     let data = FileData::default();
                     files.insert(file.to_string(), data.clone());
                     data
@@ -441,6 +510,8 @@ impl StoreInner {
             read_only: options.access() == OpenAccess::ReadOnly,
             mmap_limit: 0,
             shm: None,
+            slot: Some(footprint::slot(file)),
+            part: footprint::part_of(file),
         })
     }
 
@@ -536,6 +607,10 @@ pub struct LockingFile {
     mmap_limit: i64,
     /// The WAL shared memory this handle (of a main database) maps.
     shm: Option<Rc<ShmNode>>,
+    /// The footprint slot of its database (`None` for a temporary file).
+    slot: Option<u8>,
+    /// Which part of the database its bytes are.
+    part: Part,
 }
 
 /// The size of a WAL's header and of each frame's header.
@@ -548,6 +623,40 @@ const WAL_FRAME_HEADER: usize = 24;
 /// the header's (a frame of an older log is not part of this one). Salts
 /// are drawn at random, and checksums are seeded by them; any two logs that
 /// differ only there behave alike.
+/// The magic number a rollback journal's header begins with.
+const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
+
+/// Hashes a rollback journal as SQLite reads it back, without its nonce and
+/// checksums: SQLite draws the nonce at random for every journal, and seeds
+/// each page record's checksum with it, so two transactions that wrote the
+/// same pages leave journals that differ only there and roll back alike.
+/// Anything but one header (magic or zeros, record count, nonce, initial
+/// size, sector size, page size, padded to a sector) followed by whole
+/// records (page number, page, checksum) is hashed byte for byte.
+pub(crate) fn hash_journal(data: &[u8], state: &mut dyn std::hash::Hasher) {
+    let whole = |state: &mut dyn std::hash::Hasher| {
+        state.write_u8(0);
+        state.write(data);
+    };
+    // SQLite leaves the magic (and the record count) zero until it syncs
+    // the journal, at commit.
+    if data.len() < 28 || (data[..8] != JOURNAL_MAGIC && data[..8] != [0; 8]) {
+        return whole(state);
+    }
+    let word = |at: usize| u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+    let (sector, page) = (word(20) as usize, word(24) as usize);
+    let record = page + 8;
+    if sector < 28 || page == 0 || data.len() < sector || (data.len() - sector) % record != 0 {
+        return whole(state);
+    }
+    state.write_u8(1);
+    state.write(&data[..12]);
+    state.write(&data[16..sector]);
+    for r in data[sector..].chunks(record) {
+        state.write(&r[..4 + page]);
+    }
+}
+
 pub(crate) fn hash_wal(data: &[u8], state: &mut dyn std::hash::Hasher) {
     if data.len() < WAL_HEADER {
         state.write(data);
@@ -610,6 +719,61 @@ fn is_shm_name(name: &str) -> bool {
 pub const MAX_MMAP_SIZE: i64 = 0x7fff_0000;
 
 impl LockingFile {
+    fn note_read(&self, part: Part) {
+        if let Some(slot) = self.slot {
+            footprint::read(slot, part);
+        }
+    }
+
+    fn note_write(&self, part: Part) {
+        if let Some(slot) = self.slot {
+            footprint::write(slot, part);
+        }
+    }
+
+    /// Notes a lock call: `from` the level held before, `to` the level
+    /// asked for (or lowered to), `granted` its answer. See
+    /// [`footprint`] for which part each call reads or writes.
+    fn note_lock(&self, from: LockLevel, to: LockLevel, granted: bool) {
+        let Some(slot) = self.slot else {
+            return;
+        };
+        if self.shm.is_some() {
+            // WAL mode: whether RESERVED or EXCLUSIVE is granted also
+            // depends on who maps the shared memory.
+            footprint::write_all_of(slot);
+            return;
+        }
+        use footprint::{read, write};
+        match (to > from, to) {
+            // Lowering: from above SHARED changes the writer's state; a
+            // reader leaving only changes the readers' count.
+            (false, _) if from > LockLevel::Shared => {
+                write(slot, Part::Reserved);
+                write(slot, Part::Exclusive);
+            }
+            (false, _) => read(slot, Part::Exclusive),
+            (true, LockLevel::Shared) => read(slot, Part::Exclusive),
+            (true, LockLevel::Reserved) if granted => {
+                write(slot, Part::Reserved);
+                read(slot, Part::Exclusive);
+            }
+            (true, LockLevel::Reserved) => {
+                read(slot, Part::Reserved);
+                read(slot, Part::Exclusive);
+            }
+            // EXCLUSIVE (through PENDING from RESERVED, kept if refused).
+            (true, _) if granted || from == LockLevel::Reserved => {
+                write(slot, Part::Reserved);
+                write(slot, Part::Exclusive);
+            }
+            (true, _) => {
+                read(slot, Part::Reserved);
+                read(slot, Part::Exclusive);
+            }
+        }
+    }
+
     fn anonymous(options: OpenOptions) -> Self {
         LockingFile {
             store: None,
@@ -621,6 +785,8 @@ impl LockingFile {
             read_only: options.access() == OpenAccess::ReadOnly,
             mmap_limit: 0,
             shm: None,
+            slot: None,
+            part: Part::Data,
         }
     }
 
@@ -676,6 +842,7 @@ impl VfsFile for LockingFile {
     }
 
     fn read(&mut self, buf: &mut [u8], offset: u64) -> VfsResult<usize> {
+        self.note_read(self.part);
         let data = self.data.borrow();
         let Ok(start) = usize::try_from(offset) else {
             return Ok(0);
@@ -689,6 +856,7 @@ impl VfsFile for LockingFile {
     }
 
     fn write(&mut self, buf: &[u8], offset: u64) -> VfsResult<()> {
+        self.note_write(self.part);
         self.check_writable()?;
         if self.discards_writes() {
             return Ok(());
@@ -707,6 +875,7 @@ impl VfsFile for LockingFile {
     }
 
     fn truncate(&mut self, size: u64) -> VfsResult<()> {
+        self.note_write(self.part);
         self.check_writable()?;
         if self.discards_writes() {
             return Ok(());
@@ -724,10 +893,40 @@ impl VfsFile for LockingFile {
     }
 
     fn size(&self) -> VfsResult<u64> {
+        self.note_read(self.part);
         Ok(self.data.borrow().len() as u64)
     }
 
     fn lock(&mut self, level: LockLevel) -> VfsResult<()> {
+        let from = self.lock_state();
+        let taken = self.lock_at(level);
+        if self.main_db {
+            self.note_lock(from, level, taken.is_ok());
+        }
+        taken
+    }
+
+    fn unlock(&mut self, level: LockLevel) -> VfsResult<()> {
+        if self.main_db {
+            self.note_lock(self.lock_state(), level, true);
+        }
+        if let Some(store) = &self.store {
+            if self.main_db && !store.is_killed(self.conn) {
+                store.unlock(self.handle, &self.file, level);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_reserved_lock(&self) -> VfsResult<bool> {
+        self.note_read(Part::Reserved);
+        self.note_read(Part::Exclusive);
+        Ok(self.store.as_ref().is_some_and(|s| s.reserved(&self.file)))
+    }
+}
+
+impl LockingFile {
+    fn lock_at(&mut self, level: LockLevel) -> VfsResult<()> {
         match &self.store {
             // A dead connection gets no lock: it only closes, and a close
             // that got EXCLUSIVE would checkpoint a WAL database (and write
@@ -742,19 +941,6 @@ impl VfsFile for LockingFile {
             // SQLite locks only main databases.
             _ => Ok(()),
         }
-    }
-
-    fn unlock(&mut self, level: LockLevel) -> VfsResult<()> {
-        if let Some(store) = &self.store {
-            if self.main_db && !store.is_killed(self.conn) {
-                store.unlock(self.handle, &self.file, level);
-            }
-        }
-        Ok(())
-    }
-
-    fn check_reserved_lock(&self) -> VfsResult<bool> {
-        Ok(self.store.as_ref().is_some_and(|s| s.reserved(&self.file)))
     }
 }
 
@@ -869,6 +1055,16 @@ impl VfsStore for LockingStore {
         let Some(store) = &file.store else {
             return Ok(());
         };
+        if options.delete_on_close() {
+            file.note_write(file.part);
+        }
+        if file.shm.is_some() {
+            file.note_write(Part::Data);
+        }
+        if file.main_db {
+            // Closing releases what the handle still holds.
+            file.note_lock(file.lock_state(), LockLevel::None, true);
+        }
         if let Some(node) = &file.shm {
             // SQLite unmaps before it closes; closing the descriptor would
             // release the locks anyway.
@@ -888,8 +1084,20 @@ impl VfsStore for LockingStore {
     }
 
     fn access(data: &VfsData, name: &str, _mode: AccessMode) -> VfsResult<bool> {
-        Ok(resolve(data, name)
-            .is_some_and(|(store, file)| store.files.borrow().contains_key(&file)))
+        let Some((store, file)) = resolve(data, name) else {
+            return Ok(false);
+        };
+        let slot = footprint::slot(&file);
+        let main = footprint::database_of(&file);
+        if footprint::part_of(&file) == Part::Log && main != file && store.reserved(main) {
+            // Only a hot journal matters, and none is hot while a writer
+            // holds the lock: what is read is that lock.
+            footprint::read(slot, Part::Reserved);
+        } else {
+            footprint::read(slot, footprint::part_of(&file));
+        }
+        let exists = store.files.borrow().contains_key(&file);
+        Ok(exists)
     }
 
     fn full_pathname(data: &VfsData, name: &str) -> VfsResult<String> {
@@ -903,6 +1111,7 @@ impl VfsStore for LockingStore {
                 format!("no store holds {name:?}").into(),
             )
         })?;
+        footprint::write(footprint::slot(&file), footprint::part_of(&file));
         store.delete(&file)
     }
 }
@@ -1002,6 +1211,7 @@ unsafe extern "C" fn shm_map(
 ) -> c_int {
     // SAFETY: SQLite passes a main-database file of this VFS and an out pointer.
     let file = unsafe { locking_file(file) };
+    file.note_write(Part::Data);
     unsafe { *out = std::ptr::null_mut() };
     let (Some(store), true) = (file.store.clone(), file.main_db) else {
         return SQLITE_IOERR_SHMOPEN;
@@ -1050,6 +1260,7 @@ unsafe extern "C" fn shm_lock(
 ) -> c_int {
     // SAFETY: SQLite passes a main-database file of this VFS.
     let file = unsafe { locking_file(file) };
+    file.note_write(Part::Data);
     let (Some(store), Some(node)) = (&file.store, &file.shm) else {
         return SQLITE_IOERR_SHMLOCK;
     };
@@ -1089,6 +1300,7 @@ unsafe extern "C" fn shm_barrier(_file: *mut sqlite3_file) {}
 unsafe extern "C" fn shm_unmap(file: *mut sqlite3_file, delete: c_int) -> c_int {
     // SAFETY: SQLite passes a main-database file of this VFS.
     let file = unsafe { locking_file(file) };
+    file.note_write(Part::Data);
     let Some(node) = file.shm.take() else {
         return SQLITE_OK;
     };

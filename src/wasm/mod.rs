@@ -61,6 +61,8 @@ export interface ExploreOptions {
   params?: ScenarioParams;
   strategy?: "exhaustive" | "random" | "pct";
   runs?: number; seed?: number; depth?: number; preemptionBound?: number;
+  /** Exhaustive search: reductions to turn off, to compare. */
+  without?: ("state-caching" | "symmetry" | "partial-order")[];
 }
 /** One idempotent request for `IdempotencySession.execute`. */
 export interface RequestInput { tenant: string; operation: string; key: string; quantity: number; now: number; }
@@ -381,6 +383,7 @@ impl Exploration {
                 "seed",
                 "depth",
                 "preemptionBound",
+                "without",
             ],
             "options",
         )

@@ -67,7 +67,7 @@ test('a broken attribute shows its message in the embed', async () => {
   const cases = [
     [{ scenario: 'nope' }, /^replayground: unknown scenario "nope"; known: idem-race/],
     [{ scenario: 'idem-race', params: '{attempts:2}' }, /^replayground: the params attribute must be JSON/],
-    [{ scenario: 'idem-race', params: '{"attempts":9}' }, /^replayground: invalid attempts: 9 is out of range/],
+    [{ scenario: 'idem-race', params: '{"attempts":17}' }, /^replayground: invalid attempts: 17 is out of range/],
     [{ scenario: 'idem-race', params: '{}', controls: 'step fly' }, /^replayground: unknown control "fly"/],
     [{ scenario: 'idem-race', controls: 'step', schedule: 'A0' }, /^replayground: the schedule attribute does not fit scenario idem-race: invalid schedule/],
     [{ scenario: 'idem-check-then-write', schedule: 'A99' }, /^replayground: the schedule attribute does not fit scenario idem-check-then-write: invalid schedule: step 8 does not fit/],

@@ -82,7 +82,7 @@ test('bad requests from JavaScript get an Error and leave the database byte for 
 test('bad scenario arguments from JavaScript get an Error', async () => {
   const errors = await page.evaluate(async (url) => { const m = await import(url); await m.default(); return [
     () => m.runScenario('nope'),
-    () => m.runScenario('idem-race', { params: { attempts: 9 } }),
+    () => m.runScenario('idem-race', { params: { attempts: 17 } }),
     () => m.runScenario('idem-race', { params: { clock: 5 } }),
     () => m.runScenario('idem-race', { strategy: 'replay', schedule: 'A0' }),
     () => m.runScenario('idem-race', { strategy: 'replay', schedule: 'Z' }),

@@ -122,7 +122,7 @@ test('a bad part of a link is dropped and named; the rest of the link still open
     ['?s=idem-check-then-write&schedule=A6B3AB4&step=999', 'the step was dropped: step 999 is not in this run', broken],
     ['?s=idem-race&attempts=2&schedule=A9B9', 'does not fit', '1. Concurrent requests, one key'],
     ['?s=idem-race&attempts=many', 'attempts was dropped: invalid attempts: expected a whole number, got "many"', '1. Concurrent requests, one key'],
-    ['?s=idem-race&attempts=12', 'invalid attempts: 12 is out of range (1 to 8)', '1. Concurrent requests, one key'],
+    ['?s=idem-race&attempts=20', 'invalid attempts: 20 is out of range (1 to 16)', '1. Concurrent requests, one key'],
     ['?s=idem-race&clock=5', 'has no parameter "clock"', '1. Concurrent requests, one key'],
     ['?schedule=A6B3AB4', 'the link names no scenario', '1. Concurrent requests, one key'],
   ]) {

@@ -18,10 +18,14 @@
 //!   with attempts as a multiset;
 //! - **preemption bound** (optional): branches that switch away from a
 //!   still-runnable attempt more than N times are not explored, and the
-//!   search then reports that it was bounded.
+//!   search then reports that it was bounded;
+//! - **partial-order reduction** ([`super::dpor`]): of the orders of steps
+//!   that commute, one is explored. It replaces this module's walk when on
+//!   (without a preemption bound, and for scenarios without invariants).
 
 use std::collections::HashSet;
 
+use super::dpor::Dpor;
 use crate::sim::explore::Explorer;
 use crate::sim::{Progress, Schedule};
 use crate::Result;
@@ -37,6 +41,20 @@ pub struct Options {
     pub preemption_bound: Option<u32>,
     /// Stop after this many runs.
     pub max_runs: Option<u64>,
+    /// Explore one order of steps that commute (dynamic partial-order
+    /// reduction with sleep sets; see [`super::dpor`]).
+    pub partial_order: bool,
+}
+
+impl Options {
+    /// Every reduction off: each interleaving is run.
+    pub const NONE: Options = Options {
+        state_caching: false,
+        symmetry: false,
+        preemption_bound: None,
+        max_runs: None,
+        partial_order: false,
+    };
 }
 
 impl Default for Options {
@@ -46,6 +64,7 @@ impl Default for Options {
             symmetry: true,
             preemption_bound: None,
             max_runs: None,
+            partial_order: true,
         }
     }
 }
@@ -62,6 +81,9 @@ pub struct Stats {
     pub steps: u64,
     /// Distinct states expanded.
     pub distinct_states: u64,
+    /// Distinct states runs ended in (attempts that are interchangeable
+    /// counted as one, whichever reductions are on).
+    pub final_states: u64,
     /// Terminal runs whose checks failed.
     pub violations: u64,
     /// Branches not explored because of the preemption bound.
@@ -76,6 +98,12 @@ pub struct Dfs {
     stats: Stats,
     first_violation: Option<Schedule>,
     steps_per_attempt: Option<Vec<usize>>,
+    finals: HashSet<u64>,
+    /// The partial-order search, once the first slice decided to use it.
+    por: Option<Box<Dpor>>,
+    /// Why partial-order reduction was asked for and not used, if it was.
+    por_off: Option<&'static str>,
+    decided: bool,
 }
 
 impl Dfs {
@@ -88,45 +116,109 @@ impl Dfs {
             stats: Stats::default(),
             first_violation: None,
             steps_per_attempt: None,
+            finals: HashSet::new(),
+            por: None,
+            por_off: None,
+            decided: false,
         }
+    }
+
+    /// The reductions the search uses, in words (known once it has started).
+    pub fn reductions(&self) -> Vec<String> {
+        let mut used = Vec::new();
+        if self.options.state_caching {
+            used.push("state caching".to_string());
+        }
+        if self.options.symmetry {
+            used.push("symmetry".to_string());
+        }
+        if self.por.is_some() {
+            used.push("partial-order reduction (source sets, sleep sets)".to_string());
+        }
+        if let Some(why) = self.por_off {
+            used.push(format!("no partial-order reduction: {why}"));
+        }
+        if let Some(bound) = self.options.preemption_bound {
+            used.push(format!("preemption bound {bound}"));
+        }
+        used
     }
 
     /// The counters so far.
     pub fn stats(&self) -> Stats {
-        self.stats
+        match &self.por {
+            Some(por) => por.stats(),
+            None => self.stats,
+        }
+    }
+
+    /// The keys of the states runs ended in (symmetric: see
+    /// [`crate::sim::Run::state_key`]).
+    pub fn final_states(&self) -> &HashSet<u64> {
+        match &self.por {
+            Some(por) => por.final_states(),
+            None => &self.finals,
+        }
     }
 
     /// The first failing run found, if any.
     pub fn first_violation(&self) -> Option<&Schedule> {
-        self.first_violation.as_ref()
+        match &self.por {
+            Some(por) => por.first_violation(),
+            None => self.first_violation.as_ref(),
+        }
     }
 
     /// Steps each attempt took in the first complete run, blocked steps not
     /// counted: the basis of the naive interleaving count.
     pub fn steps_per_attempt(&self) -> Option<&[usize]> {
-        self.steps_per_attempt.as_deref()
+        match &self.por {
+            Some(por) => por.steps_per_attempt(),
+            None => self.steps_per_attempt.as_deref(),
+        }
     }
 
     /// Whether every branch has been explored (or cut by a bound).
     pub fn is_done(&self) -> bool {
-        self.stack.is_empty() || self.budget_spent()
+        match &self.por {
+            Some(por) => por.is_done(),
+            None => self.stack.is_empty() || self.budget_spent(),
+        }
     }
 
     /// Whether the run budget stopped the search.
     pub fn budget_spent(&self) -> bool {
         self.options
             .max_runs
-            .is_some_and(|max| self.stats.runs >= max)
+            .is_some_and(|max| self.stats().runs >= max)
     }
 
     /// Whether the search was bounded (by runs or preemptions), so that
     /// "no violation" does not cover every schedule.
     pub fn is_bounded(&self) -> bool {
-        (self.budget_spent() && !self.stack.is_empty()) || self.stats.cut_by_bound > 0
+        match &self.por {
+            Some(por) => por.is_bounded(),
+            None => (self.budget_spent() && !self.stack.is_empty()) || self.stats.cut_by_bound > 0,
+        }
     }
 
     /// Explores up to `runs` more runs. Returns whether the search is done.
     pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
+        if !self.decided {
+            self.decided = true;
+            if self.options.partial_order {
+                if self.options.preemption_bound.is_some() {
+                    self.por_off = Some("a preemption bound is set");
+                } else if explorer.has_invariants() {
+                    self.por_off = Some("the scenario checks invariants after every step");
+                } else {
+                    self.por = Some(Box::new(Dpor::new(self.options)));
+                }
+            }
+        }
+        if let Some(por) = &mut self.por {
+            return por.advance(explorer, runs);
+        }
         let mut left = runs;
         while left > 0 && !self.is_done() {
             let Some((prefix, preemptions)) = self.stack.pop() else {
@@ -172,6 +264,8 @@ impl Dfs {
             }
             if run.is_stopped() {
                 self.stats.terminal_runs += 1;
+                self.finals.insert(run.state_key(true));
+                self.stats.final_states = self.finals.len() as u64;
                 if self.steps_per_attempt.is_none() {
                     self.steps_per_attempt = Some(counted.clone());
                 }

@@ -5,6 +5,7 @@
 //! lives in [`super::explore`], built on [`dfs`]'s walk of choice points.
 
 pub mod dfs;
+pub mod dpor;
 pub mod manual;
 pub mod pct;
 pub mod random;

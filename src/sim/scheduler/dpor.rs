@@ -1,0 +1,644 @@
+//! Dynamic partial-order reduction: source sets with sleep sets (Abdulla,
+//! Aronis, Jonsson and Sagonas, "Optimal dynamic partial order reduction",
+//! POPL 2014, algorithm 1), on top of state caching and symmetry.
+//!
+//! # When two steps commute here
+//!
+//! Every step is recorded with its [`Footprint`]: the databases whose files
+//! or locks it read and wrote (the VFS notes each operation; see
+//! [`crate::storage::footprint`]), whether it looked at others' statuses or
+//! locks, and whether its attempt is over. Two steps of different attempts
+//! are *dependent* when one writes a database the other reads or writes
+//! (taking SHARED is a read; any other lock, granted or refused, is a write;
+//! so is every shared-memory call in WAL mode), or when one ends an attempt
+//! and the other looked at statuses. A step whose attempt ends reads every
+//! database when a check observes the committed state at that moment (an
+//! `after` check). Everything else commutes: a step on another database, a
+//! statement served from the connection's own cache, a read beside a read.
+//!
+//! - **BUSY**: a refused lock is a write of that database, so the step that
+//!   was refused and the one holding the lock race, and the search also
+//!   tries them the other way round. A blocked attempt runs again only after
+//!   a step releases a lock or ends an attempt: that step happens before the
+//!   retry (an edge of the happens-before order, as a lock release is before
+//!   the acquisition it allows), the same for an attempt waiting for another
+//!   to be over.
+//! - **Kills** (a program's crash step) and **clock ticks** conflict with
+//!   every step: a kill drops locks without the VFS seeing SQLite ask, and
+//!   the time decides which attempts are ready.
+//! - **Invariants**, checked after every step, observe every intermediate
+//!   state: a scenario with invariants is searched without this reduction
+//!   (the report says so), as is a search with a preemption bound.
+//!
+//! # The search
+//!
+//! Each run is a maximal execution. For every step it takes, earlier steps
+//! of other attempts that are dependent and not ordered before it by
+//! happens-before (vector clocks) *race* with it; at the state before the
+//! earlier step, one of the attempts that could start the reversed order (the
+//! initials of the events between them that do not depend on the earlier
+//! one, and the later step) is added to that state's backtrack set, unless
+//! one is there already. Explored attempts are put to sleep for their later
+//! siblings while they stay independent of what is taken.
+//!
+//! **State caching** cuts a run at a state already explored, but only when
+//! it was explored with no more attempts asleep than now (otherwise it is
+//! explored again with the smaller sleep set). What the cut hides still
+//! matters for the steps before the cut: every explored state keeps a summary
+//! of the footprints of every step taken below it, per class of attempt;
+//! at a cut, each attempt of that class is treated as if it took such a step
+//! next, and races with earlier steps not ordered before it add backtrack
+//! points as above (every attempt that could run there, conservatively). A
+//! state reached again while its own exploration is still under way (a
+//! cycle) counts as conflicting with everything.
+//!
+//! **Symmetry**: of two attempts with the same class, state, status and
+//! locks, one is explored; the other's branch leads to the same state up to
+//! a permutation. Its summary is applied to both.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::sim::explore::{Explorer, MAX_RUN_STEPS};
+use crate::sim::{Progress, Run, Schedule};
+use crate::storage::footprint::Footprint;
+use crate::{Error, Result};
+
+use super::dfs::{Options, Stats};
+
+/// Per class of attempt, the union of the footprints of the steps taken.
+type Summary = Vec<(u64, Footprint)>;
+
+fn add_to(summary: &mut Summary, class: u64, footprint: Footprint) {
+    match summary.iter_mut().find(|(c, _)| *c == class) {
+        Some((_, f)) => *f = f.union(&footprint),
+        None => summary.push((class, footprint)),
+    }
+}
+
+fn merge(into: &mut Summary, from: &Summary) {
+    for &(class, footprint) in from {
+        add_to(into, class, footprint);
+    }
+}
+
+/// One step of the current run.
+#[derive(Debug, Clone)]
+struct Event {
+    attempt: usize,
+    footprint: Footprint,
+    /// Whether it moved its attempt on (it was not refused a lock).
+    progressed: bool,
+    /// The attempts it let run again.
+    woken: Vec<usize>,
+    /// Its vector clock.
+    clock: Vec<u32>,
+}
+
+/// A state on the current run.
+#[derive(Debug)]
+struct Node {
+    key: u64,
+    /// Runnable attempts here.
+    enabled: Vec<usize>,
+    /// Attempts not over here (runnable, blocked or waiting).
+    live: Vec<usize>,
+    /// Every attempt's key here (class, state, status, locks).
+    keys: Vec<u64>,
+    /// Every attempt's class.
+    classes: Vec<u64>,
+    /// Attempts to explore from here (including those explored).
+    backtrack: Vec<usize>,
+    /// Explored from here: the attempt, its step's footprint and the summary
+    /// of its subtree once finished.
+    done: Vec<(usize, Footprint)>,
+    /// Asleep here: the attempt and the footprint of its next step.
+    sleep: Vec<(usize, Footprint)>,
+    /// The step taken from here on the current run.
+    taken: Option<Event>,
+    /// The union of everything below, per class.
+    summary: Summary,
+}
+
+/// What the cache knows of an explored state.
+#[derive(Debug)]
+struct Seen {
+    /// The sleep set it was explored with (identities, sorted).
+    sleep: Vec<u64>,
+    /// Its summary; `None` while its exploration is under way.
+    summary: Option<Summary>,
+    /// The summary of an earlier exploration, while it is explored again.
+    earlier: Summary,
+}
+
+/// A resumable search with partial-order reduction.
+pub struct Dpor {
+    options: Options,
+    path: Vec<Node>,
+    visited: HashMap<u64, Seen>,
+    stats: Stats,
+    first_violation: Option<Schedule>,
+    steps_per_attempt: Option<Vec<usize>>,
+    finals: HashSet<u64>,
+    started: bool,
+}
+
+impl Dpor {
+    /// A search from the scenario's initial state.
+    pub fn new(options: Options) -> Self {
+        Dpor {
+            options,
+            path: Vec::new(),
+            visited: HashMap::new(),
+            stats: Stats::default(),
+            first_violation: None,
+            steps_per_attempt: None,
+            finals: HashSet::new(),
+            started: false,
+        }
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// The keys of the states runs ended in.
+    pub fn final_states(&self) -> &HashSet<u64> {
+        &self.finals
+    }
+
+    /// The first failing run found, if any.
+    pub fn first_violation(&self) -> Option<&Schedule> {
+        self.first_violation.as_ref()
+    }
+
+    /// Steps each attempt took in the first complete run.
+    pub fn steps_per_attempt(&self) -> Option<&[usize]> {
+        self.steps_per_attempt.as_deref()
+    }
+
+    /// Whether the whole reduced tree has been explored, or the budget spent.
+    pub fn is_done(&self) -> bool {
+        (self.started && self.path.is_empty()) || self.budget_spent()
+    }
+
+    /// Whether the run budget stopped the search.
+    pub fn budget_spent(&self) -> bool {
+        self.options
+            .max_runs
+            .is_some_and(|max| self.stats.runs >= max)
+    }
+
+    /// Whether the budget stopped the search before it was complete.
+    pub fn is_bounded(&self) -> bool {
+        self.budget_spent() && !self.path.is_empty()
+    }
+
+    /// Explores up to `runs` more runs. Returns whether the search is done.
+    pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
+        let mut left = runs;
+        while left > 0 && !self.is_done() {
+            left -= 1;
+            if !self.started {
+                self.started = true;
+                self.stats.runs += 1;
+                let mut run = explorer.start(false)?;
+                self.visit(explorer, &mut run)?;
+                self.walk(explorer, &mut run)?;
+                continue;
+            }
+            // The deepest state with an attempt left to explore.
+            let Some((depth, attempt)) = self.next_branch() else {
+                continue;
+            };
+            self.stats.runs += 1;
+            let mut run = explorer.start(false)?;
+            for node in &self.path[..depth] {
+                let event = node
+                    .taken
+                    .as_ref()
+                    .expect("a node above the deepest has a step");
+                run.step(event.attempt)?;
+                self.stats.steps += 1;
+            }
+            self.take(explorer, &mut run, attempt)?;
+            self.walk(explorer, &mut run)?;
+        }
+        Ok(self.is_done())
+    }
+
+    /// Pops finished states off the current run until one has an attempt to
+    /// explore; returns its depth and that attempt (`None` when the search
+    /// is over).
+    fn next_branch(&mut self) -> Option<(usize, usize)> {
+        loop {
+            let node = self.path.last_mut()?;
+            node.taken = None;
+            let symmetry = self.options.symmetry;
+            let pending = node.backtrack.iter().copied().find(|&a| {
+                !node.done.iter().any(|&(d, _)| d == a) && !node.sleep.iter().any(|&(s, _)| s == a)
+            });
+            let Some(attempt) = pending else {
+                self.finish_node();
+                continue;
+            };
+            let twin = node
+                .done
+                .iter()
+                .find(|&&(d, _)| symmetry && node.keys[d] == node.keys[attempt])
+                .copied();
+            let Some((_, footprint)) = twin else {
+                return Some((self.path.len() - 1, attempt));
+            };
+            // Its branch is the explored twin's up to a permutation: what
+            // was found below applies to every attempt of the class.
+            node.done.push((attempt, footprint));
+            let summary = node.summary.clone();
+            let attempts = node.keys.len();
+            let clocks = self.clocks(attempts);
+            self.hide(&summary, &clocks);
+        }
+    }
+
+    /// The last node is explored: its summary goes to the cache and to its
+    /// parent, and it leaves the path.
+    fn finish_node(&mut self) {
+        let node = self.path.pop().expect("a node to finish");
+        let identities = self.sleep_identities(&node);
+        if let Some(seen) = self.visited.get_mut(&node.key) {
+            if seen.summary.is_none() {
+                // Explored again with a smaller sleep set: what is asleep
+                // in both is what neither exploration took.
+                seen.sleep.retain(|id| identities.contains(id));
+                let mut summary = std::mem::take(&mut seen.earlier);
+                merge(&mut summary, &node.summary);
+                seen.summary = Some(summary);
+            }
+        }
+        if let Some(parent) = self.path.last_mut() {
+            merge(&mut parent.summary, &node.summary);
+        }
+    }
+
+    fn sleep_identities(&self, node: &Node) -> Vec<u64> {
+        let mut ids: Vec<u64> = node
+            .sleep
+            .iter()
+            .map(|&(a, _)| {
+                if self.options.symmetry {
+                    node.keys[a]
+                } else {
+                    node.keys[a] ^ (a as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                }
+            })
+            .collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// The current clock of every attempt after the steps on the path.
+    fn clocks(&self, attempts: usize) -> Vec<Vec<u32>> {
+        let mut clocks = vec![vec![0u32; attempts]; attempts];
+        for event in self.path.iter().filter_map(|n| n.taken.as_ref()) {
+            clocks[event.attempt].clone_from(&event.clock);
+            for &w in &event.woken {
+                join(&mut clocks[w], &event.clock);
+            }
+        }
+        clocks
+    }
+
+    /// Takes a step of `attempt` from the last node and pushes the state it
+    /// leads to (or settles it: a cut, a terminal state).
+    fn take(&mut self, explorer: &Explorer, run: &mut Run<'_>, attempt: usize) -> Result<()> {
+        let depth = self.path.len() - 1;
+        let attempts = run.statuses().len();
+        let mut clocks = self.clocks(attempts);
+        let progressed = run.step(attempt)? != Progress::Blocked;
+        self.stats.steps += 1;
+        let (footprint, woken) = run.last_effects().clone();
+        // This step's clock, and the earlier steps it races with: those it
+        // depends on that do not happen before it through a later one
+        // (walking back, each dependency joins the clock first).
+        let mut clock = clocks[attempt].clone();
+        let mut races = Vec::new();
+        for (i, node) in self.path[..depth].iter().enumerate().rev() {
+            let earlier = node.taken.as_ref().expect("a step on the path");
+            if earlier.attempt == attempt || !earlier.footprint.conflicts(&footprint) {
+                continue;
+            }
+            if earlier.clock[earlier.attempt] > clock[earlier.attempt] {
+                races.push(i);
+                join(&mut clock, &earlier.clock);
+            }
+        }
+        clock[attempt] += 1;
+        let event = Event {
+            attempt,
+            footprint,
+            progressed,
+            woken,
+            clock,
+        };
+        for i in races {
+            self.reverse(i, depth, &event);
+        }
+        clocks[attempt].clone_from(&event.clock);
+        for &w in &event.woken {
+            join(&mut clocks[w], &event.clock);
+        }
+        // The child's sleep set: what slept here or was explored here, and
+        // stays independent of this step.
+        let node = self.path.last_mut().expect("a node");
+        let mut sleep: Vec<(usize, Footprint)> = node
+            .sleep
+            .iter()
+            .chain(node.done.iter())
+            .filter(|(a, f)| *a != attempt && !f.conflicts(&event.footprint))
+            .copied()
+            .collect();
+        sleep.dedup_by_key(|(a, _)| *a);
+        node.done.push((attempt, event.footprint));
+        let class = node.classes[attempt];
+        add_to(&mut node.summary, class, event.footprint);
+        node.taken = Some(event);
+        self.push(explorer, run, sleep, &clocks)
+    }
+
+    /// A race between the step at `i` and `event` (taken at `depth`): adds
+    /// to the backtrack set at `i` an attempt that starts the reversed order.
+    fn reverse(&mut self, i: usize, depth: usize, event: &Event) {
+        let earlier = self.path[i].taken.as_ref().expect("a step on the path");
+        let (p, mark) = (earlier.attempt, earlier.clock[earlier.attempt]);
+        let after_i = |clock: &[u32]| clock[p] >= mark;
+        // The steps between that do not happen after the earlier one, then
+        // the later step: their initials can start the reversed order.
+        let mut between: Vec<&Event> = self.path[i + 1..depth]
+            .iter()
+            .filter_map(|n| n.taken.as_ref())
+            .filter(|e| !after_i(&e.clock))
+            .collect();
+        between.push(event);
+        let mut initials = Vec::new();
+        for (k, e) in between.iter().enumerate() {
+            let preceded = between[..k]
+                .iter()
+                .any(|m| e.clock[m.attempt] >= m.clock[m.attempt]);
+            if !preceded && !initials.contains(&e.attempt) {
+                initials.push(e.attempt);
+            }
+        }
+        let node = &mut self.path[i];
+        if initials.iter().any(|a| node.backtrack.contains(a)) {
+            return;
+        }
+        let pick = if initials.contains(&event.attempt) {
+            Some(event.attempt)
+        } else {
+            initials.first().copied()
+        };
+        match pick.filter(|a| node.enabled.contains(a)) {
+            Some(a) => node.backtrack.push(a),
+            None => {
+                for &a in &node.enabled {
+                    if !node.backtrack.contains(&a) {
+                        node.backtrack.push(a);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Treats attempt `attempt`, whose clock is `clock`, as taking a step
+    /// with `footprint` after the path (a step a cut hides): every earlier
+    /// conflicting step not ordered before it gets every runnable attempt
+    /// as a backtrack point, conservatively.
+    fn hidden(&mut self, attempt: usize, clock: &[u32], footprint: &Footprint) {
+        let depth = self.path.len() - 1;
+        for node in &mut self.path[..depth] {
+            let Some(earlier) = node.taken.as_ref() else {
+                continue;
+            };
+            if earlier.attempt == attempt
+                || !earlier.footprint.conflicts(footprint)
+                || earlier.clock[earlier.attempt] <= clock[earlier.attempt]
+            {
+                continue;
+            }
+            let adds: Vec<usize> = if node.enabled.contains(&attempt) {
+                vec![attempt]
+            } else {
+                node.enabled.clone()
+            };
+            for a in adds {
+                if !node.backtrack.contains(&a) {
+                    node.backtrack.push(a);
+                }
+            }
+        }
+    }
+
+    /// Settles the state `run` is in, reached from the last node (or the
+    /// initial state): a violation, a cut or a new node on the path.
+    fn push(
+        &mut self,
+        explorer: &Explorer,
+        run: &mut Run<'_>,
+        sleep: Vec<(usize, Footprint)>,
+        clocks: &[Vec<u32>],
+    ) -> Result<()> {
+        let keys = run.attempt_keys();
+        let classes: Vec<u64> = (0..keys.len()).map(|i| run.class_of(i)).collect();
+        let enabled = run.runnable();
+        let live = (0..keys.len())
+            .filter(|&i| !run.statuses()[i].is_over())
+            .collect();
+        let node = Node {
+            key: run.state_key_with(self.options.symmetry, keys.clone()),
+            enabled,
+            live,
+            keys,
+            classes,
+            backtrack: Vec::new(),
+            done: Vec::new(),
+            sleep,
+            taken: None,
+            summary: Vec::new(),
+        };
+        self.path.push(node);
+        let depth = self.path.len() - 1;
+        if self.options.state_caching {
+            let identities = self.sleep_identities(&self.path[depth]);
+            let key = self.path[depth].key;
+            match self.visited.get_mut(&key) {
+                // Under way: a cycle.
+                Some(seen) if seen.summary.is_none() => {
+                    self.cut(None, clocks);
+                    return Ok(());
+                }
+                Some(seen) if is_subset(&seen.sleep, &identities) => {
+                    let summary = seen.summary.clone();
+                    self.cut(summary, clocks);
+                    return Ok(());
+                }
+                Some(seen) => {
+                    // Fewer attempts asleep now: explore it again.
+                    seen.earlier = seen.summary.take().unwrap_or_default();
+                }
+                None => {
+                    self.visited.insert(
+                        key,
+                        Seen {
+                            sleep: identities,
+                            summary: None,
+                            earlier: Summary::new(),
+                        },
+                    );
+                    self.stats.distinct_states = self.visited.len() as u64;
+                }
+            }
+        }
+        if run.is_stopped() {
+            self.stats.terminal_runs += 1;
+            self.finals.insert(run.state_key(true));
+            self.stats.final_states = self.finals.len() as u64;
+            if self.steps_per_attempt.is_none() {
+                self.steps_per_attempt = Some(self.counted(run.statuses().len()));
+            }
+            let result = explorer.finish(run, false)?;
+            if !result.passed {
+                self.stats.violations += 1;
+                if self.first_violation.is_none() {
+                    self.first_violation = Some(run.schedule());
+                }
+            }
+            self.finish_node();
+            return Ok(());
+        }
+        Ok(())
+    }
+
+    /// Every attempt not over at the last node is treated as taking, after
+    /// the path, the steps `summary` lists for its class.
+    fn hide(&mut self, summary: &Summary, clocks: &[Vec<u32>]) {
+        let node = self.path.last().expect("a node");
+        let pairs: Vec<(usize, Footprint)> = summary
+            .iter()
+            .flat_map(|&(class, footprint)| {
+                node.live
+                    .iter()
+                    .filter(move |&&a| node.classes[a] == class)
+                    .map(move |&a| (a, footprint))
+            })
+            .collect();
+        for (a, footprint) in pairs {
+            self.hidden(a, &clocks[a], &footprint);
+        }
+    }
+
+    /// A cut at the last node: the hidden steps (its summary, or everything
+    /// for a state still being explored) race with the path; the node leaves.
+    fn cut(&mut self, summary: Option<Summary>, clocks: &[Vec<u32>]) {
+        let summary = summary.unwrap_or_else(|| {
+            let node = self.path.last().expect("a node");
+            let mut all = Summary::new();
+            for &a in &node.live {
+                add_to(&mut all, node.classes[a], Footprint::GLOBAL);
+            }
+            all
+        });
+        self.hide(&summary, clocks);
+        self.path.pop();
+        if let Some(parent) = self.path.last_mut() {
+            merge(&mut parent.summary, &summary);
+        }
+    }
+
+    fn counted(&self, attempts: usize) -> Vec<usize> {
+        let mut counted = vec![0usize; attempts];
+        for event in self.path.iter().filter_map(|n| n.taken.as_ref()) {
+            if event.progressed {
+                counted[event.attempt] += 1;
+            }
+        }
+        counted
+    }
+
+    /// Goes forward from the last node, taking the first attempt each time,
+    /// until the run is cut, ends, or every runnable attempt is asleep.
+    fn walk(&mut self, explorer: &Explorer, run: &mut Run<'_>) -> Result<()> {
+        loop {
+            let Some(node) = self.path.last_mut() else {
+                return Ok(());
+            };
+            if node.taken.is_some() || node.enabled.is_empty() {
+                return Ok(());
+            }
+            if self.path.len() > MAX_RUN_STEPS {
+                return Err(Error::Store(format!(
+                    "a run of scenario {:?} exceeded {MAX_RUN_STEPS} steps; an attempt may loop forever",
+                    explorer.scenario_id(),
+                )));
+            }
+            // Continue the last attempt first, as the plain search does.
+            let depth = self.path.len() - 1;
+            let last = depth
+                .checked_sub(1)
+                .and_then(|d| self.path[d].taken.as_ref())
+                .map(|e| e.attempt);
+            let node = self.path.last_mut().expect("a node");
+            let awake = |a: &usize| !node.sleep.iter().any(|(s, _)| s == a);
+            let first = last
+                .filter(|l| node.enabled.contains(l) && awake(l))
+                .or_else(|| node.enabled.iter().copied().find(|a| awake(a)));
+            let Some(first) = first else {
+                // Every runnable attempt sleeps: all that follows was explored.
+                self.finish_node();
+                return Ok(());
+            };
+            node.backtrack.push(first);
+            self.take(explorer, run, first)?;
+        }
+    }
+
+    /// The first node: the initial state.
+    fn visit(&mut self, explorer: &Explorer, run: &mut Run<'_>) -> Result<()> {
+        let attempts = run.statuses().len();
+        let clocks = vec![vec![0u32; attempts]; attempts];
+        self.push(explorer, run, Vec::new(), &clocks)
+    }
+}
+
+fn join(into: &mut [u32], from: &[u32]) {
+    for (a, b) in into.iter_mut().zip(from) {
+        *a = (*a).max(*b);
+    }
+}
+
+/// Whether sorted multiset `small` is contained in sorted multiset `big`.
+fn is_subset(small: &[u64], big: &[u64]) -> bool {
+    let mut j = 0;
+    for &x in small {
+        while j < big.len() && big[j] < x {
+            j += 1;
+        }
+        if j == big.len() || big[j] != x {
+            return false;
+        }
+        j += 1;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_subset;
+
+    #[test]
+    fn multiset_inclusion() {
+        assert!(is_subset(&[], &[1]));
+        assert!(is_subset(&[1, 1], &[1, 1, 2]));
+        assert!(!is_subset(&[1, 1], &[1, 2]));
+        assert!(!is_subset(&[3], &[1, 2]));
+    }
+}
