@@ -43,6 +43,8 @@ pub struct EngineReport {
     pub measurements: Vec<Measurement>,
     /// What the exhaustive exploration of the 8-attempt race covered.
     pub exploration: ExplorationFigures,
+    /// Larger searches, with and without partial-order reduction.
+    pub reach: Vec<ReachFigures>,
     /// The SQL of the measured transactions, which the side-by-side with
     /// other browser SQLite builds runs as it is.
     pub sql: BenchSql,
@@ -159,12 +161,107 @@ pub struct ExplorationFigures {
     pub violations: u64,
 }
 
+/// One exhaustive search of the benchmark's reach: what it covered, and how
+/// long it took (once, on the target's clock).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReachFigures {
+    /// What was searched.
+    pub scenario: String,
+    /// The reductions it used.
+    pub reductions: String,
+    /// Whether every schedule was covered (otherwise the run cap stopped it).
+    pub complete: bool,
+    /// Runs started.
+    pub runs: u64,
+    /// Distinct states expanded.
+    pub distinct_states: u64,
+    /// Distinct states the runs ended in.
+    pub final_states: u64,
+    /// Steps taken, replays included.
+    pub steps: u64,
+    /// Violations found.
+    pub violations: u64,
+    /// Wall time, in milliseconds.
+    pub ms: f64,
+}
+
+/// The reach scenarios: larger designs than the built-ins, searched whole.
+const REACH: &[(&str, &str)] = &[
+    (
+        "two relays delivering two events",
+        include_str!("scenarios/reach/two-relays-two-events.toml"),
+    ),
+    (
+        "three producers and two relays",
+        include_str!("scenarios/reach/three-producers-two-relays.toml"),
+    ),
+];
+
+/// The runs each reach search may take: to its end on a full budget, a
+/// sample on a small one (a check that it runs).
+fn reach_cap(budget: Budget) -> u64 {
+    if budget.iterations >= 1000 {
+        1_000_000
+    } else {
+        300
+    }
+}
+
+/// Builds a scenario afresh.
+type BuildScenario = dyn Fn() -> Result<Box<dyn crate::sim::Scenario>>;
+
+/// Searches each reach scenario (and the idempotency race of 16 attempts)
+/// exhaustively with every reduction, then without partial-order reduction,
+/// each at most `cap` runs.
+pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
+    let mut cases: Vec<(String, Box<BuildScenario>)> = Vec::new();
+    for &(name, source) in REACH {
+        cases.push((
+            name.to_string(),
+            Box::new(move || crate::format::parse(source, name)?.build(&serde_json::Value::Null)),
+        ));
+    }
+    cases.push((
+        "the idempotency race, 16 attempts".to_string(),
+        Box::new(|| scenarios::build_with("idem-race", &serde_json::json!({"attempts": 16}))),
+    ));
+    let mut figures = Vec::new();
+    for (name, build) in &cases {
+        for partial_order in [true, false] {
+            let explorer = Explorer::new(build()?)?;
+            let options = dfs::Options {
+                partial_order,
+                max_runs: Some(cap),
+                ..dfs::Options::default()
+            };
+            let start = clock();
+            let report = explorer.exhaustive(options, u64::MAX, |_| true)?;
+            let ms = clock() - start;
+            figures.push(ReachFigures {
+                scenario: name.clone(),
+                reductions: report.reductions.join(", "),
+                complete: report.complete,
+                runs: report.stats.runs,
+                distinct_states: report.stats.distinct_states,
+                final_states: report.stats.final_states,
+                steps: report.stats.steps,
+                violations: report.stats.violations,
+                ms,
+            });
+        }
+    }
+    Ok(figures)
+}
+
 /// How long to measure.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
     /// Rounds per measurement (at least 1).
     pub rounds: u32,
-    /// Operations per round (at least 1).
+    /// Operations per round (at least 1). From 1,000 on, the reach
+    /// searches also run to their end (up to a million runs each); below,
+    /// each stops after 300 runs.
     pub iterations: u32,
 }
 
@@ -418,10 +515,13 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         },
     )?);
 
+    let reach = reach(reach_cap(budget), clock)?;
+
     Ok(EngineReport {
         sqlite_version: storage::sqlite_version(),
         measurements,
         exploration,
+        reach,
         sql: BenchSql {
             schema: SCHEMA,
             orders_schema: crate::format::library_schema("idempotency", "orders")?,

@@ -956,16 +956,24 @@ impl<'s> Run<'s> {
         let released = before.iter().zip(&after).any(|(b, a)| released(b, a))
             || self.statuses[attempt].is_over();
         if released {
+            // Whom it lets through depends on who is blocked now (it writes
+            // those it lets through, below).
+            touched.reads_blocked = u32::MAX;
             for (i, status) in self.statuses.iter_mut().enumerate() {
                 if *status == Status::Blocked && i != attempt {
                     *status = Status::Runnable;
                 }
             }
         }
+        if self.statuses[attempt] == Status::Blocked {
+            // Blocked now, it waits for the next release: which release lets
+            // it through depends on the order.
+            touched.writes_blocked |= 1 << attempt;
+        }
         if self.statuses[attempt].is_over() {
             self.at_end[attempt] = Some(self.store.snapshot());
             // Its status changes what waiters and status readers see.
-            touched.writes_status = 1 << attempt;
+            touched.writes_status |= 1 << attempt;
             if self.scenario.observes_end_of(attempt) {
                 // A check reads the whole committed state as of now.
                 touched.reads = u64::MAX;
@@ -979,11 +987,14 @@ impl<'s> Run<'s> {
                 }
             }
         }
-        let woken = (0..self.statuses.len())
+        let woken: Vec<usize> = (0..self.statuses.len())
             .filter(|&i| {
                 i != attempt && self.statuses[i] == Status::Runnable && idle_before & (1 << i) != 0
             })
             .collect();
+        for &i in &woken {
+            touched.writes_blocked |= 1 << i;
+        }
         self.last_effects = (touched, woken);
         self.check_invariants(self.choices.len() - 1)?;
         let progress = report.progress.clone();

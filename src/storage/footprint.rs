@@ -46,6 +46,12 @@ pub struct Footprint {
     pub reads_status: u32,
     /// The attempts whose status it changed (its own, when it ends it).
     pub writes_status: u32,
+    /// It let blocked attempts through, so it looked at which attempts are
+    /// blocked (one bit each).
+    pub reads_blocked: u32,
+    /// The attempts it blocked (its own, refused a lock or waiting) or let
+    /// through.
+    pub writes_blocked: u32,
     /// It conflicts with every step (a clock tick, a kill).
     pub global: bool,
 }
@@ -57,12 +63,15 @@ impl Footprint {
         writes: 0,
         reads_status: 0,
         writes_status: 0,
+        reads_blocked: 0,
+        writes_blocked: 0,
         global: true,
     };
 
     /// Whether the two steps may not commute: one writes what the other
     /// reads or writes, or one ends an attempt whose status the other looked
-    /// at.
+    /// at, or one blocks or lets through an attempt whose being blocked the
+    /// other looked at (a release lets through whoever is blocked then).
     pub fn conflicts(&self, other: &Footprint) -> bool {
         self.global
             || other.global
@@ -70,6 +79,8 @@ impl Footprint {
             || other.writes & self.reads != 0
             || self.writes_status & other.reads_status != 0
             || self.reads_status & other.writes_status != 0
+            || self.writes_blocked & (other.reads_blocked | other.writes_blocked) != 0
+            || other.writes_blocked & self.reads_blocked != 0
     }
 
     /// Both footprints together.
@@ -79,6 +90,8 @@ impl Footprint {
             writes: self.writes | other.writes,
             reads_status: self.reads_status | other.reads_status,
             writes_status: self.writes_status | other.writes_status,
+            reads_blocked: self.reads_blocked | other.reads_blocked,
+            writes_blocked: self.writes_blocked | other.writes_blocked,
             global: self.global || other.global,
         }
     }

@@ -341,7 +341,7 @@ impl Dpor {
             clock,
         };
         for i in races {
-            self.reverse(i, depth, &event);
+            self.reverse(i, depth, &event, false);
         }
         clocks[attempt].clone_from(&event.clock);
         for &w in &event.woken {
@@ -365,9 +365,11 @@ impl Dpor {
         self.push(explorer, run, sleep, &clocks)
     }
 
-    /// A race between the step at `i` and `event` (taken at `depth`): adds
-    /// to the backtrack set at `i` an attempt that starts the reversed order.
-    fn reverse(&mut self, i: usize, depth: usize, event: &Event) {
+    /// A race between the step at `i` and `event` (taken at `depth`, or,
+    /// `hidden`, a step below a cut whose clock is only known to be at least
+    /// `event.clock`): adds to the backtrack set at `i` an attempt that starts
+    /// the reversed order.
+    fn reverse(&mut self, i: usize, depth: usize, event: &Event, hidden: bool) {
         let earlier = self.path[i].taken.as_ref().expect("a step on the path");
         let (p, mark) = (earlier.attempt, earlier.clock[earlier.attempt]);
         let after_i = |clock: &[u32]| clock[p] >= mark;
@@ -378,7 +380,12 @@ impl Dpor {
             .filter_map(|n| n.taken.as_ref())
             .filter(|e| !after_i(&e.clock))
             .collect();
-        between.push(event);
+        // A hidden step may follow any of the steps between (its clock is
+        // not known): it is an initial only if there are none; otherwise
+        // the first of them is one, and starts the reversed order as well.
+        if !hidden || between.is_empty() {
+            between.push(event);
+        }
         let mut initials = Vec::new();
         for (k, e) in between.iter().enumerate() {
             let preceded = between[..k]
@@ -411,30 +418,27 @@ impl Dpor {
 
     /// Treats attempt `attempt`, whose clock is `clock`, as taking a step
     /// with `footprint` after the path (a step a cut hides): every earlier
-    /// conflicting step not ordered before it gets every runnable attempt
-    /// as a backtrack point, conservatively.
+    /// conflicting step not ordered before it races with it.
     fn hidden(&mut self, attempt: usize, clock: &[u32], footprint: &Footprint) {
         let depth = self.path.len() - 1;
-        for node in &mut self.path[..depth] {
-            let Some(earlier) = node.taken.as_ref() else {
-                continue;
-            };
-            if earlier.attempt == attempt
-                || !earlier.footprint.conflicts(footprint)
-                || earlier.clock[earlier.attempt] <= clock[earlier.attempt]
-            {
-                continue;
-            }
-            let adds: Vec<usize> = if node.enabled.contains(&attempt) {
-                vec![attempt]
-            } else {
-                node.enabled.clone()
-            };
-            for a in adds {
-                if !node.backtrack.contains(&a) {
-                    node.backtrack.push(a);
-                }
-            }
+        let event = Event {
+            attempt,
+            footprint: *footprint,
+            progressed: true,
+            woken: Vec::new(),
+            clock: clock.to_vec(),
+        };
+        let races: Vec<usize> = (0..depth)
+            .filter(|&i| {
+                self.path[i].taken.as_ref().is_some_and(|earlier| {
+                    earlier.attempt != attempt
+                        && earlier.footprint.conflicts(footprint)
+                        && earlier.clock[earlier.attempt] > clock[earlier.attempt]
+                })
+            })
+            .collect();
+        for i in races {
+            self.reverse(i, depth, &event, true);
         }
     }
 
