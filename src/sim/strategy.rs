@@ -395,9 +395,33 @@ mod tests {
                 json!({"strategy": "bfs"}),
                 "invalid strategy: unknown strategy \"bfs\"; use exhaustive, round-robin, random, pct",
             ),
+            (
+                json!({"without": "symmetry"}),
+                "invalid without: expected an array of reductions' names, got text",
+            ),
+            (
+                json!({"without": ["dpor"]}),
+                "invalid without: unknown reduction \"dpor\"; use state-caching, symmetry, partial-order",
+            ),
+            (
+                json!({"without": ["symmetry", "symmetry"]}),
+                "invalid without: symmetry is named twice",
+            ),
+            (
+                json!({"without": [1]}),
+                "invalid without: expected a reduction's name, got a number",
+            ),
         ] {
             assert_eq!(parse(given).unwrap_err().to_string(), expected);
         }
+        let off = parse(json!({"without": ["partial-order", "state-caching"]})).unwrap();
+        assert_eq!(off.without.names(), ["state-caching", "partial-order"]);
+        let options = off.dfs_options();
+        assert!(!options.partial_order && !options.state_caching && options.symmetry);
+        assert_eq!(
+            parse(json!({"without": []})).unwrap().without,
+            Without::NOTHING
+        );
         let zero = Strategy {
             runs: Some(0),
             ..Strategy::of(Kind::Random)
