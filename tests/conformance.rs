@@ -11,29 +11,8 @@ use replayground::format;
 use replayground::sim::explore::Explorer;
 use replayground::sim::strategy::{Kind, Strategy};
 
-macro_rules! designs {
-    ($($name:literal),* $(,)?) => {
-        &[$(($name, include_str!(concat!("conformance/", $name, ".toml")))),*]
-    };
-}
-
-const DESIGNS: &[(&str, &str)] = designs![
-    "claim-on-conflict",
-    "counter-deferred",
-    "counter-immediate",
-    "seat-check-then-insert",
-    "seat-unique",
-    "outbox-mark-before-deliver",
-    "inbox-shared-key",
-    "inbox-per-consumer",
-    "optimistic-version",
-    "check-then-write",
-    "receipt-in-one-transaction",
-    "transfer-two-statements",
-    "transfer-one-transaction",
-    "lost-reply-retry",
-    "lost-reply-no-key",
-];
+mod common;
+use common::DESIGNS;
 
 #[test]
 fn every_design_gets_its_expected_verdict_over_every_schedule() {

@@ -16,6 +16,9 @@ use replayground::sim::explore::Explorer;
 use replayground::sim::scheduler::dfs::{Dfs, Options};
 use replayground::sim::Scenario;
 
+mod common;
+use common::DESIGNS;
+
 /// The runs a search may take here before it is left out of the comparison.
 /// A debug build (`cargo test`) compares fewer; `scripts/test.sh` also runs
 /// this file in release, where every configuration of the set is compared.
@@ -168,30 +171,6 @@ fn every_builtin_proves_the_same_with_and_without_each_reduction() {
         );
     }
 }
-
-macro_rules! designs {
-    ($($name:literal),* $(,)?) => {
-        &[$(($name, include_str!(concat!("conformance/", $name, ".toml")))),*]
-    };
-}
-
-const DESIGNS: &[(&str, &str)] = designs![
-    "claim-on-conflict",
-    "counter-deferred",
-    "counter-immediate",
-    "seat-check-then-insert",
-    "seat-unique",
-    "outbox-mark-before-deliver",
-    "inbox-shared-key",
-    "inbox-per-consumer",
-    "optimistic-version",
-    "check-then-write",
-    "receipt-in-one-transaction",
-    "transfer-two-statements",
-    "transfer-one-transaction",
-    "lost-reply-retry",
-    "lost-reply-no-key",
-];
 
 #[test]
 fn every_conformance_design_proves_the_same_with_and_without_each_reduction() {

@@ -90,15 +90,63 @@ pub struct Stats {
     pub cut_by_bound: u64,
 }
 
+/// What a search keeps of the runs that ended: their final states, the
+/// first that failed, and how many steps each attempt took in the first.
+#[derive(Debug, Default)]
+pub(super) struct Endings {
+    finals: HashSet<u64>,
+    first_violation: Option<Schedule>,
+    steps_per_attempt: Option<Vec<usize>>,
+}
+
+impl Endings {
+    /// Records the run `run`, which has stopped; `counted` gives the steps
+    /// each attempt took (blocked steps not counted), asked for once.
+    pub(super) fn record(
+        &mut self,
+        stats: &mut Stats,
+        explorer: &Explorer,
+        run: &crate::sim::Run<'_>,
+        counted: impl FnOnce() -> Vec<usize>,
+    ) -> Result<()> {
+        stats.terminal_runs += 1;
+        self.finals.insert(run.state_key(true));
+        stats.final_states = self.finals.len() as u64;
+        if self.steps_per_attempt.is_none() {
+            self.steps_per_attempt = Some(counted());
+        }
+        if !explorer.finish(run, false)?.passed {
+            stats.violations += 1;
+            if self.first_violation.is_none() {
+                self.first_violation = Some(run.schedule());
+            }
+        }
+        Ok(())
+    }
+
+    /// The keys of the final states (symmetric).
+    pub(super) fn finals(&self) -> &HashSet<u64> {
+        &self.finals
+    }
+
+    /// The first failing run.
+    pub(super) fn first_violation(&self) -> Option<&Schedule> {
+        self.first_violation.as_ref()
+    }
+
+    /// Steps per attempt in the first run that ended.
+    pub(super) fn steps_per_attempt(&self) -> Option<&[usize]> {
+        self.steps_per_attempt.as_deref()
+    }
+}
+
 /// A resumable exhaustive search.
 pub struct Dfs {
     options: Options,
     stack: Vec<(Vec<usize>, u32)>,
     visited: HashSet<u64>,
     stats: Stats,
-    first_violation: Option<Schedule>,
-    steps_per_attempt: Option<Vec<usize>>,
-    finals: HashSet<u64>,
+    endings: Endings,
     /// The partial-order search, once the first slice decided to use it.
     por: Option<Box<Dpor>>,
     /// Why partial-order reduction was asked for and not used, if it was.
@@ -114,9 +162,7 @@ impl Dfs {
             stack: vec![(Vec::new(), 0)],
             visited: HashSet::new(),
             stats: Stats::default(),
-            first_violation: None,
-            steps_per_attempt: None,
-            finals: HashSet::new(),
+            endings: Endings::default(),
             por: None,
             por_off: None,
             decided: false,
@@ -157,7 +203,7 @@ impl Dfs {
     pub fn final_states(&self) -> &HashSet<u64> {
         match &self.por {
             Some(por) => por.final_states(),
-            None => &self.finals,
+            None => self.endings.finals(),
         }
     }
 
@@ -165,7 +211,7 @@ impl Dfs {
     pub fn first_violation(&self) -> Option<&Schedule> {
         match &self.por {
             Some(por) => por.first_violation(),
-            None => self.first_violation.as_ref(),
+            None => self.endings.first_violation(),
         }
     }
 
@@ -174,7 +220,7 @@ impl Dfs {
     pub fn steps_per_attempt(&self) -> Option<&[usize]> {
         match &self.por {
             Some(por) => por.steps_per_attempt(),
-            None => self.steps_per_attempt.as_deref(),
+            None => self.endings.steps_per_attempt(),
         }
     }
 
@@ -263,19 +309,8 @@ impl Dfs {
                 self.stats.distinct_states = self.visited.len() as u64;
             }
             if run.is_stopped() {
-                self.stats.terminal_runs += 1;
-                self.finals.insert(run.state_key(true));
-                self.stats.final_states = self.finals.len() as u64;
-                if self.steps_per_attempt.is_none() {
-                    self.steps_per_attempt = Some(counted.clone());
-                }
-                let result = explorer.finish(&run, false)?;
-                if !result.passed {
-                    self.stats.violations += 1;
-                    if self.first_violation.is_none() {
-                        self.first_violation = Some(Schedule::new(path.clone()));
-                    }
-                }
+                self.endings
+                    .record(&mut self.stats, explorer, &run, || counted.clone())?;
                 return Ok(());
             }
             let mut choices = if self.options.symmetry {

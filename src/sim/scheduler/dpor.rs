@@ -63,7 +63,7 @@ use crate::sim::{Progress, Run, Schedule};
 use crate::storage::footprint::Footprint;
 use crate::{Error, Result};
 
-use super::dfs::{Options, Stats};
+use super::dfs::{Endings, Options, Stats};
 
 /// Per class of attempt, the union of the footprints of the steps taken.
 type Summary = Vec<(u64, Footprint)>;
@@ -136,9 +136,7 @@ pub struct Dpor {
     path: Vec<Node>,
     visited: HashMap<u64, Seen>,
     stats: Stats,
-    first_violation: Option<Schedule>,
-    steps_per_attempt: Option<Vec<usize>>,
-    finals: HashSet<u64>,
+    endings: Endings,
     started: bool,
 }
 
@@ -150,9 +148,7 @@ impl Dpor {
             path: Vec::new(),
             visited: HashMap::new(),
             stats: Stats::default(),
-            first_violation: None,
-            steps_per_attempt: None,
-            finals: HashSet::new(),
+            endings: Endings::default(),
             started: false,
         }
     }
@@ -164,17 +160,17 @@ impl Dpor {
 
     /// The keys of the states runs ended in.
     pub fn final_states(&self) -> &HashSet<u64> {
-        &self.finals
+        self.endings.finals()
     }
 
     /// The first failing run found, if any.
     pub fn first_violation(&self) -> Option<&Schedule> {
-        self.first_violation.as_ref()
+        self.endings.first_violation()
     }
 
     /// Steps each attempt took in the first complete run.
     pub fn steps_per_attempt(&self) -> Option<&[usize]> {
-        self.steps_per_attempt.as_deref()
+        self.endings.steps_per_attempt()
     }
 
     /// Whether the whole reduced tree has been explored, or the budget spent.
@@ -503,19 +499,9 @@ impl Dpor {
             }
         }
         if run.is_stopped() {
-            self.stats.terminal_runs += 1;
-            self.finals.insert(run.state_key(true));
-            self.stats.final_states = self.finals.len() as u64;
-            if self.steps_per_attempt.is_none() {
-                self.steps_per_attempt = Some(self.counted(run.statuses().len()));
-            }
-            let result = explorer.finish(run, false)?;
-            if !result.passed {
-                self.stats.violations += 1;
-                if self.first_violation.is_none() {
-                    self.first_violation = Some(run.schedule());
-                }
-            }
+            let (path, attempts) = (&self.path, run.statuses().len());
+            self.endings
+                .record(&mut self.stats, explorer, run, || counted(path, attempts))?;
             self.finish_node();
             return Ok(());
         }
@@ -556,16 +542,6 @@ impl Dpor {
         if let Some(parent) = self.path.last_mut() {
             merge(&mut parent.summary, &summary);
         }
-    }
-
-    fn counted(&self, attempts: usize) -> Vec<usize> {
-        let mut counted = vec![0usize; attempts];
-        for event in self.path.iter().filter_map(|n| n.taken.as_ref()) {
-            if event.progressed {
-                counted[event.attempt] += 1;
-            }
-        }
-        counted
     }
 
     /// Goes forward from the last node, taking the first attempt each time,
@@ -611,6 +587,17 @@ impl Dpor {
         let clocks = vec![vec![0u32; attempts]; attempts];
         self.push(explorer, run, Vec::new(), &clocks)
     }
+}
+
+/// Steps each attempt took on `path`, blocked steps not counted.
+fn counted(path: &[Node], attempts: usize) -> Vec<usize> {
+    let mut counted = vec![0usize; attempts];
+    for event in path.iter().filter_map(|n| n.taken.as_ref()) {
+        if event.progressed {
+            counted[event.attempt] += 1;
+        }
+    }
+    counted
 }
 
 fn join(into: &mut [u32], from: &[u32]) {
