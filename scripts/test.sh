@@ -88,16 +88,20 @@ record "cargo fuzz (10 s per target)" "$(grep -o '[0-9]* executions in all' "$LO
 run soak cargo run -q --release --locked --bin replayground -- soak --runs 20000
 record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* s' "$LOGS/soak.log" || echo 'no summary')"
 
+# Release tests unwind, as every test does: with the release profile's
+# panic = "abort", cargo builds the library twice (abort for the binary,
+# unwind for the tests) into the same file (the cdylib and rlib outputs carry
+# no hash; cargo warns of the collision), and a test may link the wrong one.
 # The built-ins against the figures of the step machines they replaced, for
 # every pair of parameter values too (the debug run above compares single
 # values only).
-run builtin-figures cargo test -q --release --locked --test builtin_files
+run builtin-figures env CARGO_PROFILE_RELEASE_PANIC=unwind cargo test -q --release --locked --test builtin_files
 record "built-ins against the recorded figures, every pair of values (release)" "$(cargo_counts "$LOGS/builtin-figures.log")"
 
 # The reductions of the exhaustive search against each other and against
 # the unreduced search, on every built-in and design (the debug run above
 # compares fewer configurations).
-run reduction cargo test -q --release --locked --test reduction
+run reduction env CARGO_PROFILE_RELEASE_PANIC=unwind cargo test -q --release --locked --test reduction
 record "search reductions change no verdict, final state or shortest counterexample (release)" "$(cargo_counts "$LOGS/reduction.log")"
 
 run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all

@@ -139,12 +139,24 @@ fn every_builtin_behaves_as_the_step_machine_it_replaced() {
     let recorded: Vec<Value> = serde_json::from_str(FIGURES).unwrap();
     let mut compared = 0;
     for entry in scenarios::catalog() {
-        let cases = cases(entry.id, PAIRS);
-        for params in &cases {
-            let before = recorded
+        // The recorded cases of this built-in: its defaults, each value and
+        // (optimised builds) each pair. The cases are read from the record,
+        // not generated from today's declarations: idem-race's attempts now
+        // go to 16, the step machine's to 8.
+        assert!(
+            recorded
                 .iter()
-                .find(|r| r["id"] == entry.id && r["params"] == *params)
-                .unwrap_or_else(|| panic!("no figures recorded for {} {params}", entry.id));
+                .any(|r| r["id"] == entry.id && r["params"].is_null()),
+            "no figures recorded for {}",
+            entry.id
+        );
+        let cases = recorded.iter().filter(|r| {
+            let keys = r["params"].as_object().map_or(0, |p| p.len());
+            r["id"] == entry.id
+                && (keys == 0 || (!cfg!(target_family = "wasm") && (keys == 1 || PAIRS)))
+        });
+        for before in cases {
+            let params = &before["params"];
             let mut now = figures(entry.id, params);
             let pair = |v: &Value| (v["runs"].as_u64().unwrap(), v["states"].as_u64().unwrap());
             let (runs, states) = pair(&now);
