@@ -14,7 +14,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios::{self, params::Kind, Param};
+use replayground::scenarios;
+#[cfg(not(target_family = "wasm"))]
+use replayground::scenarios::{params::Kind, Param};
 use replayground::sim::explore::{Explorer, RunResult};
 use replayground::sim::scheduler::{dfs, RoundRobin};
 use serde_json::{json, Value};
@@ -37,7 +39,8 @@ const EXPLAINED: &[(&str, Figures, Figures)] = &[
 ];
 
 /// The values worth trying of one parameter: its marks or options, or its
-/// ends and default when it has few values.
+/// ends and default when it has few values (for recording; natively only).
+#[cfg(not(target_family = "wasm"))]
 fn variants(param: &Param) -> Vec<Value> {
     match param.kind {
         Kind::Choice { options } => options.iter().map(|o| json!(o)).collect(),
@@ -54,6 +57,7 @@ fn variants(param: &Param) -> Vec<Value> {
 const PAIRS: bool = cfg!(not(debug_assertions));
 
 /// Every parameter set the figures cover, for scenario `id`.
+#[cfg(not(target_family = "wasm"))]
 fn cases(id: &str, pairs: bool) -> Vec<Value> {
     // The step machines ran in rollback mode only: the journal parameter's
     // figures are tests/journal.rs's.
@@ -65,11 +69,6 @@ fn cases(id: &str, pairs: bool) -> Vec<Value> {
         .collect();
     let mut all = vec![Value::Null];
     for (i, a) in declared.iter().enumerate() {
-        // In the browser, the defaults (the same engine; the figures of
-        // every value are compared natively).
-        if cfg!(target_family = "wasm") {
-            break;
-        }
         for va in variants(a) {
             all.push(json!({ a.name: va }));
             if !pairs {
