@@ -480,6 +480,14 @@ mod cli {
                 None => println!("  complete: every schedule covered"),
                 Some(reason) => println!("  bounded: {reason}"),
             }
+            if let Some(f) = &report.frontier {
+                println!(
+                    "  left: {} known branch(es), the shallowest from step {}; runs up to {} long so far",
+                    f.branches,
+                    f.shallowest + 1,
+                    count(s.max_depth, "step")
+                );
+            }
             match &report.counterexample {
                 None => println!("  no violation found"),
                 Some(c) => {

@@ -294,3 +294,111 @@ fn an_unknown_scenario_is_a_clear_error() {
     let error = scenarios::build("nope").err().unwrap().to_string();
     assert!(error.starts_with("invalid scenario: unknown scenario \"nope\"; known: idem-race"));
 }
+
+/// A search stopped by its budget, or cancelled, and then continued slice by
+/// slice covers exactly what one uninterrupted search covers: the same runs,
+/// states, final states and counterexample. Before it is over it says what is
+/// left; once over, nothing is left to continue.
+#[test]
+fn a_stopped_search_continues_where_it_stopped() {
+    for id in [
+        "outbox-two-relays-no-inbox",
+        "inbox-retention",
+        "idem-check-then-write",
+    ] {
+        for partial_order in [true, false] {
+            let options = dfs::Options {
+                partial_order,
+                ..dfs::Options::default()
+            };
+            let explorer = Explorer::new(scenario(id).unwrap()).unwrap();
+            let mut whole = dfs::Dfs::new(options);
+            while !whole.advance(&explorer, 1000).unwrap() {}
+            let whole_report = explorer.report_search(&whole, false).unwrap();
+            assert!(whole_report.complete && whole_report.frontier.is_none());
+
+            let mut budgeted = dfs::Dfs::new(dfs::Options {
+                max_runs: Some(2),
+                ..options
+            });
+            let mut stops = 0;
+            loop {
+                while !budgeted.advance(&explorer, 1).unwrap() {}
+                let report = explorer.report_search(&budgeted, false).unwrap();
+                if report.complete {
+                    assert!(!budgeted.extend(None), "{id}: nothing is left");
+                    break;
+                }
+                stops += 1;
+                assert_eq!(
+                    report.bounded_by.as_deref(),
+                    Some(&*format!("run budget of {} runs", report.stats.runs))
+                );
+                let frontier = report.frontier.expect("a stopped search says what is left");
+                assert!(frontier.branches >= 1);
+                assert!(frontier.shallowest < report.stats.max_depth);
+                // Every other stop goes on with its first budget; the
+                // others for three more runs.
+                assert!(budgeted.extend(if stops % 2 == 0 { None } else { Some(3) }));
+            }
+            let report = explorer.report_search(&budgeted, false).unwrap();
+            assert!(stops >= 2, "{id}: {stops} stops");
+            assert_eq!(
+                report.stats, whole_report.stats,
+                "{id} (partial order {partial_order})"
+            );
+            assert_eq!(budgeted.final_states(), whole.final_states(), "{id}");
+            assert_eq!(
+                report.counterexample.map(|c| c.schedule),
+                whole_report.counterexample.map(|c| c.schedule),
+                "{id}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_cancelled_search_continues_to_the_same_end() {
+    let explorer = Explorer::new(scenario("outbox-two-relays-no-inbox").unwrap()).unwrap();
+    let mut whole = dfs::Dfs::new(dfs::Options::default());
+    while !whole.advance(&explorer, 1000).unwrap() {}
+    let mut search = dfs::Dfs::new(dfs::Options::default());
+    // Cancelled before its first run: everything is left.
+    let report = explorer.report_search(&search, true).unwrap();
+    assert_eq!(report.bounded_by.as_deref(), Some("cancelled"));
+    assert_eq!(
+        report.frontier,
+        Some(dfs::Frontier {
+            branches: 1,
+            shallowest: 0
+        })
+    );
+    assert!(search.advance(&explorer, 3).is_ok());
+    let report = explorer.report_search(&search, true).unwrap();
+    assert!(report.frontier.is_some());
+    // A search without a budget goes on to its end.
+    assert!(search.extend(None));
+    while !search.advance(&explorer, 7).unwrap() {}
+    assert_eq!(search.stats(), whole.stats());
+    assert_eq!(search.final_states(), whole.final_states());
+    assert!(!search.extend(Some(5)));
+}
+
+/// A search's counts do not depend on the explorer's history: its pooled
+/// connections (reused from earlier runs) make every step touch what a new
+/// connection's would (opening reads the database header), so the same
+/// search on a fresh explorer and on one already used finds the same races.
+#[test]
+fn a_search_counts_the_same_on_a_fresh_explorer_and_a_used_one() {
+    for id in ["idem-check-then-write", "outbox-two-relays"] {
+        let explorer = Explorer::new(scenario(id).unwrap()).unwrap();
+        let counts: Vec<dfs::Stats> = (0..2)
+            .map(|_| {
+                let mut search = dfs::Dfs::new(dfs::Options::default());
+                while !search.advance(&explorer, 1000).unwrap() {}
+                search.stats()
+            })
+            .collect();
+        assert_eq!(counts[0], counts[1], "{id}");
+    }
+}

@@ -114,6 +114,8 @@ pub struct ExploreReport {
     pub naive_interleavings_uniform: String,
     /// The shortest (or first) failing run, if any.
     pub counterexample: Option<Counterexample>,
+    /// What an exhaustive search stopped early had left to explore.
+    pub frontier: Option<dfs::Frontier>,
 }
 
 /// The number of interleavings of attempts taking `steps[i]` steps each:
@@ -144,6 +146,8 @@ pub fn format_log10(log10: f64) -> String {
 pub struct Sampler<'m> {
     name: String,
     planned: u64,
+    /// The runs first planned.
+    budget: u64,
     make: Box<dyn FnMut(u64) -> Result<Box<dyn Scheduler>> + 'm>,
     stats: dfs::Stats,
     failing: Option<Schedule>,
@@ -161,6 +165,7 @@ impl<'m> Sampler<'m> {
         Sampler {
             name: name.to_string(),
             planned,
+            budget: planned,
             make: Box::new(make),
             stats: dfs::Stats::default(),
             failing: None,
@@ -181,6 +186,17 @@ impl<'m> Sampler<'m> {
     /// The runs planned.
     pub fn planned(&self) -> u64 {
         self.planned
+    }
+
+    /// Plans `runs` more runs, or as many as first planned (none once a
+    /// run has failed: the search is over). Returns whether it will go on.
+    pub fn extend(&mut self, runs: Option<u64>) -> bool {
+        if self.failing.is_some() {
+            return false;
+        }
+        let more = runs.unwrap_or(self.budget);
+        self.planned = self.planned.max(self.stats.runs).saturating_add(more);
+        true
     }
 
     /// Makes up to `runs` more runs. Returns whether the search is done.
@@ -231,6 +247,7 @@ impl<'m> Sampler<'m> {
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform),
             counterexample,
+            frontier: None,
         })
     }
 }
@@ -433,6 +450,13 @@ impl Explorer {
         } else {
             None
         };
+        // A search stopped on a preemption bound is over, not paused: only
+        // a budget or a cancel leaves branches to continue from.
+        let frontier = if bounded_by.is_some() {
+            search.frontier()
+        } else {
+            None
+        };
         let counterexample = search
             .first_violation()
             .map(|s| self.counterexample(s))
@@ -448,6 +472,7 @@ impl Explorer {
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform_log10),
             counterexample,
+            frontier,
         })
     }
 

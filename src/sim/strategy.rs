@@ -348,6 +348,16 @@ impl Search {
         }
     }
 
+    /// Lets a search stopped by its budget or a cancel go on, for `runs`
+    /// more runs or as many as its first budget. Returns whether anything is
+    /// left to search.
+    pub fn extend(&mut self, runs: Option<u64>) -> bool {
+        match self {
+            Search::Exhaustive(search) => search.extend(runs),
+            Search::Sample(sampler) => sampler.extend(runs),
+        }
+    }
+
     /// The runs planned, when known (sampling).
     pub fn planned(&self) -> Option<u64> {
         match self {

@@ -694,6 +694,11 @@ impl Conn {
                     pooled.sqlite.release_memory()?;
                 }
                 store.add_conn(pooled.id, label);
+                // Opening reads the database header (the pager's page size,
+                // without a lock); a pooled connection does what a new one
+                // would, so that a step's footprint does not depend on
+                // whether the pool had a connection to hand out.
+                footprint::read(footprint::slot(db), footprint::Part::Data);
                 return Ok(Conn {
                     id: pooled.id,
                     label: label.to_string(),

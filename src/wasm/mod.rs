@@ -60,6 +60,7 @@ export interface RunOptions {
 export interface ExploreOptions {
   params?: ScenarioParams;
   strategy?: "exhaustive" | "random" | "pct";
+  /** Sampled runs, or an exhaustive search's run budget (`resume()` continues past it). */
   runs?: number; seed?: number; depth?: number; preemptionBound?: number;
   /** Exhaustive search: reductions to turn off, to compare. */
   without?: ("state-caching" | "symmetry" | "partial-order")[];
@@ -418,6 +419,31 @@ impl Exploration {
             self.cancelled = true;
             self.done = true;
         }
+    }
+
+    /// Lets a search stopped by its budget or by `cancel()` go on from where
+    /// it stopped: `runs` more runs, or as many as its first budget (a
+    /// search without one goes on until complete). Returns progress, as
+    /// `advance` does; then call `advance` again.
+    pub fn resume(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number | undefined")] runs: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let runs = number_arg("runs", &runs, 1, strategy::MAX_RUNS as i64)?;
+        if !self.done {
+            return Err(JsError::new(
+                "the exploration has not stopped: there is nothing to resume",
+            ));
+        }
+        if !self.search.extend(runs.map(|r| r as u64)) {
+            return Err(JsError::new(
+                "the exploration is over: nothing is left to explore",
+            ));
+        }
+        self.cancelled = false;
+        self.done = false;
+        self.report = None;
+        to_js(&self.progress())
     }
 
     /// The search's result (once done or cancelled).

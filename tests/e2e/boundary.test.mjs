@@ -55,6 +55,9 @@ test('1,200 hostile calls of every kind against every export leave objects and t
     const outboxSession = new m.OutboxSession();
     const stepper = new m.Stepper('idem-race', { params: { attempts: 2 } });
     const exploration = new m.Exploration('idem-race', { params: { attempts: 2 } });
+    // A search stopped by its budget, which resume() continues.
+    const stopped = new m.Exploration('idem-check-then-write', { runs: 2 });
+    while (!stopped.advance(10).done);
     // Every export, with the hostile value in each argument it takes.
     const sites = [
       (v) => m.roundTrip(v),
@@ -84,6 +87,7 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       (v) => m.describeScenario(v),
       (v) => m.describeScenario({ source: v }),
       (v) => m.scenarioSource(v),
+      (v) => stopped.resume(v),
     ];
     const report = {};
     for (const [kind, make] of Object.entries(kinds)) {
@@ -113,6 +117,22 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       outbox: outboxSession.counts(),
       stepper: stepper.step(0).schedule,
       exploration: exploration.advance(1000).done,
+      // The stopped search goes on to the counts of a search never stopped.
+      resumed: (() => {
+        let report = stopped.report();
+        for (let resumes = 0; !report.complete && resumes < 100; resumes++) {
+          stopped.resume(resumes % 2 ? undefined : 1);
+          while (!stopped.advance(1).done) { /* one run at a time */ }
+          report = stopped.report();
+        }
+        // Once complete, nothing is left to resume.
+        let over = '';
+        try { stopped.resume(); } catch (e) { over = e.message; }
+        if (over !== 'the exploration is over: nothing is left to explore') return `resume after the end: ${over}`;
+        const continued = report.stats;
+        const whole = m.exploreScenario('idem-check-then-write').stats;
+        return JSON.stringify(continued) === JSON.stringify(whole) ? 'same' : `${JSON.stringify(continued)} != ${JSON.stringify(whole)}`;
+      })(),
       versions: m.versions().sqlite,
       run: m.runScenario('idem-race', { params: { attempts: 2 } }).passed,
     };
@@ -120,6 +140,7 @@ test('1,200 hostile calls of every kind against every export leave objects and t
     outboxSession.free();
     stepper.free();
     exploration.free();
+    stopped.free();
     // A Map of options is refused with a sentence naming it, not read as {}.
     let mapMessage = '';
     try { m.runScenario('idem-race', new Map([['strategy', 'random']])); } catch (e) { mapMessage = e.message; }
@@ -147,6 +168,7 @@ test('1,200 hostile calls of every kind against every export leave objects and t
     outbox: outcome.after.outbox,
     stepper: 'A',
     exploration: true,
+    resumed: 'same',
     versions: outcome.after.versions,
     run: true,
   });

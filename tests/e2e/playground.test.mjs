@@ -211,3 +211,50 @@ test('the crash point offers exactly the declared choices, and a link selects on
   assert.match(verdict, /^No violation in Broken: the receipt in a second transaction \(crash point none\), exhaustive/);
   await context.close();
 });
+
+test('an exhaustive search stopped by its budget says what it covered, and Continue finishes it with the same result', async () => {
+  const { context, page } = await open('?s=idem-check-then-write');
+  await page.selectOption('#strategy', 'exhaustive');
+  assert.equal(await page.locator('#budget').isVisible(), true);
+  assert.equal(await page.locator('#continue').isVisible(), false);
+  // The whole search at once, for comparison.
+  const whole = await run(page, 'exhaustive');
+  assert.match(whole, /every schedule covered: 14 runs, 37 distinct states/);
+  assert.equal(await page.locator('#continue').isVisible(), false);
+
+  await page.fill('#budget', '3');
+  const stopped = await run(page, 'exhaustive');
+  assert.match(stopped, /^Counterexample in Broken: check in one transaction, write in another, exhaustive \(shortest, \d+ steps, schedule [A-Z0-9]+; not every schedule: stopped at its budget of 3 runs, \d+ distinct states and \d+ final states? reached, runs up to \d+ steps long; \d+ known branch(es)? left, the shallowest from step \d+; Continue goes on from there\)\.$/, stopped);
+  await screenshot(page, 'search-stopped-at-budget');
+  // Continue by mouse, then by keyboard, until nothing is left.
+  let continues = 0;
+  let text = stopped;
+  while (await page.locator('#continue').isVisible()) {
+    if (continues % 2 === 0) {
+      await page.click('#continue');
+    } else {
+      await page.focus('#continue');
+      await page.keyboard.press('Enter');
+    }
+    continues += 1;
+    await page.locator('#run:enabled').waitFor({ timeout: 30000 });
+    text = await page.locator('#run-status').textContent();
+    assert.ok(continues < 10, text);
+  }
+  assert.ok(continues >= 2, `${continues} continues`);
+  // The same counts and the same shortest counterexample as the whole search.
+  assert.equal(text, whole);
+
+  // A stopped search belongs to the scenario it ran on.
+  await run(page, 'exhaustive');
+  assert.equal(await page.locator('#continue').isVisible(), true);
+  await page.click('#catalog [role="option"][data-scenario="idem-race"]');
+  await page.locator('#catalog [role="option"][data-scenario="idem-race"][aria-selected="true"]').waitFor();
+  await page.locator('#run:enabled').waitFor({ timeout: 30000 });
+  assert.equal(await page.locator('#continue').isVisible(), false);
+  await page.fill('#budget', '0');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 30000 });
+  assert.equal(await page.locator('#run-status').textContent(), 'the budget must be a whole number from 1 to 1000000 (got 0)');
+  await context.close();
+});

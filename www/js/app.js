@@ -26,8 +26,10 @@ const ui = {
   seed: $('seed'),
   runs: $('runs'),
   depth: $('depth'),
+  budget: $('budget'),
   run: $('run'),
   cancel: $('cancel'),
+  continue: $('continue'),
   undo: $('undo'),
   reset: $('reset'),
   copyLink: $('copy-link'),
@@ -96,6 +98,9 @@ const state = {
   packed: null,
   params: {},
   stepper: null,
+  // The search that stopped with branches left ({ generation, strategy }),
+  // which Continue goes on with.
+  paused: null,
   view: null,
   selected: -1,
   search: null,
@@ -540,6 +545,10 @@ function renderStrategyControls() {
   ui.seed.closest('label').hidden = !['random', 'pct'].includes(strategy);
   ui.runs.closest('label').hidden = !['random', 'pct'].includes(strategy);
   ui.depth.closest('label').hidden = strategy !== 'pct';
+  ui.budget.closest('label').hidden = strategy !== 'exhaustive';
+  // Continue belongs to the search that stopped on what is shown now.
+  ui.continue.hidden = state.paused?.generation !== state.generation;
+  ui.continue.disabled = state.busy;
 }
 
 // Draws the database panel after the selected step: locks, uncommitted
@@ -855,6 +864,10 @@ const actions = {
   cancel() {
     state.search?.cancel();
   },
+  // Continues the search that stopped on its budget or was cancelled.
+  async continue() {
+    await busy(continueSearch);
+  },
   // Runs the crash-point sweep and shows its table.
   async sweep() {
     await busy(async () => {
@@ -903,34 +916,60 @@ function runContext(strategyText) {
   return `${state.entry.title}${params}, ${strategyText}`;
 }
 
+// A whole number from an input, or an error that names it.
+function wholeInput(input, name, max) {
+  const value = Number(input.value);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new Error(`${name} must be a whole number from 1 to ${max} (got ${input.value || 'nothing'})`);
+  }
+  return value;
+}
+
 // Runs the strategy chosen in the controls and loads the resulting schedule.
 async function runStrategy() {
-  const generation = state.generation;
-  const current = () => generation === state.generation;
   const strategy = ui.strategy.value;
   const seed = Number(ui.seed.value) || 0;
   const depth = Number(ui.depth.value) || 3;
   const params = state.params;
   ui.steps.hidden = true;
   if (strategy === 'round-robin') {
+    const generation = state.generation;
     const result = await engine.runScenario(state.arg, { params, strategy, seed, depth });
-    if (!current()) return;
+    if (generation !== state.generation) return;
     state.view = await state.stepper.setSchedule(result.schedule);
     state.selected = state.view.trace.length - 1;
     status(`${result.passed ? 'Passes' : 'Fails'}: ${runContext('one round-robin run')}, schedule ${result.schedule}.`, result.passed ? 'pass' : 'fail');
     return;
   }
   const options = { params, strategy, seed, depth };
-  if (strategy !== 'exhaustive') {
-    const runs = Number(ui.runs.value);
-    if (!Number.isInteger(runs) || runs < 1 || runs > 100000) throw new Error(`runs must be a whole number from 1 to 100000 (got ${ui.runs.value || 'nothing'})`);
-    options.runs = runs;
-  }
+  options.runs = strategy === 'exhaustive'
+    ? wholeInput(ui.budget, 'the budget', Number(ui.budget.max))
+    : wholeInput(ui.runs, 'runs', Number(ui.runs.max));
+  state.paused = null;
+  await search(strategy, (onProgress) => engine.explore(state.arg, options, onProgress));
+}
+
+// Continues the stopped search for another budget of runs.
+async function continueSearch() {
+  const paused = state.paused;
+  if (paused?.generation !== state.generation) return;
+  const runs = wholeInput(ui.budget, 'the budget', Number(ui.budget.max));
+  state.paused = null;
+  ui.steps.hidden = true;
+  await search(paused.strategy, (onProgress) => engine.resume(runs, onProgress));
+}
+
+// Drives a search started by `start(onProgress)`: progress while it runs,
+// then its report, and a run loaded (the counterexample, or one that passes).
+async function search(strategy, start) {
+  const generation = state.generation;
+  const current = () => generation === state.generation;
+  const params = state.params;
   ui.progress.hidden = false;
   ui.progress.removeAttribute('value');
   ui.cancel.disabled = false;
   status('Exploring…');
-  const search = engine.explore(state.arg, options, (progress) => {
+  const search = start((progress) => {
     if (!current()) return;
     const { stats, plannedRuns } = progress;
     if (plannedRuns) {
@@ -943,6 +982,8 @@ async function runStrategy() {
   try {
     const report = await search.promise;
     if (!current()) return;
+    // A search that stopped with branches left can go on from there.
+    if (report.frontier) state.paused = { generation, strategy };
     showReport(report);
     // Show a run: the counterexample, or, when none was found, one
     // completed run with its checks passing.
@@ -958,16 +999,34 @@ async function runStrategy() {
   }
 }
 
+// What an exhaustive search stopped early covered, and what is left.
+function coverageLeft(report) {
+  const s = report.stats;
+  const f = report.frontier;
+  const stopped = report.boundedBy === 'cancelled'
+    ? `cancelled after ${count(s.runs, 'run')}`
+    : `stopped at its budget of ${count(s.runs, 'run')}`;
+  const covered = `${count(s.distinctStates, 'distinct state')} and ${count(s.finalStates, 'final state')} reached, runs up to ${count(s.maxDepth, 'step')} long`;
+  const left = f ? `; ${count(f.branches, 'known branch', 'known branches')} left, the shallowest from step ${f.shallowest + 1}; Continue goes on from there` : '';
+  return `not every schedule: ${stopped}, ${covered}${left}`;
+}
+
 // Shows a search's report: what it belongs to, coverage, and the counterexample explained.
 function showReport(report) {
   const s = report.stats;
+  const exhaustive = report.strategy === 'exhaustive';
   const coverage = report.complete
     ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`
-    : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}` : `${count(s.runs, 'sampled run')}, not every schedule`;
+    : exhaustive && report.frontier ? coverageLeft(report)
+      : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}`
+        : exhaustive ? `not every schedule: ${report.boundedBy}` : `${count(s.runs, 'sampled run')}, not every schedule`;
   const context = runContext(report.strategy);
   const c = report.counterexample;
   if (!c) {
-    status(`No violation in ${context} (${coverage}). Shown: one completed run.`, report.boundedBy === 'cancelled' ? '' : 'pass');
+    // A sampled search that found nothing passes what it tried; a stopped
+    // exhaustive search has not passed yet.
+    const passed = report.complete || (!exhaustive && report.boundedBy !== 'cancelled');
+    status(`No violation in ${context} (${coverage}). Shown: one completed run.`, passed ? 'pass' : '');
     return;
   }
   status(`Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${c.schedule}; ${coverage}).`, 'fail');

@@ -123,14 +123,23 @@ export const scenarioSource = (id) => call('scenarioSource', [id]).promise;
 // Measures the engine in this browser; see `replayground bench` for the native twin.
 export const benchEngine = (rounds, iterations) => call('benchEngine', [rounds, iterations]).promise;
 
-// Starts a search; returns { promise, cancel() }; onProgress gets { done, stats, plannedRuns }.
-export function explore(id, options, onProgress) {
-  const started = call('explore', [id, options], onProgress);
+// A search under way: { promise, cancel() }.
+function search(op, args, onProgress) {
+  const started = call(op, args, onProgress);
   return {
     promise: started.promise,
     cancel: () => worker?.postMessage({ op: 'cancel', target: started.id }),
   };
 }
+
+// Starts a search; returns { promise, cancel() }; onProgress gets { done, stats, plannedRuns }.
+// A search that stops before covering everything (its report has a
+// `frontier`) is kept until the next one starts, and `resume` continues it.
+export const explore = (id, options, onProgress) => search('explore', [id, options], onProgress);
+
+// Continues the last search stopped by its budget or a cancel: `runs` more
+// runs (its first budget if not given); returns { promise, cancel() }.
+export const resume = (runs, onProgress) => search('resume', [runs], onProgress);
 
 // A manual stepper for scenario `id`: { state, step(i), undo(), setSchedule(s), close() }.
 export async function stepper(id, options) {

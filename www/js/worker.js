@@ -22,10 +22,36 @@ const SLICE_MS = 40;
 // Lets the worker's queued messages (a cancel) run, then resumes.
 const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+// The last search that stopped before covering everything (its budget ran
+// out, or it was cancelled): kept so that the page may continue it. A new
+// search replaces it.
+let paused = null;
+
 // Runs an exploration in time slices of about SLICE_MS, posting progress and
 // yielding between them so cancel messages arrive.
 async function explore(id, [scenario, options]) {
-  const search = new wasm.Exploration(scenario, options);
+  paused?.free();
+  paused = null;
+  return drive(id, new wasm.Exploration(scenario, options));
+}
+
+// Continues the paused search for `runs` more runs (or its first budget).
+async function resume(id, [runs]) {
+  const search = paused;
+  if (!search) throw new Error('there is no stopped search to continue: run one first');
+  paused = null;
+  try {
+    search.resume(runs);
+  } catch (error) {
+    search.free();
+    throw error;
+  }
+  return drive(id, search);
+}
+
+// Advances `search` to its end (or a cancel) and returns its report.
+async function drive(id, search) {
+  let keep = false;
   try {
     for (;;) {
       if (cancelled.has(id)) {
@@ -41,10 +67,13 @@ async function explore(id, [scenario, options]) {
       if (progress.done) break;
       await yieldToMessages();
     }
-    return search.report();
+    const report = search.report();
+    keep = report.frontier != null;
+    return report;
   } finally {
     cancelled.delete(id);
-    search.free();
+    if (keep) paused = search;
+    else search.free();
   }
 }
 
@@ -94,8 +123,9 @@ onmessage = async ({ data }) => {
   }
   try {
     await ready;
-    const value = op === 'explore' ? await explore(id, args) : await ops[op]?.(args);
-    if (value === undefined && !(op in ops) && op !== 'explore') throw new Error(`unknown operation ${op}`);
+    const searches = { explore, resume };
+    const value = op in searches ? await searches[op](id, args) : await ops[op]?.(args);
+    if (value === undefined && !(op in ops) && !(op in searches)) throw new Error(`unknown operation ${op}`);
     postMessage({ id, ok: true, value });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

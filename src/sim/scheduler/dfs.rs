@@ -88,6 +88,21 @@ pub struct Stats {
     pub violations: u64,
     /// Branches not explored because of the preemption bound.
     pub cut_by_bound: u64,
+    /// The most steps any run took (replays included).
+    pub max_depth: u64,
+}
+
+/// What an unfinished exhaustive search has still to explore: the branches
+/// it knows of (partial-order reduction may find more below them), and how
+/// deep the shallowest one starts. Every schedule that agrees with the
+/// explored ones on their first `shallowest` steps has been covered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Frontier {
+    /// Branches known to be left.
+    pub branches: u64,
+    /// The step at which the shallowest of them leaves the explored runs.
+    pub shallowest: u64,
 }
 
 /// What a search keeps of the runs that ended: their final states, the
@@ -143,6 +158,8 @@ impl Endings {
 /// A resumable exhaustive search.
 pub struct Dfs {
     options: Options,
+    /// The run budget it started with.
+    budget: Option<u64>,
     stack: Vec<(Vec<usize>, u32)>,
     visited: HashSet<u64>,
     stats: Stats,
@@ -159,6 +176,7 @@ impl Dfs {
     pub fn new(options: Options) -> Self {
         Dfs {
             options,
+            budget: options.max_runs,
             stack: vec![(Vec::new(), 0)],
             visited: HashSet::new(),
             stats: Stats::default(),
@@ -239,6 +257,37 @@ impl Dfs {
             .is_some_and(|max| self.stats().runs >= max)
     }
 
+    /// Lets a search stopped early go on: for `runs` more runs, or as many
+    /// as its first budget (none: until it is complete). Returns whether
+    /// there is anything left to explore.
+    pub fn extend(&mut self, runs: Option<u64>) -> bool {
+        if self.frontier().is_none() {
+            return false;
+        }
+        if let Some(more) = runs.or(self.budget) {
+            let max = self.stats().runs.saturating_add(more);
+            self.options.max_runs = Some(max);
+            if let Some(por) = &mut self.por {
+                por.set_max_runs(max);
+            }
+        }
+        true
+    }
+
+    /// What is left to explore (`None` once every branch has been).
+    pub fn frontier(&self) -> Option<Frontier> {
+        match &self.por {
+            Some(por) => por.frontier(),
+            None => {
+                let shallowest = self.stack.iter().map(|(p, _)| p.len()).min()?;
+                Some(Frontier {
+                    branches: self.stack.len() as u64,
+                    shallowest: shallowest.saturating_sub(1) as u64,
+                })
+            }
+        }
+    }
+
     /// Whether the search was bounded (by runs or preemptions), so that
     /// "no violation" does not cover every schedule.
     pub fn is_bounded(&self) -> bool {
@@ -294,6 +343,7 @@ impl Dfs {
         }
         let mut path = prefix;
         loop {
+            self.stats.max_depth = self.stats.max_depth.max(path.len() as u64);
             if path.len() > super::super::explore::MAX_RUN_STEPS {
                 return Err(crate::Error::Store(format!(
                     "a run of scenario {:?} exceeded {} steps; an attempt may loop forever",

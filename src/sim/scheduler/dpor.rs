@@ -63,7 +63,7 @@ use crate::sim::{Progress, Run, Schedule};
 use crate::storage::footprint::Footprint;
 use crate::{Error, Result};
 
-use super::dfs::{Endings, Options, Stats};
+use super::dfs::{Endings, Frontier, Options, Stats};
 
 /// Per class of attempt, the union of the footprints of the steps taken.
 type Summary = Vec<(u64, Footprint)>;
@@ -185,9 +185,39 @@ impl Dpor {
             .is_some_and(|max| self.stats.runs >= max)
     }
 
+    /// Sets the run budget (a search stopped by it continues).
+    pub fn set_max_runs(&mut self, max: u64) {
+        self.options.max_runs = Some(max);
+    }
+
+    /// What is left to explore: the attempts in backtrack sets not yet
+    /// taken nor asleep, on the current run.
+    pub fn frontier(&self) -> Option<Frontier> {
+        let pending = |node: &Node| {
+            node.backtrack
+                .iter()
+                .filter(|&&a| {
+                    !node.done.iter().any(|&(d, _)| d == a)
+                        && !node.sleep.iter().any(|&(s, _)| s == a)
+                })
+                .count() as u64
+        };
+        if !self.started {
+            return Some(Frontier {
+                branches: 1,
+                shallowest: 0,
+            });
+        }
+        let shallowest = self.path.iter().position(|n| pending(n) > 0)?;
+        Some(Frontier {
+            branches: self.path.iter().map(pending).sum(),
+            shallowest: shallowest as u64,
+        })
+    }
+
     /// Whether the budget stopped the search before it was complete.
     pub fn is_bounded(&self) -> bool {
-        self.budget_spent() && !self.path.is_empty()
+        self.budget_spent() && self.frontier().is_some()
     }
 
     /// Explores up to `runs` more runs. Returns whether the search is done.
@@ -467,6 +497,7 @@ impl Dpor {
         };
         self.path.push(node);
         let depth = self.path.len() - 1;
+        self.stats.max_depth = self.stats.max_depth.max(depth as u64);
         if self.options.state_caching {
             let identities = self.sleep_identities(&self.path[depth]);
             let key = self.path[depth].key;
