@@ -99,6 +99,7 @@ def main():
             {"native": n, "wasm": w}
             for n, w in zip(native.get("reach") or [], wasm.get("reach") or [])
         ],
+        "split": native.get("split") or [],
         "sqliteVersion": {"native": native["sqliteVersion"], "wasm": wasm["sqliteVersion"]},
         "rows": rows,
     }
@@ -148,6 +149,29 @@ def main():
                 f"| {n['scenario']} | {n['reductions']} | {'yes' if n['complete'] and w['complete'] else 'no (run cap)'} "
                 f"| {n['runs']:,} | {n['distinctStates']:,} | {n['finalStates']:,} | {n['steps']:,} "
                 f"| {n['ms']:.0f} | {w['ms']:.0f} |"
+            )
+    if report["split"]:
+        # One worker's time: the same search with every reduction above.
+        alone = {p["native"]["scenario"]: p["native"] for p in report["reach"]
+                 if "partial-order" in p["native"]["reductions"]}
+        lines += [
+            "",
+            "Both cores (native): the same searches split across 2 threads sharing a cache of finished "
+            "states, against one thread (the page does not split its search yet):",
+            "",
+            "| scenario | complete | runs | distinct states | final states | 2 threads ms | 1 thread ms | speed-up |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for n in report["split"]:
+            one = alone.get(n["scenario"])
+            same = one is not None and one["complete"] and n["complete"]
+            speedup = f"{one['ms'] / n['ms']:.2f}x" if same and n["ms"] > 0 else "n/a"
+            lines.append(
+                f"| {n['scenario']} | {'yes' if n['complete'] else 'no (run cap)'} | {n['runs']:,} "
+                f"| {n['distinctStates']:,} | {n['finalStates']:,} | {n['ms']:.0f} "
+                f"| {one['ms']:.0f} | {speedup} |" if one else
+                f"| {n['scenario']} | {'yes' if n['complete'] else 'no (run cap)'} | {n['runs']:,} "
+                f"| {n['distinctStates']:,} | {n['finalStates']:,} | {n['ms']:.0f} | n/a | n/a |"
             )
     for r in rows:
         if "schedulesPerSecond" in r:

@@ -45,6 +45,9 @@ pub struct EngineReport {
     pub exploration: ExplorationFigures,
     /// Larger searches, with and without partial-order reduction.
     pub reach: Vec<ReachFigures>,
+    /// The same searches split across two threads (native only: the page
+    /// does not split its search yet).
+    pub split: Vec<ReachFigures>,
     /// The SQL of the measured transactions, which the side-by-side with
     /// other browser SQLite builds runs as it is.
     pub sql: BenchSql,
@@ -208,13 +211,11 @@ fn reach_cap(budget: Budget) -> u64 {
     }
 }
 
-/// Builds a scenario afresh.
-type BuildScenario = dyn Fn() -> Result<Box<dyn crate::sim::Scenario>>;
+/// Builds a scenario afresh (on any thread).
+type BuildScenario = dyn Fn() -> Result<Box<dyn crate::sim::Scenario>> + Sync;
 
-/// Searches each reach scenario (and the idempotency race of 16 attempts)
-/// exhaustively with every reduction, then without partial-order reduction,
-/// each at most `cap` runs.
-pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
+/// The reach scenarios, and the idempotency race of 16 attempts.
+fn reach_cases() -> Vec<(String, Box<BuildScenario>)> {
     let mut cases: Vec<(String, Box<BuildScenario>)> = Vec::new();
     for &(name, source) in REACH {
         cases.push((
@@ -226,8 +227,15 @@ pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
         "the idempotency race, 16 attempts".to_string(),
         Box::new(|| scenarios::build_with("idem-race", &serde_json::json!({"attempts": 16}))),
     ));
+    cases
+}
+
+/// Searches each reach scenario (and the idempotency race of 16 attempts)
+/// exhaustively with every reduction, then without partial-order reduction,
+/// each at most `cap` runs.
+pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
     let mut figures = Vec::new();
-    for (name, build) in &cases {
+    for (name, build) in &reach_cases() {
         for partial_order in [true, false] {
             let explorer = Explorer::new(build()?)?;
             let options = dfs::Options {
@@ -250,6 +258,40 @@ pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
                 ms,
             });
         }
+    }
+    Ok(figures)
+}
+
+/// Searches the reach scenarios (only the first below 1,000 iterations)
+/// with every reduction, split across `workers` threads sharing a cache of
+/// finished states. Below 1,000 iterations each thread stops after 300 runs.
+#[cfg(not(target_family = "wasm"))]
+pub fn reach_split(budget: Budget, workers: usize) -> Result<Vec<ReachFigures>> {
+    let full = budget.iterations >= 1000;
+    let mut figures = Vec::new();
+    for (i, (name, build)) in reach_cases().into_iter().enumerate() {
+        if !full && i > 0 {
+            break;
+        }
+        let options = dfs::Options {
+            max_runs: (!full).then_some(reach_cap(budget)),
+            ..dfs::Options::default()
+        };
+        let make = || Explorer::new(build()?);
+        let start = std::time::Instant::now();
+        let report = Explorer::exhaustive_parallel(make, options, workers)?;
+        let ms = start.elapsed().as_secs_f64() * 1000.0;
+        figures.push(ReachFigures {
+            scenario: name,
+            reductions: report.reductions.join(", "),
+            complete: report.complete,
+            runs: report.stats.runs,
+            distinct_states: report.stats.distinct_states,
+            final_states: report.stats.final_states,
+            steps: report.stats.steps,
+            violations: report.stats.violations,
+            ms,
+        });
     }
     Ok(figures)
 }
@@ -516,12 +558,17 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
     )?);
 
     let reach = reach(reach_cap(budget), clock)?;
+    #[cfg(not(target_family = "wasm"))]
+    let split = reach_split(budget, 2)?;
+    #[cfg(target_family = "wasm")]
+    let split = Vec::new();
 
     Ok(EngineReport {
         sqlite_version: storage::sqlite_version(),
         measurements,
         exploration,
         reach,
+        split,
         sql: BenchSql {
             schema: SCHEMA,
             orders_schema: crate::format::library_schema("idempotency", "orders")?,

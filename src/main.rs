@@ -69,6 +69,11 @@ mod cli {
             /// Exhaustive search without this reduction (repeatable; for comparison).
             #[arg(long, value_enum)]
             without: Vec<Reduction>,
+            /// Exhaustive search: split it across this many threads (1 to 16;
+            /// 0: one per core). Without a budget: a budget stops the
+            /// search at a point that depends on each thread's speed.
+            #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=16))]
+            workers: u16,
             /// Print JSON instead of text.
             #[arg(long)]
             json: bool,
@@ -435,16 +440,34 @@ mod cli {
     }
 
     fn explore(
-        scenario: &str,
+        id: &str,
         params: Option<&str>,
         strategy: Strategy,
+        workers: usize,
         json: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         let strategy = strategy.checked()?;
-        let scenario = build_scenario(scenario, params)?;
+        if workers > 1 && strategy.kind != StrategyKind::Exhaustive {
+            return Err(
+                "invalid --workers: only the exhaustive search is split across threads".into(),
+            );
+        }
+        if workers > 1 && strategy.runs.is_some() {
+            return Err("invalid --workers: a run budget stops a split search at a point that depends on each thread's speed; use one worker with --runs".into());
+        }
+        let scenario = build_scenario(id, params)?;
         let explorer = Explorer::new(scenario)?;
         let start = std::time::Instant::now();
-        let report = strategy.search().run_to_end(&explorer)?;
+        let report = if workers > 1 {
+            let make = || {
+                build_scenario(id, params)
+                    .map_err(|e| replayground::Error::Store(e.to_string()))
+                    .and_then(Explorer::new)
+            };
+            Explorer::exhaustive_parallel(make, strategy.dfs_options(), workers)?
+        } else {
+            strategy.search().run_to_end(&explorer)?
+        };
         let elapsed = start.elapsed();
         if json {
             let mut value = serde_json::to_value(&report)?;
@@ -617,6 +640,7 @@ mod cli {
                 preemption_bound,
                 no_reduction,
                 without,
+                workers,
                 json,
             } => {
                 let strategy = Strategy {
@@ -630,8 +654,13 @@ mod cli {
                     } else {
                         without.into_iter().collect()
                     },
+                    shard: None,
                 };
-                return explore(&scenario, params.as_deref(), strategy, json);
+                let workers = match workers {
+                    0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(16)),
+                    n => usize::from(n),
+                };
+                return explore(&scenario, params.as_deref(), strategy, workers, json);
             }
             Command::Soak { runs, seed, json } => {
                 if runs == 0 {

@@ -190,3 +190,68 @@ fn the_command_line_gives_the_recorded_schedules() {
         assert_eq!(result["schedule"], case["schedule"], "{case}");
     }
 }
+
+/// `--workers` splits the exhaustive search across threads with the same
+/// proof (final states, verdict, shortest counterexample); what it cannot
+/// split, or split reproducibly, it refuses.
+#[test]
+fn workers_split_the_search_with_the_same_proof() {
+    let json = |args: &[&str]| -> serde_json::Value {
+        let output = replayground(args);
+        serde_json::from_str(&stdout(&output)).unwrap_or_else(|e| panic!("{args:?}: {e}"))
+    };
+    for id in ["outbox-two-relays", "idem-check-then-write"] {
+        let one = json(&["explore", id, "--json"]);
+        let two = json(&["explore", id, "--workers", "2", "--json"]);
+        for field in ["finalStates", "violations"] {
+            assert_eq!(
+                one["stats"][field].as_u64().map(|n| n > 0),
+                two["stats"][field].as_u64().map(|n| n > 0),
+                "{id} {field}"
+            );
+        }
+        assert_eq!(
+            one["stats"]["finalStates"], two["stats"]["finalStates"],
+            "{id}"
+        );
+        assert_eq!(
+            one["counterexample"]["schedule"], two["counterexample"]["schedule"],
+            "{id}"
+        );
+        assert_eq!(two["complete"], true);
+        assert!(two["reductions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r == "split across 2 workers"));
+    }
+    for (args, message) in [
+        (
+            &["explore", "idem-race", "--workers", "2", "--runs", "5"][..],
+            "invalid --workers: a run budget",
+        ),
+        (
+            &[
+                "explore",
+                "idem-race",
+                "--workers",
+                "2",
+                "--strategy",
+                "random",
+            ][..],
+            "invalid --workers: only the exhaustive search",
+        ),
+        (
+            &["explore", "idem-race", "--workers", "17"][..],
+            "17 is not in 0..=16",
+        ),
+    ] {
+        let output = replayground(args);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(
+            stderr(&output).contains(message),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+}

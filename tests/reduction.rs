@@ -14,6 +14,8 @@ use replayground::format;
 use replayground::scenarios;
 use replayground::sim::explore::Explorer;
 use replayground::sim::scheduler::dfs::{Dfs, Options};
+use replayground::sim::scheduler::dpor::SharedCache;
+use replayground::sim::scheduler::split::Shard;
 use replayground::sim::Scenario;
 
 mod common;
@@ -59,6 +61,46 @@ fn prove(explorer: &Explorer, options: Options) -> Option<(Proof, u64)> {
         },
         report.stats.runs,
     ))
+}
+
+/// The proof of a search split across `workers` workers sharing a cache,
+/// advanced a few runs each in turn (as threads would, in one order of
+/// many), merged as the threads' and the page's workers' parts are.
+fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize) -> Proof {
+    let cache = std::sync::Arc::new(SharedCache::default());
+    let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
+        .map(|index| {
+            let mut search = Dfs::new(Options {
+                shard: Some(Shard {
+                    index,
+                    count: workers,
+                }),
+                ..Options::default()
+            });
+            search.share(cache.clone());
+            (Explorer::new(build()).unwrap(), search)
+        })
+        .collect();
+    let mut done = vec![false; workers];
+    while done.iter().any(|d| !d) {
+        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
+            if !done[i] {
+                done[i] = search.advance(explorer, 7).unwrap();
+            }
+        }
+    }
+    let parts: Vec<_> = shards.iter().map(|(_, search)| search.part()).collect();
+    let report = shards[0].0.report_parts(&parts, false).unwrap();
+    assert!(report.complete);
+    Proof {
+        violated: report.stats.violations > 0,
+        final_states: parts
+            .iter()
+            .flat_map(|p| p.final_states.iter())
+            .map(|k| u64::from_str_radix(k, 16).unwrap())
+            .collect(),
+        shortest: report.counterexample.map(|c| (c.steps, c.shortest)),
+    }
 }
 
 fn configurations() -> Vec<(&'static str, Options)> {
@@ -112,6 +154,15 @@ fn same_proof_every_way(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> us
     let (reference, runs) =
         prove(&explorer, all).unwrap_or_else(|| panic!("{name}: the reduced search must finish"));
     assert!(!reference.final_states.is_empty(), "{name}: no final state");
+    // Split across workers: the same proof.
+    for workers in if FULL { &[2, 3][..] } else { &[2][..] } {
+        let workers = *workers;
+        let split = prove_split(build, workers);
+        assert_eq!(
+            split, reference,
+            "{name}: split across {workers} workers, the proof differs"
+        );
+    }
     let mut compared = 0;
     for (what, options) in configurations {
         let Some((proof, other_runs)) = prove(&explorer, options) else {
@@ -306,4 +357,34 @@ fn a_waiting_relay_woken_by_any_release_loses_no_final_state() {
     assert_eq!(plain.len(), 2982);
     assert_eq!(reduced.len(), plain.len());
     assert_eq!(reduced, plain);
+}
+
+/// The same search split across two threads sharing a cache of finished
+/// states (`replayground explore --workers 2`): the same final states and
+/// verdict. Release builds only.
+#[test]
+fn a_search_split_across_threads_proves_the_same() {
+    if !FULL {
+        return;
+    }
+    let source = include_str!("../src/scenarios/reach/three-producers-two-relays.toml");
+    let file = format::parse(source, "three-producers-two-relays").unwrap();
+    let make = || Explorer::new(file.build(&serde_json::Value::Null)?);
+    let explorer = make().unwrap();
+    let whole = explorer
+        .exhaustive(Options::default(), 50_000, |_| true)
+        .unwrap();
+    for workers in [2, 4] {
+        let split = Explorer::exhaustive_parallel(make, Options::default(), workers).unwrap();
+        assert!(split.complete);
+        assert_eq!(
+            split.stats.final_states, whole.stats.final_states,
+            "{workers} workers"
+        );
+        assert_eq!(split.stats.violations > 0, whole.stats.violations > 0);
+        assert!(split
+            .reductions
+            .iter()
+            .any(|r| r == &format!("split across {workers} workers")));
+    }
 }

@@ -7,6 +7,7 @@ use std::collections::{HashSet, VecDeque};
 use serde::Serialize;
 
 use super::scheduler::dfs::{self, Dfs};
+use super::scheduler::split::{self, Part};
 use super::scheduler::{Replay, Scheduler};
 use super::{Check, Choice, Run, Scenario, Schedule, Status, TraceStep, Verdict};
 use crate::storage::{Snapshot, Store};
@@ -411,6 +412,55 @@ impl Explorer {
         Ok(counts)
     }
 
+    /// Searches every interleaving split across `workers` threads (see
+    /// [`crate::sim::scheduler::split`]), each with its own explorer made by
+    /// `make` (an explorer, its store and connections stay on one thread);
+    /// the report merges the workers' parts.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn exhaustive_parallel<F>(
+        make: F,
+        options: dfs::Options,
+        workers: usize,
+    ) -> Result<ExploreReport>
+    where
+        F: Fn() -> Result<Explorer> + Sync,
+    {
+        let count = workers.clamp(1, split::MAX_WORKERS);
+        let cache = std::sync::Arc::new(crate::sim::scheduler::dpor::SharedCache::default());
+        let parts = std::thread::scope(|scope| {
+            let handles = (0..count)
+                .map(|index| {
+                    let make = &make;
+                    let cache = cache.clone();
+                    std::thread::Builder::new()
+                        .name(format!("search-{index}"))
+                        .stack_size(16 << 20)
+                        .spawn_scoped(scope, move || -> Result<Part> {
+                            let explorer = make()?;
+                            let shard = split::Shard { index, count };
+                            let mut search = Dfs::new(dfs::Options {
+                                shard: Some(shard),
+                                ..options
+                            });
+                            search.share(cache);
+                            while !search.advance(&explorer, 10_000)? {}
+                            Ok(search.part())
+                        })
+                        .map_err(|e| Error::Store(format!("cannot start a search thread: {e}")))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .map_err(|_| Error::Store("a search thread panicked".to_string()))?
+                })
+                .collect::<Result<Vec<Part>>>()
+        })?;
+        make()?.report_parts(&parts, false)
+    }
+
     /// Searches every interleaving with the given reductions, at most
     /// `slice` runs at a time, calling `progress` after each slice; a
     /// `false` from `progress` cancels the search.
@@ -433,16 +483,23 @@ impl Explorer {
 
     /// The report of a search, with its counterexample shrunk and explained.
     pub fn report_search(&self, search: &Dfs, cancelled: bool) -> Result<ExploreReport> {
-        let stats = search.stats();
-        let counts = search.steps_per_attempt().unwrap_or(&[]);
+        self.report_parts(&[search.part()], cancelled)
+    }
+
+    /// The report of a search done in parts (one per worker: see
+    /// [`crate::sim::scheduler::split`]), merged.
+    pub fn report_parts(&self, parts: &[Part], cancelled: bool) -> Result<ExploreReport> {
+        let merged = split::merge(parts)?;
+        let stats = merged.stats;
+        let counts = merged.steps_per_attempt.as_deref().unwrap_or(&[]);
         let log10 = naive_interleavings_log10(counts);
         let uniform_log10 =
             uniform_interleavings_log10(counts.len(), counts.iter().copied().max().unwrap_or(0));
         let bounded_by = if cancelled {
             Some("cancelled".to_string())
-        } else if search.budget_spent() && search.is_bounded() {
+        } else if merged.budget_spent {
             Some(format!("run budget of {} runs", stats.runs))
-        } else if stats.cut_by_bound > 0 {
+        } else if merged.cut_by_bound {
             Some(format!(
                 "preemption bound ({} branches not explored)",
                 stats.cut_by_bound
@@ -453,21 +510,26 @@ impl Explorer {
         // A search stopped on a preemption bound is over, not paused: only
         // a budget or a cancel leaves branches to continue from.
         let frontier = if bounded_by.is_some() {
-            search.frontier()
+            merged.frontier
         } else {
             None
         };
-        let counterexample = search
-            .first_violation()
+        let counterexample = merged
+            .violation
+            .as_ref()
             .map(|s| self.counterexample(s))
             .transpose()?;
+        let mut reductions = merged.reductions;
+        if parts.len() > 1 {
+            reductions.push(format!("split across {} workers", parts.len()));
+        }
         Ok(ExploreReport {
             scenario: self.scenario.id().to_string(),
             strategy: "exhaustive".to_string(),
             complete: bounded_by.is_none(),
             bounded_by,
             stats,
-            reductions: search.reductions(),
+            reductions,
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform_log10),

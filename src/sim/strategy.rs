@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::explore::{ExploreReport, Explorer, Sampler};
+use super::scheduler::split::{Shard, MAX_WORKERS};
 use super::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
 use crate::{Error, Result};
 
@@ -131,6 +132,9 @@ pub struct Strategy {
     pub preemption_bound: Option<u32>,
     /// Exhaustive search: the reductions turned off (to compare).
     pub without: Without,
+    /// Exhaustive search: this worker's part of a search split across
+    /// several (`None`: the whole search).
+    pub shard: Option<Shard>,
 }
 
 /// The reductions a search goes without, one bit each.
@@ -177,6 +181,7 @@ impl Strategy {
             depth: DEFAULT_DEPTH,
             preemption_bound: None,
             without: Without::NOTHING,
+            shard: None,
         }
     }
 
@@ -222,6 +227,7 @@ impl Strategy {
             depth: whole(options, "depth", 1, 10)?.map_or(DEFAULT_DEPTH, |d| d as u32),
             preemption_bound: whole(options, "preemptionBound", 0, 1000)?.map(|b| b as u32),
             without: without(options)?,
+            shard: shard(options, kind)?,
         }
         .checked()
     }
@@ -234,6 +240,7 @@ impl Strategy {
             partial_order: !self.without.contains(Reduction::PartialOrder),
             preemption_bound: self.preemption_bound,
             max_runs: self.runs,
+            shard: self.shard,
         }
     }
 
@@ -274,6 +281,28 @@ impl Strategy {
             }
         }
     }
+}
+
+/// `shard`: `{ index, count }`, this worker's part of an exhaustive search
+/// split across `count` workers, or absent.
+fn shard(options: &Map<String, Value>, kind: Kind) -> Result<Option<Shard>> {
+    use crate::input::{object, only, whole};
+    let Some(value) = options.get("shard").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    if kind != Kind::Exhaustive {
+        return Err(Error::invalid(
+            "shard",
+            "only an exhaustive search is split across workers",
+        ));
+    }
+    let map = object(value, "shard")?;
+    only(map, &["index", "count"], "shard")?;
+    let count = whole(map, "count", 1, MAX_WORKERS as i64)?
+        .ok_or_else(|| Error::invalid("shard", "count is required"))? as usize;
+    let index = whole(map, "index", 0, count as i64 - 1)?
+        .ok_or_else(|| Error::invalid("shard", "index is required"))? as usize;
+    Ok(Some(Shard { index, count }))
 }
 
 /// `without`: an array of reductions' names (each at most once), or absent.

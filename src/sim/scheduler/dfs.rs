@@ -25,7 +25,8 @@
 
 use std::collections::HashSet;
 
-use super::dpor::Dpor;
+use super::dpor::{Dpor, SharedCache};
+use super::split::{self, Part, Shard};
 use crate::sim::explore::Explorer;
 use crate::sim::{Progress, Schedule};
 use crate::Result;
@@ -44,6 +45,9 @@ pub struct Options {
     /// Explore one order of steps that commute (dynamic partial-order
     /// reduction with sleep sets; see [`super::dpor`]).
     pub partial_order: bool,
+    /// This worker's part of a search split across several (see
+    /// [`super::split`]); `None`: the whole search.
+    pub shard: Option<Shard>,
 }
 
 impl Options {
@@ -54,6 +58,7 @@ impl Options {
         preemption_bound: None,
         max_runs: None,
         partial_order: false,
+        shard: None,
     };
 }
 
@@ -65,12 +70,13 @@ impl Default for Options {
             preemption_bound: None,
             max_runs: None,
             partial_order: true,
+            shard: None,
         }
     }
 }
 
 /// Counters of a search.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
     /// Runs started (each restores the store and replays a prefix).
@@ -96,7 +102,7 @@ pub struct Stats {
 /// it knows of (partial-order reduction may find more below them), and how
 /// deep the shallowest one starts. Every schedule that agrees with the
 /// explored ones on their first `shallowest` steps has been covered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Frontier {
     /// Branches known to be left.
@@ -169,6 +175,8 @@ pub struct Dfs {
     /// Why partial-order reduction was asked for and not used, if it was.
     por_off: Option<&'static str>,
     decided: bool,
+    /// Finished states shared with the other workers of a split search.
+    shared: Option<std::sync::Arc<SharedCache>>,
 }
 
 impl Dfs {
@@ -184,6 +192,7 @@ impl Dfs {
             por: None,
             por_off: None,
             decided: false,
+            shared: None,
         }
     }
 
@@ -307,8 +316,18 @@ impl Dfs {
                 } else if explorer.has_invariants() {
                     self.por_off = Some("the scenario checks invariants after every step");
                 } else {
-                    self.por = Some(Box::new(Dpor::new(self.options)));
+                    let mut por = self.partial_order_search(explorer)?;
+                    if let Some(cache) = &self.shared {
+                        let odd = self.options.shard.is_some_and(|s| s.index % 2 == 1);
+                        por.share(cache.clone(), odd);
+                    }
+                    self.por = Some(Box::new(por));
                 }
+            }
+            if self.por.is_none() && self.options.shard.is_some_and(|s| s.index > 0) {
+                // Only the partial-order search splits: the first worker
+                // does the whole search, the others nothing.
+                self.stack.clear();
             }
         }
         if let Some(por) = &mut self.por {
@@ -323,6 +342,59 @@ impl Dfs {
             self.walk(explorer, prefix, preemptions)?;
         }
         Ok(self.is_done())
+    }
+
+    /// The partial-order search this worker does: the whole tree, or its
+    /// shard's tasks (the first shard also keeps what the top found).
+    fn partial_order_search(&self, explorer: &Explorer) -> Result<Dpor> {
+        let Some(shard) = self.options.shard.filter(|s| s.count > 1) else {
+            return Ok(Dpor::new(self.options));
+        };
+        let top = split::top(
+            explorer,
+            &self.options,
+            split::TASKS_PER_WORKER * shard.count,
+        )?;
+        let roots: Vec<Vec<usize>> = top
+            .tasks
+            .into_iter()
+            .enumerate()
+            .filter(|(j, _)| j % shard.count == shard.index)
+            .map(|(_, task)| task)
+            .collect();
+        Ok(if shard.index == 0 {
+            Dpor::from_roots(self.options, roots, top.stats, top.endings)
+        } else {
+            Dpor::from_roots(self.options, roots, Stats::default(), Endings::default())
+        })
+    }
+
+    /// Shares the states this worker's partial-order search finishes with
+    /// other workers of the same split search on this machine, and cuts at
+    /// theirs (call before the first `advance`).
+    pub fn share(&mut self, cache: std::sync::Arc<SharedCache>) {
+        self.shared = Some(cache);
+    }
+
+    /// What this search found, as plain data to merge with other workers'
+    /// ([`crate::sim::explore::Explorer::report_parts`]).
+    pub fn part(&self) -> Part {
+        let endings = match &self.por {
+            Some(por) => por.endings(),
+            None => &self.endings,
+        };
+        let (final_states, violation, steps_per_attempt) = endings.to_part_fields();
+        let stats = self.stats();
+        Part {
+            stats,
+            final_states,
+            violation,
+            steps_per_attempt,
+            reductions: self.reductions(),
+            budget_spent: self.budget_spent() && self.is_bounded(),
+            cut_by_bound: stats.cut_by_bound > 0,
+            frontier: self.frontier(),
+        }
     }
 
     fn walk(

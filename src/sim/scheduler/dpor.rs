@@ -56,7 +56,7 @@
 //! locks, one is explored; the other's branch leads to the same state up to
 //! a permutation. Its summary is applied to both.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::sim::explore::{Explorer, MAX_RUN_STEPS};
 use crate::sim::{Progress, Run, Schedule};
@@ -67,6 +67,33 @@ use super::dfs::{Endings, Frontier, Options, Stats};
 
 /// Per class of attempt, the union of the footprints of the steps taken.
 type Summary = Vec<(u64, Footprint)>;
+
+/// States whose exploration is finished, shared by the workers of a split
+/// search on one machine: a state one worker has explored completely is
+/// cut by the others as by its own cache (its sleep set and summary say
+/// all a cut needs). States still under way are never shared.
+#[derive(Debug, Default)]
+pub struct SharedCache {
+    states: std::sync::Mutex<HashMap<u64, (Vec<u64>, Summary)>>,
+}
+
+impl SharedCache {
+    fn get(&self, key: u64, sleep: &[u64]) -> Option<Summary> {
+        let states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        let (explored_with, summary) = states.get(&key)?;
+        is_subset(explored_with, sleep).then(|| summary.clone())
+    }
+
+    fn publish(&self, key: u64, sleep: &[u64], summary: &Summary) {
+        let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        let better = states
+            .get(&key)
+            .is_none_or(|(explored_with, _)| sleep.len() < explored_with.len());
+        if better {
+            states.insert(key, (sleep.to_vec(), summary.clone()));
+        }
+    }
+}
 
 fn add_to(summary: &mut Summary, class: u64, footprint: Footprint) {
     match summary.iter_mut().find(|(c, _)| *c == class) {
@@ -137,20 +164,65 @@ pub struct Dpor {
     visited: HashMap<u64, Seen>,
     stats: Stats,
     endings: Endings,
-    started: bool,
+    /// The states still to search from, each given by the steps that reach
+    /// it from the start (one, the initial state, unless the search is split
+    /// across workers: see [`super::split`]).
+    roots: VecDeque<Vec<usize>>,
+    /// The state the current tree grows from, and the steps each attempt
+    /// took to reach it (blocked steps not counted).
+    root: Vec<usize>,
+    root_counted: Vec<usize>,
+    /// The cache of finished states shared with other workers, if any.
+    shared: Option<std::sync::Arc<SharedCache>>,
+    /// Prefer the last runnable attempt over the first (so that workers
+    /// sharing a cache start in different parts of the tree).
+    reverse: bool,
 }
 
 impl Dpor {
     /// A search from the scenario's initial state.
     pub fn new(options: Options) -> Self {
+        Self::from_roots(
+            options,
+            vec![Vec::new()],
+            Stats::default(),
+            Endings::default(),
+        )
+    }
+
+    /// A search of everything reachable from each of `roots` (states given
+    /// by the steps that reach them), one after the other, sharing one
+    /// cache; it starts with the counters and endings of the search that
+    /// found the roots.
+    pub(super) fn from_roots(
+        options: Options,
+        roots: Vec<Vec<usize>>,
+        stats: Stats,
+        endings: Endings,
+    ) -> Self {
         Dpor {
             options,
             path: Vec::new(),
             visited: HashMap::new(),
-            stats: Stats::default(),
-            endings: Endings::default(),
-            started: false,
+            stats,
+            endings,
+            roots: roots.into(),
+            root: Vec::new(),
+            root_counted: Vec::new(),
+            shared: None,
+            reverse: false,
         }
+    }
+
+    /// Shares finished states with other workers through `cache`.
+    pub(super) fn share(&mut self, cache: std::sync::Arc<SharedCache>, reverse: bool) {
+        self.shared = Some(cache);
+        self.reverse = reverse;
+    }
+
+    /// What the runs that ended found.
+    pub(super) fn endings(&self) -> &Endings {
+        &self.endings
     }
 
     /// The counters so far.
@@ -175,7 +247,7 @@ impl Dpor {
 
     /// Whether the whole reduced tree has been explored, or the budget spent.
     pub fn is_done(&self) -> bool {
-        (self.started && self.path.is_empty()) || self.budget_spent()
+        (self.path.is_empty() && self.roots.is_empty()) || self.budget_spent()
     }
 
     /// Whether the run budget stopped the search.
@@ -202,15 +274,14 @@ impl Dpor {
                 })
                 .count() as u64
         };
-        if !self.started {
-            return Some(Frontier {
-                branches: 1,
-                shallowest: 0,
-            });
-        }
-        let shallowest = self.path.iter().position(|n| pending(n) > 0)?;
+        let on_path = self
+            .path
+            .iter()
+            .position(|n| pending(n) > 0)
+            .map(|i| self.root.len() + i);
+        let shallowest = on_path.or_else(|| self.roots.iter().map(Vec::len).min())?;
         Some(Frontier {
-            branches: self.path.iter().map(pending).sum(),
+            branches: self.path.iter().map(pending).sum::<u64>() + self.roots.len() as u64,
             shallowest: shallowest as u64,
         })
     }
@@ -225,10 +296,19 @@ impl Dpor {
         let mut left = runs;
         while left > 0 && !self.is_done() {
             left -= 1;
-            if !self.started {
-                self.started = true;
+            if self.path.is_empty() {
+                let root = self.roots.pop_front().expect("a root, as not done");
                 self.stats.runs += 1;
                 let mut run = explorer.start(false)?;
+                let mut counted = vec![0usize; run.statuses().len()];
+                for &attempt in &root {
+                    if run.step(attempt)? != Progress::Blocked {
+                        counted[attempt] += 1;
+                    }
+                    self.stats.steps += 1;
+                }
+                self.root = root;
+                self.root_counted = counted;
                 self.visit(explorer, &mut run)?;
                 self.walk(explorer, &mut run)?;
                 continue;
@@ -239,6 +319,10 @@ impl Dpor {
             };
             self.stats.runs += 1;
             let mut run = explorer.start(false)?;
+            for &attempt in &self.root {
+                run.step(attempt)?;
+                self.stats.steps += 1;
+            }
             for node in &self.path[..depth] {
                 let event = node
                     .taken
@@ -298,6 +382,9 @@ impl Dpor {
                 seen.sleep.retain(|id| identities.contains(id));
                 let mut summary = std::mem::take(&mut seen.earlier);
                 merge(&mut summary, &node.summary);
+                if let Some(shared) = &self.shared {
+                    shared.publish(node.key, &seen.sleep, &summary);
+                }
                 seen.summary = Some(summary);
             }
         }
@@ -497,7 +584,7 @@ impl Dpor {
         };
         self.path.push(node);
         let depth = self.path.len() - 1;
-        self.stats.max_depth = self.stats.max_depth.max(depth as u64);
+        self.stats.max_depth = self.stats.max_depth.max((self.root.len() + depth) as u64);
         if self.options.state_caching {
             let identities = self.sleep_identities(&self.path[depth]);
             let key = self.path[depth].key;
@@ -517,6 +604,12 @@ impl Dpor {
                     seen.earlier = seen.summary.take().unwrap_or_default();
                 }
                 None => {
+                    // Another worker may have explored it completely.
+                    let shared = self.shared.as_ref();
+                    if let Some(summary) = shared.and_then(|s| s.get(key, &identities)) {
+                        self.cut(Some(summary), clocks);
+                        return Ok(());
+                    }
                     self.visited.insert(
                         key,
                         Seen {
@@ -530,9 +623,9 @@ impl Dpor {
             }
         }
         if run.is_stopped() {
-            let (path, attempts) = (&self.path, run.statuses().len());
+            let (path, root) = (&self.path, &self.root_counted);
             self.endings
-                .record(&mut self.stats, explorer, run, || counted(path, attempts))?;
+                .record(&mut self.stats, explorer, run, || counted(path, root))?;
             self.finish_node();
             return Ok(());
         }
@@ -599,9 +692,16 @@ impl Dpor {
                 .map(|e| e.attempt);
             let node = self.path.last_mut().expect("a node");
             let awake = |a: &usize| !node.sleep.iter().any(|(s, _)| s == a);
+            let reverse = self.reverse;
             let first = last
                 .filter(|l| node.enabled.contains(l) && awake(l))
-                .or_else(|| node.enabled.iter().copied().find(|a| awake(a)));
+                .or_else(|| {
+                    if reverse {
+                        node.enabled.iter().rev().copied().find(|a| awake(a))
+                    } else {
+                        node.enabled.iter().copied().find(|a| awake(a))
+                    }
+                });
             let Some(first) = first else {
                 // Every runnable attempt sleeps: all that follows was explored.
                 self.finish_node();
@@ -620,9 +720,10 @@ impl Dpor {
     }
 }
 
-/// Steps each attempt took on `path`, blocked steps not counted.
-fn counted(path: &[Node], attempts: usize) -> Vec<usize> {
-    let mut counted = vec![0usize; attempts];
+/// Steps each attempt took on `path` after the root, where they had taken
+/// `root` steps, blocked steps not counted.
+fn counted(path: &[Node], root: &[usize]) -> Vec<usize> {
+    let mut counted = root.to_vec();
     for event in path.iter().filter_map(|n| n.taken.as_ref()) {
         if event.progressed {
             counted[event.attempt] += 1;

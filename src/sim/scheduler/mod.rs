@@ -11,6 +11,7 @@ pub mod pct;
 pub mod random;
 pub mod replay;
 pub mod round_robin;
+pub mod split;
 
 pub use manual::Manual;
 pub use pct::Pct;

@@ -1,0 +1,244 @@
+//! An exhaustive search split across workers (threads natively, Web Workers
+//! in the page), each with its own explorer, store and cache.
+//!
+//! The *top* of the tree is enumerated breadth-first, every interleaving of
+//! its first steps (interchangeable attempts tried once, and each distinct
+//! state kept once), until a level holds enough states for every worker to
+//! have several. Each of those states is a *task*: everything reachable from
+//! it is searched with partial-order reduction, as if it were the initial
+//! state. Task `j` goes to worker `j mod n`; a worker searches its tasks one
+//! after the other with one cache, and worker 0 also reports the runs that
+//! ended within the top. Every run passes through a state of the last level
+//! or ended before it, and each task's search reaches every state reachable
+//! from its root (the search is sound from any state), so the union of the
+//! workers' final states and verdicts is exactly one worker's. Counters are
+//! summed: workers do not share caches, so a state reached from two tasks
+//! on two workers is counted (and explored) twice.
+//!
+//! A part's result ([`Part`]) is plain data, so that it can cross a thread or
+//! a `postMessage`; [`crate::sim::explore::Explorer::report_parts`] merges
+//! them into one report.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+
+use super::dfs::{Endings, Frontier, Options, Stats};
+use crate::sim::explore::Explorer;
+use crate::sim::{Progress, Run, Schedule};
+use crate::Result;
+
+/// Tasks per worker the top is split into, at least: enough that uneven
+/// tasks even out.
+pub const TASKS_PER_WORKER: usize = 8;
+
+/// The deepest the top goes.
+const MAX_TOP_DEPTH: usize = 24;
+
+/// The most workers a search is split across.
+pub const MAX_WORKERS: usize = 16;
+
+/// Which part of a split search a worker does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    /// This worker's index, from 0.
+    pub index: usize,
+    /// How many workers share the search (1 to [`MAX_WORKERS`]).
+    pub count: usize,
+}
+
+/// The top of the tree: the tasks, and what the runs that ended within it
+/// found.
+pub(super) struct Top {
+    pub tasks: Vec<Vec<usize>>,
+    pub stats: Stats,
+    pub endings: Endings,
+}
+
+/// Enumerates the top of the tree until a level has at least `min_tasks`
+/// states (or every run has ended).
+pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> Result<Top> {
+    let mut stats = Stats::default();
+    let mut endings = Endings::default();
+    let mut seen = HashSet::new();
+    let mut level: Vec<Vec<usize>> = vec![Vec::new()];
+    // Replays `prefix`; returns the run and the steps each attempt took.
+    let replay = |stats: &mut Stats, prefix: &[usize]| -> Result<(Run<'_>, Vec<usize>)> {
+        stats.runs += 1;
+        let mut run = explorer.start(false)?;
+        let mut counted = vec![0usize; run.statuses().len()];
+        for &attempt in prefix {
+            if run.step(attempt)? != Progress::Blocked {
+                counted[attempt] += 1;
+            }
+            stats.steps += 1;
+        }
+        Ok((run, counted))
+    };
+    for depth in 0..MAX_TOP_DEPTH {
+        if level.len() >= min_tasks {
+            break;
+        }
+        stats.max_depth = depth as u64;
+        let mut next = Vec::new();
+        for prefix in &level {
+            let (run, counted) = replay(&mut stats, prefix)?;
+            if run.is_stopped() {
+                endings.record(&mut stats, explorer, &run, || counted)?;
+                continue;
+            }
+            let choices = if options.symmetry {
+                run.distinct_runnable()
+            } else {
+                run.runnable()
+            };
+            drop(run);
+            for choice in choices {
+                let mut child = prefix.clone();
+                child.push(choice);
+                let (run, counted) = replay(&mut stats, &child)?;
+                if options.state_caching && !seen.insert(run.state_key(options.symmetry)) {
+                    continue;
+                }
+                if run.is_stopped() {
+                    endings.record(&mut stats, explorer, &run, || counted)?;
+                } else {
+                    next.push(child);
+                }
+            }
+        }
+        if next.is_empty() {
+            level = next;
+            break;
+        }
+        level = next;
+    }
+    stats.distinct_states = seen.len() as u64;
+    Ok(Top {
+        tasks: level,
+        stats,
+        endings,
+    })
+}
+
+/// What one worker's search found, as plain data.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Part {
+    /// Its counters.
+    pub stats: Stats,
+    /// The keys of the states its runs ended in, in hexadecimal (a key does
+    /// not fit a JavaScript number).
+    pub final_states: Vec<String>,
+    /// Its first failing run, encoded.
+    pub violation: Option<String>,
+    /// Steps each attempt took in its first complete run.
+    pub steps_per_attempt: Option<Vec<usize>>,
+    /// The reductions it used, in words.
+    pub reductions: Vec<String>,
+    /// Whether a run budget stopped it before it was complete.
+    pub budget_spent: bool,
+    /// Whether a preemption bound cut branches.
+    pub cut_by_bound: bool,
+    /// What it had left, if it stopped early.
+    pub frontier: Option<Frontier>,
+}
+
+impl Part {
+    /// Checks a part that came from outside (a worker's message): keys in
+    /// hexadecimal, a schedule that decodes.
+    pub fn validate(&self) -> Result<()> {
+        for key in &self.final_states {
+            u64::from_str_radix(key, 16).map_err(|_| {
+                crate::Error::invalid("part", format!("{key:?} is not a state key"))
+            })?;
+        }
+        if let Some(violation) = &self.violation {
+            Schedule::decode(violation)?;
+        }
+        Ok(())
+    }
+}
+
+impl Endings {
+    /// These endings as a part's fields: final state keys, violation,
+    /// steps per attempt.
+    pub(super) fn to_part_fields(&self) -> (Vec<String>, Option<String>, Option<Vec<usize>>) {
+        let mut finals: Vec<String> = self.finals().iter().map(|k| format!("{k:x}")).collect();
+        finals.sort_unstable();
+        (
+            finals,
+            self.first_violation().map(Schedule::encode),
+            self.steps_per_attempt().map(<[usize]>::to_vec),
+        )
+    }
+}
+
+/// The parts merged: counters summed (final states counted once across
+/// parts), the shortest violation (then the first in text order), the first
+/// part's steps per attempt.
+pub struct Merged {
+    pub stats: Stats,
+    pub violation: Option<Schedule>,
+    pub steps_per_attempt: Option<Vec<usize>>,
+    pub reductions: Vec<String>,
+    pub budget_spent: bool,
+    pub cut_by_bound: bool,
+    pub frontier: Option<Frontier>,
+}
+
+/// Merges the parts of one search.
+pub fn merge(parts: &[Part]) -> Result<Merged> {
+    let mut stats = Stats::default();
+    let mut finals = HashSet::new();
+    let mut violation: Option<Schedule> = None;
+    let mut frontier: Option<Frontier> = None;
+    for part in parts {
+        part.validate()?;
+        let s = &part.stats;
+        stats.runs += s.runs;
+        stats.terminal_runs += s.terminal_runs;
+        stats.steps += s.steps;
+        stats.distinct_states += s.distinct_states;
+        stats.violations += s.violations;
+        stats.cut_by_bound += s.cut_by_bound;
+        stats.max_depth = stats.max_depth.max(s.max_depth);
+        finals.extend(part.final_states.iter().cloned());
+        if let Some(v) = &part.violation {
+            let v = Schedule::decode(v)?;
+            let better = violation
+                .as_ref()
+                .is_none_or(|best| (v.len(), v.encode()) < (best.len(), best.encode()));
+            if better {
+                violation = Some(v);
+            }
+        }
+        if let Some(f) = part.frontier {
+            frontier = Some(match frontier {
+                None => f,
+                Some(g) => Frontier {
+                    branches: g.branches + f.branches,
+                    shallowest: g.shallowest.min(f.shallowest),
+                },
+            });
+        }
+    }
+    stats.final_states = finals.len() as u64;
+    let mut reductions: Vec<String> = Vec::new();
+    for part in parts {
+        for r in &part.reductions {
+            if !reductions.contains(r) {
+                reductions.push(r.clone());
+            }
+        }
+    }
+    Ok(Merged {
+        stats,
+        violation,
+        steps_per_attempt: parts.iter().find_map(|p| p.steps_per_attempt.clone()),
+        reductions,
+        budget_spent: parts.iter().any(|p| p.budget_spent),
+        cut_by_bound: parts.iter().any(|p| p.cut_by_bound),
+        frontier,
+    })
+}
