@@ -189,6 +189,23 @@ pub struct ReachFigures {
     pub ms: f64,
 }
 
+impl ReachFigures {
+    /// The figures of search `report` of `scenario`, which took `ms`.
+    fn of(scenario: String, report: &crate::sim::explore::ExploreReport, ms: f64) -> Self {
+        ReachFigures {
+            scenario,
+            reductions: report.reductions.join(", "),
+            complete: report.complete,
+            runs: report.stats.runs,
+            distinct_states: report.stats.distinct_states,
+            final_states: report.stats.final_states,
+            steps: report.stats.steps,
+            violations: report.stats.violations,
+            ms,
+        }
+    }
+}
+
 /// The reach scenarios: larger designs than the built-ins, searched whole.
 const REACH: &[(&str, &str)] = &[
     (
@@ -246,17 +263,7 @@ pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
             let start = clock();
             let report = explorer.exhaustive(options, u64::MAX, |_| true)?;
             let ms = clock() - start;
-            figures.push(ReachFigures {
-                scenario: name.clone(),
-                reductions: report.reductions.join(", "),
-                complete: report.complete,
-                runs: report.stats.runs,
-                distinct_states: report.stats.distinct_states,
-                final_states: report.stats.final_states,
-                steps: report.stats.steps,
-                violations: report.stats.violations,
-                ms,
-            });
+            figures.push(ReachFigures::of(name.clone(), &report, ms));
         }
     }
     Ok(figures)
@@ -281,17 +288,7 @@ pub fn reach_split(budget: Budget, workers: usize) -> Result<Vec<ReachFigures>> 
         let start = std::time::Instant::now();
         let report = Explorer::exhaustive_parallel(make, options, workers)?;
         let ms = start.elapsed().as_secs_f64() * 1000.0;
-        figures.push(ReachFigures {
-            scenario: name,
-            reductions: report.reductions.join(", "),
-            complete: report.complete,
-            runs: report.stats.runs,
-            distinct_states: report.stats.distinct_states,
-            final_states: report.stats.final_states,
-            steps: report.stats.steps,
-            violations: report.stats.violations,
-            ms,
-        });
+        figures.push(ReachFigures::of(name, &report, ms));
     }
     Ok(figures)
 }
