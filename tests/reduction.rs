@@ -96,8 +96,7 @@ fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize) -> Proof {
         violated: report.stats.violations > 0,
         final_states: parts
             .iter()
-            .flat_map(|p| p.final_states.iter())
-            .map(|k| u64::from_str_radix(k, 16).unwrap())
+            .flat_map(|p| p.final_state_keys().unwrap())
             .collect(),
         shortest: report.counterexample.map(|c| (c.steps, c.shortest)),
     }
@@ -386,5 +385,39 @@ fn a_search_split_across_threads_proves_the_same() {
             .reductions
             .iter()
             .any(|r| r == &format!("split across {workers} workers")));
+    }
+}
+
+/// A split search's report covers every shard or none: one shard's part
+/// alone, or a part given twice, is refused, not reported as complete.
+#[test]
+fn parts_merge_only_whole() {
+    let build = || scenarios::build("idem-check-then-write").unwrap();
+    let parts: Vec<_> = (0..2)
+        .map(|index| {
+            let explorer = Explorer::new(build()).unwrap();
+            let mut search = Dfs::new(Options {
+                shard: Some(Shard { index, count: 2 }),
+                ..Options::default()
+            });
+            while !search.advance(&explorer, 100).unwrap() {}
+            search.part()
+        })
+        .collect();
+    let explorer = Explorer::new(build()).unwrap();
+    let merged = explorer.report_parts(&parts, false).unwrap();
+    assert!(merged.complete && merged.counterexample.is_some());
+    for bad in [
+        vec![parts[0].clone()],
+        vec![parts[1].clone()],
+        vec![parts[0].clone(), parts[0].clone()],
+    ] {
+        let error = explorer.report_parts(&bad, false).unwrap_err().to_string();
+        assert!(
+            error.starts_with(
+                "invalid parts: give either one whole search's part or every shard's part"
+            ),
+            "{error}"
+        );
     }
 }

@@ -264,6 +264,9 @@ impl Explorer {
     /// Sets the scenario up and snapshots its initial state.
     pub fn new(scenario: Box<dyn Scenario>) -> Result<Self> {
         let store = Store::new("scenario")?;
+        // Footprints name databases by slot: the scenario's own first, in
+        // its order, so that every explorer of it numbers them alike.
+        store.assign_slots(scenario.databases());
         scenario.setup(&store)?;
         let initial = store.snapshot();
         // Every run restores this same snapshot, so idle connections can be reused.

@@ -31,8 +31,7 @@
 //! statuses or locks, and steps that move the clock or kill a connection
 //! (which conflict with everything).
 
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::Cell;
 
 /// What one step read and wrote.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -57,6 +56,41 @@ pub struct Footprint {
 }
 
 impl Footprint {
+    /// Words a footprint is written as ([`Footprint::to_words`]).
+    pub const WORDS: usize = 5;
+
+    /// The footprint as plain words, to cross to another worker.
+    pub fn to_words(&self) -> [u64; Self::WORDS] {
+        [
+            self.reads,
+            self.writes,
+            u64::from(self.reads_status) << 32 | u64::from(self.writes_status),
+            u64::from(self.reads_blocked) << 32 | u64::from(self.writes_blocked),
+            u64::from(self.global),
+        ]
+    }
+
+    /// A footprint from [`Footprint::to_words`]' words (`None` if they are
+    /// not such words).
+    pub fn from_words(words: &[u64]) -> Option<Footprint> {
+        let &[reads, writes, status, blocked, global] = words else {
+            return None;
+        };
+        Some(Footprint {
+            reads,
+            writes,
+            reads_status: (status >> 32) as u32,
+            writes_status: status as u32,
+            reads_blocked: (blocked >> 32) as u32,
+            writes_blocked: blocked as u32,
+            global: match global {
+                0 => false,
+                1 => true,
+                _ => return None,
+            },
+        })
+    }
+
     /// A footprint that conflicts with everything.
     pub const GLOBAL: Footprint = Footprint {
         reads: 0,
@@ -122,7 +156,8 @@ const PARTS: u8 = 4;
 /// database, which only adds conflicts.
 const SLOTS: u8 = 64 / PARTS;
 
-/// The footprint bit of `part` of the database in slot `slot`.
+/// The footprint bit of `part` of the database in slot `slot` (see
+/// `StoreInner::slot`).
 pub fn bit(slot: u8, part: Part) -> u64 {
     1 << (slot.min(SLOTS - 1) * PARTS + part as u8)
 }
@@ -137,7 +172,6 @@ pub fn part_of(file: &str) -> Part {
 }
 
 thread_local! {
-    static SLOT_OF: RefCell<HashMap<String, u8>> = RefCell::new(HashMap::new());
     static RECORDING: Cell<Option<Footprint>> = const { Cell::new(None) };
 }
 
@@ -148,21 +182,6 @@ pub fn database_of(file: &str) -> &str {
         .iter()
         .find_map(|suffix| file.strip_suffix(suffix))
         .unwrap_or(file)
-}
-
-/// The bit of database `name` (a store file name or a database's name),
-/// the same for every store on the thread.
-pub fn slot(name: &str) -> u8 {
-    let db = database_of(name);
-    SLOT_OF.with(|slots| {
-        let mut slots = slots.borrow_mut();
-        if let Some(&slot) = slots.get(db) {
-            return slot;
-        }
-        let slot = u8::try_from(slots.len()).map_or(SLOTS - 1, |n| n.min(SLOTS - 1));
-        slots.insert(db.to_string(), slot);
-        slot
-    })
 }
 
 /// Starts recording on this thread (a step is about to run).
@@ -225,6 +244,16 @@ pub fn global() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        static STORE: std::rc::Rc<crate::storage::vfs::StoreInner> =
+            crate::storage::vfs::StoreInner::create("fp");
+    }
+
+    /// A database's slot in one store.
+    fn slot(name: &str) -> u8 {
+        STORE.with(|store| store.slot(name))
+    }
 
     #[test]
     fn reads_commute_and_a_write_conflicts_with_both() {

@@ -480,6 +480,11 @@ impl Store {
     /// A new store holding copies of a snapshot's files (of any store).
     pub fn from_snapshot(label: &str, snapshot: &Snapshot) -> Result<Store> {
         let store = Store::new(label)?;
+        if let Some(source) = StoreInner::find(&snapshot.store) {
+            store
+                .inner
+                .assign_slots(source.slot_names().iter().map(String::as_str));
+        }
         store.inner.restore_files(&snapshot.files);
         Ok(store)
     }
@@ -584,7 +589,16 @@ impl Store {
             )));
         }
         self.inner.restore_files(&other.inner.snapshot_files());
+        // Its databases keep their footprint slots here.
+        self.inner
+            .assign_slots(other.inner.slot_names().iter().map(String::as_str));
         Ok(())
+    }
+
+    /// Numbers these databases' footprint slots first, in this order (an
+    /// explorer names its scenario's databases before anything runs).
+    pub fn assign_slots<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        self.inner.assign_slots(names);
     }
 
     /// Puts every file back as it was in `snapshot`.
@@ -698,7 +712,7 @@ impl Conn {
                 // without a lock); a pooled connection does what a new one
                 // would, so that a step's footprint does not depend on
                 // whether the pool had a connection to hand out.
-                footprint::read(footprint::slot(db), footprint::Part::Data);
+                footprint::read(store.slot(db), footprint::Part::Data);
                 return Ok(Conn {
                     id: pooled.id,
                     label: label.to_string(),

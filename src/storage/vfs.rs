@@ -190,6 +190,9 @@ pub(crate) struct StoreInner {
     locks: RefCell<BTreeMap<String, FileLocks>>,
     handles: RefCell<BTreeMap<u64, HandleState>>,
     conns: RefCell<BTreeMap<ConnId, ConnState>>,
+    /// The footprint slot of each database, by index (see
+    /// [`StoreInner::slot`]).
+    slots: RefCell<Vec<String>>,
 }
 
 fn cant_open(message: String) -> VfsError {
@@ -197,6 +200,36 @@ fn cant_open(message: String) -> VfsError {
 }
 
 impl StoreInner {
+    /// The footprint slot of database `name` (a file name or a database's
+    /// name): its place among this store's databases, in the order they were
+    /// named by [`StoreInner::assign_slots`] or first touched. It depends
+    /// only on the store's own history, so two workers' explorers of one
+    /// scenario number databases alike (footprints cross between them).
+    pub(crate) fn slot(&self, name: &str) -> u8 {
+        let db = footprint::database_of(name);
+        let mut slots = self.slots.borrow_mut();
+        let index = match slots.iter().position(|s| s == db) {
+            Some(index) => index,
+            None => {
+                slots.push(db.to_string());
+                slots.len() - 1
+            }
+        };
+        u8::try_from(index).unwrap_or(u8::MAX)
+    }
+
+    /// Numbers `names` first, in this order (those not numbered yet).
+    pub(crate) fn assign_slots<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        for name in names {
+            self.slot(name);
+        }
+    }
+
+    /// The databases in slot order.
+    pub(crate) fn slot_names(&self) -> Vec<String> {
+        self.slots.borrow().clone()
+    }
+
     /// Creates and registers an empty store under a new unique name.
     pub(crate) fn create(label: &str) -> Rc<StoreInner> {
         let name = format!("{label}-{}", next_id());
@@ -211,6 +244,7 @@ impl StoreInner {
             locks: RefCell::default(),
             handles: RefCell::default(),
             conns: RefCell::default(),
+            slots: RefCell::default(),
         });
         STORES.with(|stores| {
             let mut stores = stores.borrow_mut();
@@ -478,7 +512,7 @@ impl StoreInner {
                 }
                 Some(data) => data.clone(),
                 None if options.create() && !killed => {
-                    footprint::write(footprint::slot(file), footprint::part_of(file));
+                    footprint::write(self.slot(file), footprint::part_of(file));
                     let data = FileData::default();
                     files.insert(file.to_string(), data.clone());
                     data
@@ -510,7 +544,7 @@ impl StoreInner {
             read_only: options.access() == OpenAccess::ReadOnly,
             mmap_limit: 0,
             shm: None,
-            slot: Some(footprint::slot(file)),
+            slot: Some(self.slot(file)),
             part: footprint::part_of(file),
         })
     }
@@ -1087,7 +1121,7 @@ impl VfsStore for LockingStore {
         let Some((store, file)) = resolve(data, name) else {
             return Ok(false);
         };
-        let slot = footprint::slot(&file);
+        let slot = store.slot(&file);
         let main = footprint::database_of(&file);
         if footprint::part_of(&file) == Part::Log && main != file && store.reserved(main) {
             // Only a hot journal matters, and none is hot while a writer
@@ -1111,7 +1145,7 @@ impl VfsStore for LockingStore {
                 format!("no store holds {name:?}").into(),
             )
         })?;
-        footprint::write(footprint::slot(&file), footprint::part_of(&file));
+        footprint::write(store.slot(&file), footprint::part_of(&file));
         store.delete(&file)
     }
 }

@@ -21,6 +21,8 @@ use crate::patterns::{outbox, SessionStore};
 use crate::scenarios;
 use crate::sim::explore::{ExploreReport, Explorer, RunResult};
 use crate::sim::scheduler::dfs;
+use crate::sim::scheduler::dpor::SharedCache;
+use crate::sim::scheduler::split;
 use crate::sim::strategy::{self, Search, Strategy};
 use crate::sim::{Schedule, Status, Verdict};
 use crate::storage;
@@ -64,6 +66,8 @@ export interface ExploreOptions {
   runs?: number; seed?: number; depth?: number; preemptionBound?: number;
   /** Exhaustive search: reductions to turn off, to compare. */
   without?: ("state-caching" | "symmetry" | "partial-order")[];
+  /** Exhaustive search: this worker's part of a search split across `count` workers (see `mergeExplorations`). */
+  shard?: { index: number; count: number };
 }
 /** One idempotent request for `IdempotencySession.execute`. */
 export interface RequestInput { tenant: string; operation: string; key: string; quantity: number; now: number; }
@@ -345,12 +349,73 @@ pub fn explore_scenario(
     exploration.report()
 }
 
+/// The most words one `addFinished` call takes (32 MiB).
+const MAX_FINISHED_WORDS: u32 = 4 << 20;
+
+/// Merges the parts of a search split across workers (each a shard's
+/// `part()`) into one report; `options` are the search's own (without
+/// `shard`), `cancelled` whether it was cancelled.
+#[wasm_bindgen(js_name = mergeExplorations)]
+pub fn merge_explorations(
+    #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "ExploreOptions | undefined")] options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "object[]")] parts: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "boolean")] cancelled: JsValue,
+) -> Result<JsValue, JsError> {
+    let scenario = ScenarioArg::read(&id)?;
+    let options = options_arg(&options)?;
+    input::only(
+        &options,
+        &[
+            "params",
+            "strategy",
+            "runs",
+            "seed",
+            "depth",
+            "preemptionBound",
+            "without",
+        ],
+        "options",
+    )
+    .map_err(js_error)?;
+    let params = options.get("params").cloned().unwrap_or(Value::Null);
+    let parts: Vec<split::Part> = match js_to_json(&parts).map_err(js_error)? {
+        Value::Array(items) if !items.is_empty() && items.len() <= split::MAX_WORKERS => items
+            .into_iter()
+            .map(serde_json::from_value)
+            .collect::<Result<_, _>>()
+            .map_err(|e| js_error(Error::invalid("parts", e.to_string())))?,
+        _ => {
+            return Err(js_error(Error::invalid(
+                "parts",
+                format!(
+                    "expected 1 to {} parts (each a shard's part())",
+                    split::MAX_WORKERS
+                ),
+            )))
+        }
+    };
+    let cancelled = match cancelled.as_bool() {
+        Some(b) => b,
+        None => {
+            return Err(js_error(Error::invalid(
+                "cancelled",
+                "expected true or false",
+            )))
+        }
+    };
+    let explorer = scenario.explorer(&params).map_err(js_error)?;
+    to_js(&explorer.report_parts(&parts, cancelled).map_err(js_error)?)
+}
+
 /// A search that runs in slices: `advance(runs)` explores that many runs and
 /// returns progress; `report()` gives the result, `cancel()` stops it.
 #[wasm_bindgen]
 pub struct Exploration {
     explorer: Explorer,
     search: Search,
+    /// A shard's cache of finished states (`None` unless `shard` was given).
+    cache: Option<std::sync::Arc<SharedCache>>,
     done: bool,
     cancelled: bool,
     report: Option<ExploreReport>,
@@ -385,6 +450,7 @@ impl Exploration {
                 "depth",
                 "preemptionBound",
                 "without",
+                "shard",
             ],
             "options",
         )
@@ -393,13 +459,78 @@ impl Exploration {
         let strategy =
             Strategy::from_json(&options, strategy::Kind::Exhaustive).map_err(js_error)?;
         let explorer = scenario.explorer(&params).map_err(js_error)?;
+        let mut search = strategy.search();
+        // A shard of a split search keeps what it finishes, to send it to
+        // the other workers, and cuts at what they send.
+        let cache = strategy
+            .shard
+            .map(|_| std::sync::Arc::new(SharedCache::sending()));
+        if let (Some(cache), Search::Exhaustive(dfs)) = (&cache, &mut search) {
+            dfs.share(cache.clone());
+        }
         Ok(Exploration {
             explorer,
-            search: strategy.search(),
+            search,
+            cache,
             done: false,
             cancelled: false,
             report: None,
         })
+    }
+
+    /// A shard of a split search (option `shard`): the states it finished
+    /// since the last call, as words to give the other shards'
+    /// `addFinished`.
+    #[wasm_bindgen(js_name = takeFinished)]
+    pub fn take_finished(&self) -> Vec<u64> {
+        self.cache
+            .as_ref()
+            .map(|c| c.take_published())
+            .unwrap_or_default()
+    }
+
+    /// A shard of a split search: adds the states another shard finished
+    /// (its `takeFinished()` words, a BigUint64Array); returns how many.
+    #[wasm_bindgen(js_name = addFinished)]
+    pub fn add_finished(
+        &self,
+        #[wasm_bindgen(unchecked_param_type = "BigUint64Array")] words: JsValue,
+    ) -> Result<u32, JsError> {
+        let Some(cache) = &self.cache else {
+            return Err(JsError::new(
+                "only a shard of a split search (option shard) takes finished states",
+            ));
+        };
+        let Some(words) = words.dyn_ref::<js_sys::BigUint64Array>() else {
+            return Err(js_error(Error::invalid(
+                "finished states",
+                "expected the BigUint64Array takeFinished() gives",
+            )));
+        };
+        if words.length() > MAX_FINISHED_WORDS {
+            return Err(js_error(Error::invalid(
+                "finished states",
+                format!("at most {MAX_FINISHED_WORDS} words at once"),
+            )));
+        }
+        let count = cache.import(&words.to_vec()).map_err(js_error)?;
+        Ok(count as u32)
+    }
+
+    /// An exhaustive search's result as a part to merge with the other
+    /// shards' (`mergeExplorations`), once done or cancelled.
+    pub fn part(&self) -> Result<JsValue, JsError> {
+        if !self.done {
+            return Err(JsError::new(
+                "the exploration is not over: call advance() until done, or cancel()",
+            ));
+        }
+        match &self.search {
+            Search::Exhaustive(dfs) => to_js(&dfs.part()),
+            Search::Sample(_) => Err(JsError::new(
+                "only an exhaustive search is split into parts",
+            )),
+        }
     }
 
     /// Explores up to `runs` more runs; returns `{ done, stats, plannedRuns }`.

@@ -58,6 +58,11 @@ test('1,200 hostile calls of every kind against every export leave objects and t
     // A search stopped by its budget, which resume() continues.
     const stopped = new m.Exploration('idem-check-then-write', { runs: 2 });
     while (!stopped.advance(10).done);
+    // A shard of a split search, and a whole search's part to merge.
+    const shard = new m.Exploration('idem-race', { params: { attempts: 2 }, shard: { index: 0, count: 2 } });
+    const whole = new m.Exploration('idem-race', { params: { attempts: 2 } });
+    while (!whole.advance(10).done);
+    const part = whole.part();
     // Every export, with the hostile value in each argument it takes.
     const sites = [
       (v) => m.roundTrip(v),
@@ -88,6 +93,12 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       (v) => m.describeScenario({ source: v }),
       (v) => m.scenarioSource(v),
       (v) => stopped.resume(v),
+      (v) => shard.addFinished(v),
+      (v) => m.mergeExplorations(v, {}, [part], false),
+      (v) => m.mergeExplorations('idem-race', v, [part], false),
+      (v) => m.mergeExplorations('idem-race', {}, v, false),
+      (v) => m.mergeExplorations('idem-race', {}, [part], v),
+      (v) => m.mergeExplorations('idem-race', {}, [v], false),
     ];
     const report = {};
     for (const [kind, make] of Object.entries(kinds)) {
@@ -141,6 +152,8 @@ test('1,200 hostile calls of every kind against every export leave objects and t
     stepper.free();
     exploration.free();
     stopped.free();
+    shard.free();
+    whole.free();
     // A Map of options is refused with a sentence naming it, not read as {}.
     let mapMessage = '';
     try { m.runScenario('idem-race', new Map([['strategy', 'random']])); } catch (e) { mapMessage = e.message; }

@@ -976,7 +976,8 @@ async function search(strategy, start) {
       ui.progress.max = plannedRuns;
       ui.progress.value = stats.runs;
     }
-    status(`Exploring: ${count(stats.runs, 'run')}${strategy === 'exhaustive' ? `, ${count(stats.distinctStates, 'distinct state')}` : ''}, ${count(stats.violations, 'violation')}…`);
+    const workers = progress.workers ? ` (split across ${progress.workers} workers)` : '';
+    status(`Exploring${workers}: ${count(stats.runs, 'run')}${strategy === 'exhaustive' ? `, ${count(stats.distinctStates, 'distinct state')}` : ''}, ${count(stats.violations, 'violation')}…`);
   });
   state.search = search;
   try {
@@ -1015,11 +1016,14 @@ function coverageLeft(report) {
 function showReport(report) {
   const s = report.stats;
   const exhaustive = report.strategy === 'exhaustive';
-  const coverage = report.complete
-    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`
+  let coverage = report.complete
+    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, ${count(s.finalStates, 'final state')}, where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`
     : exhaustive && report.frontier ? coverageLeft(report)
       : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}`
         : exhaustive ? `not every schedule: ${report.boundedBy}` : `${count(s.runs, 'sampled run')}, not every schedule`;
+  // A search split across workers sums their counts.
+  const split = report.reductions?.find((r) => r.startsWith('split across'));
+  if (split) coverage += `; ${split}, counts summed`;
   const context = runContext(report.strategy);
   const c = report.counterexample;
   if (!c) {

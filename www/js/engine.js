@@ -62,7 +62,7 @@ function connect() {
     }
     if (!call) return;
     if (data.progress) {
-      call.onProgress?.(data.progress);
+      call.onProgress?.(data.progress, data.finished);
       return;
     }
     pending.delete(data.id);
@@ -125,6 +125,7 @@ export const benchEngine = (rounds, iterations) => call('benchEngine', [rounds, 
 
 // A search under way: { promise, cancel() }.
 function search(op, args, onProgress) {
+  lastSplit = null;
   const started = call(op, args, onProgress);
   return {
     promise: started.promise,
@@ -132,14 +133,172 @@ function search(op, args, onProgress) {
   };
 }
 
+// ---------------------------------------------------------------- split searches
+
+// How many workers an exhaustive search is split across: one per core, at
+// most 4 (the engine's worker and helpers started at the first split search).
+export const SEARCH_WORKERS = Math.max(1, Math.min(Number(navigator.hardwareConcurrency) || 1, 4));
+
+// Helper workers: the same worker script and module as the engine's, each a
+// shard of split searches only. One that fails is dropped (a new one starts
+// with the next search); its search fails with a sentence.
+const helpers = [];
+
+function helper(index) {
+  if (helpers[index]) return helpers[index];
+  const started = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
+  const h = { worker: started, calls: new Map(), nextId: 1 };
+  compiledModule().then((module) => started.postMessage({ op: 'init', module }));
+  const fail = (reason) => {
+    for (const c of h.calls.values()) c.reject(new Error(`a search worker stopped (${reason})`));
+    h.calls.clear();
+    started.terminate();
+    if (helpers[index] === h) helpers[index] = null;
+  };
+  started.onmessage = ({ data }) => {
+    if (data.fatal) {
+      fail(data.error);
+      return;
+    }
+    const c = h.calls.get(data.id);
+    if (!c) return;
+    if (data.progress) {
+      c.onProgress?.(data.progress, data.finished);
+      return;
+    }
+    h.calls.delete(data.id);
+    if (data.ok) c.resolve(data.value);
+    else c.reject(new Error(data.error));
+  };
+  started.onerror = (event) => {
+    event.preventDefault?.();
+    fail(event.message || 'its worker failed');
+  };
+  helpers[index] = h;
+  return h;
+}
+
+// Shard `index`'s door: the engine's worker for 0, a helper for the others.
+// Returns { id, promise, post(message) }.
+function shardCall(index, op, args, onProgress) {
+  if (index === 0) {
+    const started = call(op, args, onProgress);
+    return { ...started, post: (message) => worker?.postMessage(message) };
+  }
+  const h = helper(index - 1);
+  const id = h.nextId++;
+  const promise = new Promise((resolve, reject) => h.calls.set(id, { resolve, reject, onProgress }));
+  h.worker.postMessage({ id, op, args });
+  return { id, promise, post: (message) => h.worker.postMessage(message) };
+}
+
+// The last split search, while it can be continued: { count, id, options }.
+let lastSplit = null;
+
+// Runs `op` on `count` shards (args(index) gives each its arguments): what
+// one shard finishes goes to the others, progress is summed, and the shards'
+// parts are merged into one report by the engine's worker.
+function split(count, id, options, op, args, onProgress) {
+  let cancelled = false;
+  const latest = new Array(count).fill(null);
+  const shards = [];
+  const over = new Array(count).fill(false);
+  for (let index = 0; index < count; index += 1) {
+    shards.push(shardCall(index, op, args(index), (progress, finished) => {
+      latest[index] = progress.stats;
+      if (finished?.length) {
+        shards.forEach((other, j) => {
+          if (j !== index && !over[j]) other.post({ op: 'addFinished', target: other.id, words: finished });
+        });
+      }
+      const stats = {};
+      for (const s of latest.filter(Boolean)) {
+        for (const [k, v] of Object.entries(s)) stats[k] = k === 'maxDepth' ? Math.max(stats[k] ?? 0, v) : (stats[k] ?? 0) + v;
+      }
+      onProgress?.({ done: false, stats, plannedRuns: null, workers: count });
+    }));
+    shards[index].promise.then(() => { over[index] = true; }, () => { over[index] = true; });
+  }
+  const cancelAll = () => shards.forEach((s) => s.post({ op: 'cancel', target: s.id }));
+  const promise = Promise.all(shards.map((s) => s.promise))
+    .catch((error) => {
+      cancelAll();
+      throw error;
+    })
+    .then(async (parts) => {
+      const report = await call('mergeExplorations', [id, options, parts, cancelled]).promise;
+      lastSplit = report.frontier ? { count, id, options } : null;
+      return report;
+    });
+  return {
+    promise,
+    cancel: () => {
+      cancelled = true;
+      cancelAll();
+    },
+  };
+}
+
+// Whether `options` ask for a search this page splits: an exhaustive one.
+const splits = (options) => SEARCH_WORKERS > 1 && (options?.strategy ?? 'exhaustive') === 'exhaustive'
+  && options?.preemptionBound == null;
+
+// A search that has not finished after this long is split: small searches
+// stay on one worker (starting helpers and enumerating the top of the tree
+// would cost them more than it saves), with the counts one worker gives.
+const SPLIT_AFTER_MS = 1000;
+
 // Starts a search; returns { promise, cancel() }; onProgress gets { done, stats, plannedRuns }.
-// A search that stops before covering everything (its report has a
-// `frontier`) is kept until the next one starts, and `resume` continues it.
-export const explore = (id, options, onProgress) => search('explore', [id, options], onProgress);
+// An exhaustive search still running after SPLIT_AFTER_MS starts over split
+// across SEARCH_WORKERS workers (a run budget shared out among them); its
+// report is one worker's, with counters summed over the workers (a state two
+// workers both explored counts twice). A search that stops before covering
+// everything (its report has a `frontier`) is kept until the next one
+// starts, and `resume` continues it.
+export function explore(id, options, onProgress) {
+  if (!splits(options)) return search('explore', [id, options], onProgress);
+  const began = performance.now();
+  let current = null;
+  let cancelled = false;
+  let splitUp = null;
+  const startSplit = () => {
+    const count = SEARCH_WORKERS;
+    const runs = options?.runs;
+    const shardOptions = (index) => ({
+      ...options,
+      shard: { index, count },
+      ...(runs == null ? {} : { runs: Math.max(1, Math.ceil(runs / count)) }),
+    });
+    lastSplit = null;
+    return split(count, id, options, 'explore', (index) => [id, shardOptions(index)], onProgress);
+  };
+  current = search('explore', [id, options], (progress) => {
+    onProgress?.(progress);
+    if (!splitUp && !cancelled && !progress.done && performance.now() - began > SPLIT_AFTER_MS) {
+      current.cancel();
+      splitUp = startSplit();
+      current = splitUp;
+    }
+  });
+  // Once split, the answer is the split search's (cancelled or not).
+  const promise = current.promise.then((report) => splitUp?.promise ?? report);
+  return {
+    promise,
+    cancel: () => {
+      cancelled = true;
+      current.cancel();
+    },
+  };
+}
 
 // Continues the last search stopped by its budget or a cancel: `runs` more
 // runs (its first budget if not given); returns { promise, cancel() }.
-export const resume = (runs, onProgress) => search('resume', [runs], onProgress);
+export function resume(runs, onProgress) {
+  if (!lastSplit) return search('resume', [runs], onProgress);
+  const { count, id, options } = lastSplit;
+  const share = runs == null ? undefined : Math.max(1, Math.ceil(runs / count));
+  return split(count, id, options, 'resume', () => [share], onProgress);
+}
 
 // A manual stepper for scenario `id`: { state, step(i), undo(), setSchedule(s), close() }.
 export async function stepper(id, options) {

@@ -26,13 +26,21 @@ const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
 // out, or it was cancelled): kept so that the page may continue it. A new
 // search replaces it.
 let paused = null;
+// A search split across workers (option `shard`) answers with its part,
+// not a report; this worker's paused search is such a shard if `pausedShard`.
+let pausedShard = false;
+
+// What other shards finished, sent for the shard searching under call `id`
+// (applied between slices).
+const inboxes = new Map();
 
 // Runs an exploration in time slices of about SLICE_MS, posting progress and
 // yielding between them so cancel messages arrive.
 async function explore(id, [scenario, options]) {
   paused?.free();
   paused = null;
-  return drive(id, new wasm.Exploration(scenario, options));
+  const shard = options?.shard != null;
+  return drive(id, new wasm.Exploration(scenario, options), shard);
 }
 
 // Continues the paused search for `runs` more runs (or its first budget).
@@ -40,40 +48,57 @@ async function resume(id, [runs]) {
   const search = paused;
   if (!search) throw new Error('there is no stopped search to continue: run one first');
   paused = null;
+  const shard = pausedShard;
   try {
     search.resume(runs);
   } catch (error) {
     search.free();
     throw error;
   }
-  return drive(id, search);
+  return drive(id, search, shard);
 }
 
-// Advances `search` to its end (or a cancel) and returns its report.
-async function drive(id, search) {
+// Advances `search` to its end (or a cancel) and returns its report (a
+// shard: its part). A shard sends what it finished with each progress
+// message, and takes in what the others finished between slices.
+async function drive(id, search, shard) {
   let keep = false;
+  if (shard) inboxes.set(id, []);
   try {
     for (;;) {
       if (cancelled.has(id)) {
         search.cancel();
         break;
       }
+      for (const words of inboxes.get(id)?.splice(0) ?? []) search.addFinished(words);
       const start = performance.now();
       let progress;
       do {
         progress = search.advance(25);
       } while (!progress.done && performance.now() - start < SLICE_MS);
-      postMessage({ id, progress });
+      if (shard) {
+        const finished = search.takeFinished();
+        postMessage({ id, progress, finished }, [finished.buffer]);
+      } else {
+        postMessage({ id, progress });
+      }
       if (progress.done) break;
       await yieldToMessages();
     }
-    const report = search.report();
-    keep = report.frontier != null;
-    return report;
+    const result = shard ? search.part() : search.report();
+    keep = result.frontier != null;
+    return result;
   } finally {
     cancelled.delete(id);
-    if (keep) paused = search;
-    else search.free();
+    inboxes.delete(id);
+    if (keep) {
+      // Two searches may end together (one cancelled as a split one starts).
+      if (paused !== search) paused?.free();
+      paused = search;
+      pausedShard = shard;
+    } else {
+      search.free();
+    }
   }
 }
 
@@ -90,6 +115,7 @@ const ops = {
   describeScenario: ([scenario]) => wasm.describeScenario(scenario),
   scenarioSource: ([id]) => wasm.scenarioSource(id),
   benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
+  mergeExplorations: ([scenario, options, parts, cancelled]) => wasm.mergeExplorations(scenario, options, parts, cancelled),
   newStepper: ([scenario, options]) => {
     const stepper = new wasm.Stepper(scenario, options);
     const handle = nextHandle++;
@@ -119,6 +145,10 @@ onmessage = async ({ data }) => {
   }
   if (op === 'cancel') {
     cancelled.add(data.target);
+    return;
+  }
+  if (op === 'addFinished') {
+    inboxes.get(data.target)?.push(data.words);
     return;
   }
   try {

@@ -386,6 +386,7 @@ impl Dfs {
         let (final_states, violation, steps_per_attempt) = endings.to_part_fields();
         let stats = self.stats();
         Part {
+            shard: self.options.shard,
             stats,
             final_states,
             violation,

@@ -69,15 +69,32 @@ use super::dfs::{Endings, Frontier, Options, Stats};
 type Summary = Vec<(u64, Footprint)>;
 
 /// States whose exploration is finished, shared by the workers of a split
-/// search on one machine: a state one worker has explored completely is
-/// cut by the others as by its own cache (its sleep set and summary say
-/// all a cut needs). States still under way are never shared.
+/// search: a state one worker has explored completely is cut by the others
+/// as by its own cache (its sleep set and summary say all a cut needs).
+/// States still under way are never shared. Threads share one cache; Web
+/// Workers, which share no memory, each keep one and send each other what
+/// they finished ([`SharedCache::take_published`], [`SharedCache::import`]).
 #[derive(Debug, Default)]
 pub struct SharedCache {
     states: std::sync::Mutex<HashMap<u64, (Vec<u64>, Summary)>>,
+    /// The keys this worker finished since they were last taken, when kept
+    /// (`None`: not kept).
+    published: Option<std::sync::Mutex<Vec<u64>>>,
 }
 
+/// The most sleep-set identities or summary entries one imported state may
+/// have (attempts and classes are at most 26).
+const MAX_IMPORTED_ENTRIES: u64 = 64;
+
 impl SharedCache {
+    /// A cache that keeps the keys this worker finishes, to send them.
+    pub fn sending() -> Self {
+        SharedCache {
+            states: Default::default(),
+            published: Some(Default::default()),
+        }
+    }
+
     fn get(&self, key: u64, sleep: &[u64]) -> Option<Summary> {
         let states = self.states.lock().unwrap_or_else(|e| e.into_inner());
         let (explored_with, summary) = states.get(&key)?;
@@ -85,6 +102,18 @@ impl SharedCache {
     }
 
     fn publish(&self, key: u64, sleep: &[u64], summary: &Summary) {
+        if self.insert(key, sleep, summary) {
+            if let Some(published) = &self.published {
+                published
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .push(key);
+            }
+        }
+    }
+
+    /// Keeps the state unless it is known with a sleep set no larger.
+    fn insert(&self, key: u64, sleep: &[u64], summary: &Summary) -> bool {
         let mut states = self.states.lock().unwrap_or_else(|e| e.into_inner());
         let better = states
             .get(&key)
@@ -92,6 +121,80 @@ impl SharedCache {
         if better {
             states.insert(key, (sleep.to_vec(), summary.clone()));
         }
+        better
+    }
+
+    /// The states this worker finished since the last call, as words: for
+    /// each, its key, the size and identities of its sleep set, the size of
+    /// its summary and each entry's class and footprint.
+    pub fn take_published(&self) -> Vec<u64> {
+        let Some(published) = &self.published else {
+            return Vec::new();
+        };
+        let keys = std::mem::take(&mut *published.lock().unwrap_or_else(|e| e.into_inner()));
+        let states = self.states.lock().unwrap_or_else(|e| e.into_inner());
+        let mut words = Vec::new();
+        for key in keys {
+            let Some((sleep, summary)) = states.get(&key) else {
+                continue;
+            };
+            words.push(key);
+            words.push(sleep.len() as u64);
+            words.extend_from_slice(sleep);
+            words.push(summary.len() as u64);
+            for (class, footprint) in summary {
+                words.push(*class);
+                words.extend_from_slice(&footprint.to_words());
+            }
+        }
+        words
+    }
+
+    /// Adds the states another worker finished ([`SharedCache::take_published`]'s
+    /// words). Malformed words are refused whole: nothing is added.
+    pub fn import(&self, words: &[u64]) -> Result<usize> {
+        let bad = || Error::invalid("finished states", "not the words takeFinished() gives");
+        let mut at = 0usize;
+        let mut take = |n: u64| -> Result<&[u64]> {
+            let n = usize::try_from(n).map_err(|_| bad())?;
+            let end = at
+                .checked_add(n)
+                .filter(|&end| end <= words.len())
+                .ok_or_else(bad)?;
+            let taken = &words[at..end];
+            at = end;
+            Ok(taken)
+        };
+        let mut states = Vec::new();
+        while states.len() < words.len() {
+            let Ok(&[key]) = take(1) else {
+                break;
+            };
+            let sleeping = take(1)?[0];
+            if sleeping > MAX_IMPORTED_ENTRIES {
+                return Err(bad());
+            }
+            let sleep = take(sleeping)?.to_vec();
+            if !sleep.is_sorted() {
+                return Err(bad());
+            }
+            let entries = take(1)?[0];
+            if entries > MAX_IMPORTED_ENTRIES {
+                return Err(bad());
+            }
+            let mut summary = Summary::new();
+            for _ in 0..entries {
+                let class = take(1)?[0];
+                let words = take(Footprint::WORDS as u64)?;
+                summary.push((class, Footprint::from_words(words).ok_or_else(bad)?));
+            }
+            states.push((key, sleep, summary));
+        }
+        let count = states.len();
+        for (key, sleep, summary) in states {
+            self.insert(key, &sleep, &summary);
+        }
+        Ok(count)
     }
 }
 

@@ -125,11 +125,14 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Part {
+    /// Which part of a split search it is (`None`: the whole search).
+    pub shard: Option<Shard>,
     /// Its counters.
     pub stats: Stats,
-    /// The keys of the states its runs ended in, in hexadecimal (a key does
-    /// not fit a JavaScript number).
-    pub final_states: Vec<String>,
+    /// The keys of the states its runs ended in, each as 16 hexadecimal
+    /// digits, one after the other (a key does not fit a JavaScript number,
+    /// and one string crosses to another worker in one piece).
+    pub final_states: String,
     /// Its first failing run, encoded.
     pub violation: Option<String>,
     /// Steps each attempt took in its first complete run.
@@ -148,26 +151,39 @@ impl Part {
     /// Checks a part that came from outside (a worker's message): keys in
     /// hexadecimal, a schedule that decodes.
     pub fn validate(&self) -> Result<()> {
-        for key in &self.final_states {
-            u64::from_str_radix(key, 16).map_err(|_| {
-                crate::Error::invalid("part", format!("{key:?} is not a state key"))
-            })?;
-        }
+        self.final_state_keys()?;
         if let Some(violation) = &self.violation {
             Schedule::decode(violation)?;
         }
         Ok(())
+    }
+
+    /// The keys of its final states.
+    pub fn final_state_keys(&self) -> Result<Vec<u64>> {
+        let bad = || crate::Error::invalid("part", "finalStates is not a list of state keys");
+        let text = self.final_states.as_bytes();
+        if text.len() % 16 != 0 {
+            return Err(bad());
+        }
+        text.chunks(16)
+            .map(|key| {
+                std::str::from_utf8(key)
+                    .ok()
+                    .and_then(|k| u64::from_str_radix(k, 16).ok())
+                    .ok_or_else(bad)
+            })
+            .collect()
     }
 }
 
 impl Endings {
     /// These endings as a part's fields: final state keys, violation,
     /// steps per attempt.
-    pub(super) fn to_part_fields(&self) -> (Vec<String>, Option<String>, Option<Vec<usize>>) {
-        let mut finals: Vec<String> = self.finals().iter().map(|k| format!("{k:x}")).collect();
+    pub(super) fn to_part_fields(&self) -> (String, Option<String>, Option<Vec<usize>>) {
+        let mut finals: Vec<u64> = self.finals().iter().copied().collect();
         finals.sort_unstable();
         (
-            finals,
+            finals.iter().map(|k| format!("{k:016x}")).collect(),
             self.first_violation().map(Schedule::encode),
             self.steps_per_attempt().map(<[usize]>::to_vec),
         )
@@ -187,8 +203,25 @@ pub struct Merged {
     pub frontier: Option<Frontier>,
 }
 
-/// Merges the parts of one search.
+/// Merges the parts of one search: one whole search, or every shard of a
+/// split one, each once.
 pub fn merge(parts: &[Part]) -> Result<Merged> {
+    let whole = matches!(parts, [Part { shard: None, .. }]);
+    let mut indices: Vec<Option<usize>> = parts
+        .iter()
+        .map(|p| p.shard.filter(|s| s.count == parts.len()).map(|s| s.index))
+        .collect();
+    indices.sort_unstable();
+    let every_shard = indices
+        .iter()
+        .enumerate()
+        .all(|(i, &index)| index == Some(i));
+    if !whole && !every_shard {
+        return Err(crate::Error::invalid(
+            "parts",
+            "give either one whole search's part or every shard's part, each once",
+        ));
+    }
     let mut stats = Stats::default();
     let mut finals = HashSet::new();
     let mut violation: Option<Schedule> = None;
@@ -203,7 +236,7 @@ pub fn merge(parts: &[Part]) -> Result<Merged> {
         stats.violations += s.violations;
         stats.cut_by_bound += s.cut_by_bound;
         stats.max_depth = stats.max_depth.max(s.max_depth);
-        finals.extend(part.final_states.iter().cloned());
+        finals.extend(part.final_state_keys()?);
         if let Some(v) = &part.violation {
             let v = Schedule::decode(v)?;
             let better = violation
