@@ -78,6 +78,7 @@ def main():
     peers = wasm.get("peers")
     report = {
         "pageSearch": page_search,
+        "pageSplit": wasm.get("pageSplit") or [],
         "calls": wasm.get("calls"),
         "breakdown": json.load(open(os.path.join(out, "breakdown.json")))
         if os.path.exists(os.path.join(out, "breakdown.json")) else None,
@@ -215,6 +216,15 @@ def main():
             f"(target at least 80%: {'met' if engine_rate and median >= 0.8 * engine_rate else 'not met'}); "
             f"Cancel heard in {cancels[len(cancels) // 2]:.0f} ms ({cancels[0]:.0f}..{cancels[-1]:.0f}; target within 100 ms: "
             f"{'met' if cancels[-1] <= 100 else 'not met'})"
+        )
+    page_split = report["pageSplit"]
+    if len(page_split) == 2 and page_split[1]["ms"] > 0:
+        one, split = page_split
+        lines.append("")
+        lines.append(
+            f"The page's exhaustive search of three producers and two relays (Run, from the click to the verdict): "
+            f"one worker {one['ms'] / 1000:.1f} s; split across {split['workers']} workers (after its first second) "
+            f"{split['ms'] / 1000:.1f} s: {one['ms'] / split['ms']:.2f}x"
         )
     calls = wasm.get("calls") or []
     if calls:

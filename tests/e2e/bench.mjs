@@ -1,5 +1,6 @@
 // Runs the engine benchmark page in Debian's Chromium and prints its JSON
 // report on stdout. Usage: node bench.mjs ROUNDS ITERATIONS
+import fs from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -278,6 +279,38 @@ try {
     await context.close();
   }
   json.pageSearch = searches;
+  // The page's exhaustive search of a large design, on one worker and split
+  // across the workers the page uses (full budget only: about a minute).
+  if (Number(iterations) >= 1000) {
+    const design = fs.readFileSync(path.join(here, '..', '..', 'src', 'scenarios', 'reach', 'three-producers-two-relays.toml'), 'utf8');
+    const split = [];
+    for (const cores of [1, null]) {
+      const context = await browser.newContext();
+      if (cores) await context.addInitScript((n) => Object.defineProperty(navigator, 'hardwareConcurrency', { get: () => n }), cores);
+      const fresh = await context.newPage();
+      await fresh.goto(`${server.url}?s=idem-race&attempts=2`);
+      await fresh.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
+      await fresh.click('[data-action="new-design"]');
+      await fresh.fill('#source', design);
+      await fresh.click('[data-action="apply-source"]');
+      await fresh.locator('#run:enabled').waitFor({ timeout: 60000 });
+      await fresh.selectOption('#strategy', 'exhaustive');
+      await fresh.fill('#budget', '1000000');
+      const workers = await fresh.evaluate(() => Math.min(Number(navigator.hardwareConcurrency) || 1, 4));
+      const ms = await fresh.evaluate(async () => {
+        const start = performance.now();
+        document.getElementById('run').click();
+        await new Promise((resolve) => {
+          const check = () => (document.getElementById('run').disabled ? setTimeout(check, 5) : resolve());
+          setTimeout(check, 5);
+        });
+        return performance.now() - start;
+      });
+      split.push({ workers, ms, status: await fresh.locator('#run-status').textContent() });
+      await context.close();
+    }
+    json.pageSplit = split;
+  }
   process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   if (json.error) process.exitCode = 1;
 } finally {
