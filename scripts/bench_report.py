@@ -158,7 +158,7 @@ def main():
         lines += [
             "",
             "Both cores (native): the same searches split across 2 threads sharing a cache of finished "
-            "states, against one thread (the page does not split its search yet):",
+            "states, against one thread (the page's split search is reported below):",
             "",
             "| scenario | complete | runs | distinct states | final states | 2 threads ms | 1 thread ms | speed-up |",
             "|---|---|---|---|---|---|---|---|",

@@ -349,6 +349,19 @@ pub fn explore_scenario(
     exploration.report()
 }
 
+/// The options of `exploreScenario`, `Exploration` and `mergeExplorations`
+/// (`ExploreOptions`; `mergeExplorations` reads only `params`).
+const EXPLORE_OPTIONS: &[&str] = &[
+    "params",
+    "strategy",
+    "runs",
+    "seed",
+    "depth",
+    "preemptionBound",
+    "without",
+    "shard",
+];
+
 /// The most words one `addFinished` call takes (32 MiB).
 const MAX_FINISHED_WORDS: u32 = 4 << 20;
 
@@ -364,20 +377,7 @@ pub fn merge_explorations(
 ) -> Result<JsValue, JsError> {
     let scenario = ScenarioArg::read(&id)?;
     let options = options_arg(&options)?;
-    input::only(
-        &options,
-        &[
-            "params",
-            "strategy",
-            "runs",
-            "seed",
-            "depth",
-            "preemptionBound",
-            "without",
-        ],
-        "options",
-    )
-    .map_err(js_error)?;
+    input::only(&options, EXPLORE_OPTIONS, "options").map_err(js_error)?;
     let params = options.get("params").cloned().unwrap_or(Value::Null);
     let parts: Vec<split::Part> = match js_to_json(&parts).map_err(js_error)? {
         Value::Array(items) if !items.is_empty() && items.len() <= split::MAX_WORKERS => items
@@ -440,21 +440,7 @@ impl Exploration {
     ) -> Result<Exploration, JsError> {
         let scenario = ScenarioArg::read(&id)?;
         let mut options = options_arg(&options)?;
-        input::only(
-            &options,
-            &[
-                "params",
-                "strategy",
-                "runs",
-                "seed",
-                "depth",
-                "preemptionBound",
-                "without",
-                "shard",
-            ],
-            "options",
-        )
-        .map_err(js_error)?;
+        input::only(&options, EXPLORE_OPTIONS, "options").map_err(js_error)?;
         let params = options.remove("params").unwrap_or(Value::Null);
         let strategy =
             Strategy::from_json(&options, strategy::Kind::Exhaustive).map_err(js_error)?;
