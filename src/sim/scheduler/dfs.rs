@@ -111,6 +111,26 @@ pub struct Frontier {
     pub shallowest: u64,
 }
 
+/// Starts a run and replays `prefix`, counting the run and its steps in
+/// `stats`; returns the run and the steps each attempt took (blocked steps
+/// not counted).
+pub(super) fn replay<'e>(
+    explorer: &'e Explorer,
+    prefix: &[usize],
+    stats: &mut Stats,
+) -> Result<(crate::sim::Run<'e>, Vec<usize>)> {
+    stats.runs += 1;
+    let mut run = explorer.start(false)?;
+    let mut counted = vec![0usize; run.statuses().len()];
+    for &attempt in prefix {
+        if run.step(attempt)? != Progress::Blocked {
+            counted[attempt] += 1;
+        }
+        stats.steps += 1;
+    }
+    Ok((run, counted))
+}
+
 /// What a search keeps of the runs that ended: their final states, the
 /// first that failed, and how many steps each attempt took in the first.
 #[derive(Debug, Default)]
@@ -404,16 +424,7 @@ impl Dfs {
         prefix: Vec<usize>,
         mut preemptions: u32,
     ) -> Result<()> {
-        self.stats.runs += 1;
-        let mut run = explorer.start(false)?;
-        let mut counted = vec![0usize; run.statuses().len()];
-        for &choice in &prefix {
-            let progress = run.step(choice)?;
-            self.stats.steps += 1;
-            if progress != Progress::Blocked {
-                counted[choice] += 1;
-            }
-        }
+        let (mut run, mut counted) = replay(explorer, &prefix, &mut self.stats)?;
         let mut path = prefix;
         loop {
             self.stats.max_depth = self.stats.max_depth.max(path.len() as u64);

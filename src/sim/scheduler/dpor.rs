@@ -63,7 +63,7 @@ use crate::sim::{Progress, Run, Schedule};
 use crate::storage::footprint::Footprint;
 use crate::{Error, Result};
 
-use super::dfs::{Endings, Frontier, Options, Stats};
+use super::dfs::{replay, Endings, Frontier, Options, Stats};
 
 /// Per class of attempt, the union of the footprints of the steps taken.
 type Summary = Vec<(u64, Footprint)>;
@@ -249,6 +249,16 @@ struct Node {
     summary: Summary,
 }
 
+impl Node {
+    /// The attempts of its backtrack set still to explore: not taken yet,
+    /// not asleep.
+    fn pending(&self) -> impl Iterator<Item = usize> + '_ {
+        self.backtrack.iter().copied().filter(|&a| {
+            !self.done.iter().any(|&(d, _)| d == a) && !self.sleep.iter().any(|&(s, _)| s == a)
+        })
+    }
+}
+
 /// What the cache knows of an explored state.
 #[derive(Debug)]
 struct Seen {
@@ -368,15 +378,7 @@ impl Dpor {
     /// What is left to explore: the attempts in backtrack sets not yet
     /// taken nor asleep, on the current run.
     pub fn frontier(&self) -> Option<Frontier> {
-        let pending = |node: &Node| {
-            node.backtrack
-                .iter()
-                .filter(|&&a| {
-                    !node.done.iter().any(|&(d, _)| d == a)
-                        && !node.sleep.iter().any(|&(s, _)| s == a)
-                })
-                .count() as u64
-        };
+        let pending = |node: &Node| node.pending().count() as u64;
         let on_path = self
             .path
             .iter()
@@ -401,15 +403,7 @@ impl Dpor {
             left -= 1;
             if self.path.is_empty() {
                 let root = self.roots.pop_front().expect("a root, as not done");
-                self.stats.runs += 1;
-                let mut run = explorer.start(false)?;
-                let mut counted = vec![0usize; run.statuses().len()];
-                for &attempt in &root {
-                    if run.step(attempt)? != Progress::Blocked {
-                        counted[attempt] += 1;
-                    }
-                    self.stats.steps += 1;
-                }
+                let (mut run, counted) = replay(explorer, &root, &mut self.stats)?;
                 self.root = root;
                 self.root_counted = counted;
                 self.visit(explorer, &mut run)?;
@@ -448,10 +442,7 @@ impl Dpor {
             let node = self.path.last_mut()?;
             node.taken = None;
             let symmetry = self.options.symmetry;
-            let pending = node.backtrack.iter().copied().find(|&a| {
-                !node.done.iter().any(|&(d, _)| d == a) && !node.sleep.iter().any(|&(s, _)| s == a)
-            });
-            let Some(attempt) = pending else {
+            let Some(attempt) = node.pending().next() else {
                 self.finish_node();
                 continue;
             };

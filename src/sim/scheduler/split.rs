@@ -23,9 +23,9 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::dfs::{Endings, Frontier, Options, Stats};
+use super::dfs::{replay, Endings, Frontier, Options, Stats};
 use crate::sim::explore::Explorer;
-use crate::sim::{Progress, Run, Schedule};
+use crate::sim::Schedule;
 use crate::Result;
 
 /// Tasks per worker the top is split into, at least: enough that uneven
@@ -62,19 +62,6 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
     let mut endings = Endings::default();
     let mut seen = HashSet::new();
     let mut level: Vec<Vec<usize>> = vec![Vec::new()];
-    // Replays `prefix`; returns the run and the steps each attempt took.
-    let replay = |stats: &mut Stats, prefix: &[usize]| -> Result<(Run<'_>, Vec<usize>)> {
-        stats.runs += 1;
-        let mut run = explorer.start(false)?;
-        let mut counted = vec![0usize; run.statuses().len()];
-        for &attempt in prefix {
-            if run.step(attempt)? != Progress::Blocked {
-                counted[attempt] += 1;
-            }
-            stats.steps += 1;
-        }
-        Ok((run, counted))
-    };
     for depth in 0..MAX_TOP_DEPTH {
         if level.len() >= min_tasks {
             break;
@@ -82,7 +69,7 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
         stats.max_depth = depth as u64;
         let mut next = Vec::new();
         for prefix in &level {
-            let (run, counted) = replay(&mut stats, prefix)?;
+            let (run, counted) = replay(explorer, prefix, &mut stats)?;
             if run.is_stopped() {
                 endings.record(&mut stats, explorer, &run, || counted)?;
                 continue;
@@ -96,7 +83,7 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
             for choice in choices {
                 let mut child = prefix.clone();
                 child.push(choice);
-                let (run, counted) = replay(&mut stats, &child)?;
+                let (run, counted) = replay(explorer, &child, &mut stats)?;
                 if options.state_caching && !seen.insert(run.state_key(options.symmetry)) {
                     continue;
                 }
