@@ -287,7 +287,7 @@ fn a_single_request_runs_alone_and_bad_ones_write_nothing() {
     let request = Request::reference("k1", 2, 0);
     let first = idempotency::execute_alone(&store, "one", request.clone()).unwrap();
     assert_eq!(first.outcome.kind, "created");
-    assert_eq!((first.effects, first.receipts), (1, 1));
+    assert_eq!(idempotency::counts(&store).unwrap(), (1, 1));
     let again = idempotency::execute_alone(&store, "two", request).unwrap();
     assert_eq!(again.outcome.kind, "replay");
     let before = store.file_bytes(idempotency::DB).unwrap();
@@ -331,6 +331,48 @@ fn a_request_arriving_while_the_first_is_in_flight_gets_the_profiles_409() {
             b_answer.report.note.ends_with(note),
             "{}",
             b_answer.report.note
+        );
+    }
+}
+
+/// Requests with and without a key, alternately, on one session's store:
+/// the program of each is decided by its own key (an expansion is reused
+/// only when what it was decided by is the same), so only keyed requests
+/// write receipts and a keyed one sent again replays. (The session refuses
+/// a request without a key; the library's program takes one.)
+#[test]
+fn requests_run_alone_with_and_without_a_key_each_run_their_own_steps() {
+    let session = idempotency::session("keyed-and-not").unwrap();
+    let request = |key: &str| {
+        let mut with = toml::Table::new();
+        with.insert("tenant".into(), "north".into());
+        with.insert("operation".into(), "web-order".into());
+        with.insert("key".into(), key.into());
+        with.insert("quantity".into(), 2.into());
+        let (outcome, steps) = replayground::format::run_alone(
+            &session,
+            "idempotency",
+            "request",
+            "r",
+            with,
+            0,
+            replayground::sim::MAX_ALONE_STEPS,
+        )
+        .unwrap();
+        let names: Vec<String> = steps.into_iter().map(|s| s.name).collect();
+        (outcome.kind, names)
+    };
+    for round in 0..3_i64 {
+        let (kind, names) = request(&format!("k{round}"));
+        assert_eq!(kind, "created");
+        assert!(names.contains(&"insert receipt".to_string()), "{names:?}");
+        let (kind, names) = request("");
+        assert_eq!(kind, "created");
+        assert!(!names.iter().any(|n| n.contains("receipt")), "{names:?}");
+        assert_eq!(request(&format!("k{round}")).0, "replay");
+        assert_eq!(
+            idempotency::counts(&session).unwrap(),
+            (2 * (round + 1), round + 1)
         );
     }
 }

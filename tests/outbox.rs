@@ -240,9 +240,10 @@ fn single_operations_run_alone_and_refused_ones_write_nothing() {
             .kind,
         "created"
     );
-    let relayed = outbox::relay_alone(&store).unwrap();
-    assert_eq!(relayed.counts.pending, 0);
-    assert_eq!(relayed.counts.effects["audit"], 1);
+    outbox::relay_alone(&store).unwrap();
+    let counts = outbox::counts(&store).unwrap();
+    assert_eq!(counts.pending, 0);
+    assert_eq!(counts.effects["audit"], 1);
     let again = outbox::deliver_alone(&store, "audit", event.clone()).unwrap();
     assert_eq!(again.outcome.kind, "skipped");
     let conflict = outbox::deliver_alone(
@@ -283,11 +284,12 @@ fn a_session_relay_delivers_every_pending_event() {
     }
     let relayed = outbox::relay_alone(&session).unwrap();
     assert_eq!(relayed.outcome.kind, "done");
-    assert_eq!(relayed.counts.pending, 0);
-    assert_eq!(relayed.counts.outbox, 120);
-    assert_eq!(relayed.counts.effects["audit"], 120);
-    assert_eq!(relayed.counts.effects["search"], 120);
-    assert_eq!(relayed.counts.inbox, 240);
+    let counts = outbox::counts(&session).unwrap();
+    assert_eq!(counts.pending, 0);
+    assert_eq!(counts.outbox, 120);
+    assert_eq!(counts.effects["audit"], 120);
+    assert_eq!(counts.effects["search"], 120);
+    assert_eq!(counts.inbox, 240);
 }
 
 /// Programs run alone reuse an earlier expansion only when its `when`s come
@@ -356,4 +358,28 @@ fn declared_crash_points_are_the_sweeps_points() {
             .collect();
         assert_eq!(options, swept, "{id}");
     }
+}
+
+/// An expansion is reused only when everything it read is the same: the
+/// step names read the subscriber, so alternating subscribers gets each its
+/// own names, every time.
+#[test]
+fn programs_run_alone_are_named_for_what_they_read_each_time() {
+    let session = outbox::session("outbox-names").unwrap();
+    for round in 0..3 {
+        for subscriber in ["audit", "search"] {
+            let event = Event::for_order(&format!("{subscriber}-{round}"), 5);
+            let done = outbox::deliver_alone(&session, subscriber, event).unwrap();
+            assert_eq!(done.outcome.kind, "applied");
+            assert!(
+                done.steps
+                    .iter()
+                    .all(|s| s.name.starts_with(&format!("{subscriber}: "))),
+                "{:?}",
+                done.steps.iter().map(|s| &s.name).collect::<Vec<_>>()
+            );
+        }
+    }
+    let counts = outbox::counts(&session).unwrap();
+    assert_eq!((counts.effects["audit"], counts.effects["search"]), (3, 3));
 }

@@ -409,23 +409,6 @@ pub struct On {
     pub error: Option<ActionSpec>,
 }
 
-impl On {
-    /// Every action it declares, whatever it answers.
-    pub(crate) fn actions(&self) -> impl Iterator<Item = &ActionSpec> {
-        [
-            &self.ok,
-            &self.rows,
-            &self.none,
-            &self.busy,
-            &self.constraint,
-            &self.error,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(self.cases.values())
-    }
-}
-
 /// What to do next.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(untagged)]

@@ -53,33 +53,28 @@ fn bad(why: String) -> Error {
     Error::invalid("scenario", why)
 }
 
-/// What an expansion of a one-attempt file depends on besides the file:
-/// see [`FileScenario::expand`].
-#[derive(PartialEq, Eq, Hash)]
-struct Expansion {
-    /// The file (kept alive by the entry, so its address is not reused).
-    file: usize,
-    /// The attempt's declaration within it.
+/// An expansion of a one-attempt file, kept with everything it read besides
+/// the file: see [`FileScenario::expand`].
+struct Kept {
+    /// The file (kept alive here, so that its address is not reused).
+    file: Rc<File>,
+    /// The attempt's declaration within it, and the attempt's index.
     spec: usize,
     index: usize,
-    names: Vec<String>,
-    ids: Vec<Option<String>>,
-    present: Vec<bool>,
-    gotos: Vec<String>,
-    /// The attempts each `wait-while` names (the label is not in the key:
-    /// a session labels every request anew).
-    waits: Vec<Vec<usize>>,
+    /// Each value the expansion looked up (an attempt's value, a
+    /// parameter, `attempt`, `label`), with what it found.
+    read: Vec<(String, Option<SqlValue>)>,
+    /// Each attempt name it asked for (`wait-while`), with the answer.
+    asked: Vec<(String, Vec<usize>)>,
+    steps: Rc<[Step]>,
 }
 
-/// How many expansions a thread keeps (all are dropped when it is full).
+/// How many expansions a thread keeps (the oldest goes first).
 const MAX_EXPANSIONS: usize = 64;
-
-/// Kept expansions, with the file each belongs to.
-type Expansions = std::collections::HashMap<Expansion, (Rc<File>, Rc<[Step]>)>;
 
 thread_local! {
     /// Expansions of one-attempt files (see [`FileScenario::expand`]).
-    static EXPANSIONS: std::cell::RefCell<Expansions> = std::cell::RefCell::new(Expansions::new());
+    static EXPANSIONS: std::cell::RefCell<Vec<Kept>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// One attempt, compiled.
@@ -303,15 +298,40 @@ fn leak(text: String) -> &'static str {
 struct Evaluator {
     _store: Store,
     conn: Conn,
-    /// Results of expressions that can only depend on the values they read
-    /// (see [`Evaluator::pure`]), by expression and those values.
-    known: std::cell::RefCell<std::collections::HashMap<String, SqlValue>>,
+    /// What is known of each expression evaluated: the names it reads and,
+    /// for one that can only depend on them (see [`Evaluator::pure`]), its
+    /// latest results by their values.
+    known: std::cell::RefCell<std::collections::HashMap<String, Known>>,
 }
 
-/// How many results an evaluator keeps (all are dropped when it is full),
-/// and the longest key it keeps one for (an expression and its values).
+/// What the evaluator keeps of one expression.
+struct Known {
+    /// Whether its value depends only on the values it reads.
+    pure: bool,
+    /// The names it reads, each once.
+    reads: Vec<String>,
+    /// Its latest results (oldest first), each with the values it read.
+    results: Vec<(Vec<Option<SqlValue>>, SqlValue)>,
+}
+
+/// How many expressions an evaluator keeps (all are dropped when it is
+/// full), the longest expression it keeps, how many results it keeps of
+/// each, and the most bytes of text the values of one result may hold.
 const MAX_KNOWN: usize = 4096;
-const MAX_KNOWN_KEY: usize = 1024;
+const MAX_KNOWN_EXPRESSION: usize = 1024;
+const MAX_RESULTS: usize = 16;
+const MAX_RESULT_KEY: usize = 1024;
+/// The most expressions [`Evaluator::warm`] computes in one statement.
+const MAX_WARM: usize = 64;
+
+/// Whether two values are the same value (a float by its bits: -0.0 is
+/// not 0.0 to `printf`).
+fn same_value(a: &Option<SqlValue>, b: &Option<SqlValue>) -> bool {
+    match (a, b) {
+        (Some(SqlValue::Real(x)), Some(SqlValue::Real(y))) => x.to_bits() == y.to_bits(),
+        _ => a == b,
+    }
+}
 
 thread_local! {
     /// One evaluator per thread, kept: static expressions only read (a
@@ -338,36 +358,84 @@ impl Evaluator {
         Ok(evaluator)
     }
 
+    /// The values pure `expression` reads, to key its result by, and its
+    /// kept result for them (`None` for an expression whose result is not
+    /// kept: impure, or too long).
+    #[allow(clippy::type_complexity)]
+    fn lookup(
+        &self,
+        expression: &str,
+        bind: &dyn Fn(&str) -> Option<SqlValue>,
+    ) -> Option<(Vec<Option<SqlValue>>, Option<SqlValue>)> {
+        if expression.len() > MAX_KNOWN_EXPRESSION {
+            return None;
+        }
+        let mut known = self.known.borrow_mut();
+        if !known.contains_key(expression) {
+            if known.len() >= MAX_KNOWN {
+                known.clear();
+            }
+            let mut names: Vec<String> = Vec::new();
+            reads(expression, |name| {
+                if !names.iter().any(|n| n == name) {
+                    names.push(name.to_string());
+                }
+            });
+            known.insert(
+                expression.to_string(),
+                Known {
+                    pure: Self::pure(expression),
+                    reads: names,
+                    results: Vec::new(),
+                },
+            );
+        }
+        let entry = known.get(expression).filter(|k| k.pure)?;
+        let key: Vec<Option<SqlValue>> = entry.reads.iter().map(|n| bind(n)).collect();
+        let size: usize = key
+            .iter()
+            .flatten()
+            .map(|v| match v {
+                SqlValue::Text(t) => t.len(),
+                SqlValue::Blob(b) => b.len(),
+                _ => 8,
+            })
+            .sum();
+        if size > MAX_RESULT_KEY {
+            return None;
+        }
+        let hit = entry
+            .results
+            .iter()
+            .rev()
+            .find(|(values, _)| {
+                values.len() == key.len() && values.iter().zip(&key).all(|(a, b)| same_value(a, b))
+            })
+            .map(|(_, value)| value.clone());
+        Some((key, hit))
+    }
+
+    /// Keeps `value`, `expression`'s result for the values `key`.
+    fn keep(&self, expression: &str, key: Vec<Option<SqlValue>>, value: SqlValue) {
+        if let Some(entry) = self.known.borrow_mut().get_mut(expression) {
+            if entry.results.len() >= MAX_RESULTS {
+                entry.results.remove(0);
+            }
+            entry.results.push((key, value));
+        }
+    }
+
     fn eval(
         &self,
         expression: &str,
         what: &dyn Fn() -> String,
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> Result<SqlValue> {
-        // The expression and the values it reads, for one that cannot call
-        // a function (`random()`) or read the clock (`CURRENT_TIME`).
-        let key = Self::pure(expression).then(|| {
-            use std::fmt::Write;
-            let mut key = expression.to_string();
-            reads(expression, |name| {
-                key.push('\0');
-                key.push_str(name);
-                match bind(name) {
-                    None => key.push('\u{1}'),
-                    Some(value) => {
-                        let _ = write!(key, "{value:?}");
-                    }
-                }
-            });
-            key
-        });
-        let key = key.filter(|k| k.len() <= MAX_KNOWN_KEY);
-        if let Some(known) = key
-            .as_ref()
-            .and_then(|k| self.known.borrow().get(k).cloned())
-        {
-            return Ok(known);
-        }
+        let key = match self.lookup(expression, bind) {
+            Some((_, Some(value))) => return Ok(value),
+            Some((key, None)) => Some(key),
+            None => None,
+        };
         let sql = format!("SELECT ({expression})");
         match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
             self.conn.execute_named(&sql, bind)
@@ -380,11 +448,7 @@ impl Evaluator {
                     .and_then(|r| r.into_iter().next())
                     .unwrap_or(SqlValue::Null);
                 if let Some(key) = key {
-                    let mut known = self.known.borrow_mut();
-                    if known.len() >= MAX_KNOWN {
-                        known.clear();
-                    }
-                    known.insert(key, value.clone());
+                    self.keep(expression, key, value.clone());
                 }
                 Ok(value)
             }
@@ -397,15 +461,70 @@ impl Evaluator {
         }
     }
 
+    /// Computes the pure `expressions` (all read through `bind`) whose
+    /// results for their values are not kept yet in one statement, and keeps
+    /// them: a session's request compiles a program of many `when`s that
+    /// read its new key. Nothing else changes: an expression that fails
+    /// here is left to [`Evaluator::eval`], which says why when it is needed.
+    fn warm(&self, expressions: &[&str], bind: &dyn Fn(&str) -> Option<SqlValue>) {
+        let mut missing: Vec<(&str, Vec<Option<SqlValue>>)> = Vec::new();
+        for &expression in expressions {
+            if missing.len() >= MAX_WARM || missing.iter().any(|(e, _)| *e == expression) {
+                continue;
+            }
+            if let Some((key, None)) = self.lookup(expression, bind) {
+                missing.push((expression, key));
+            }
+        }
+        if missing.len() < 2 {
+            return;
+        }
+        let columns: Vec<String> = missing.iter().map(|(e, _)| format!("({e})")).collect();
+        let sql = format!("SELECT {}", columns.join(", "));
+        let budget = MAX_STATEMENT_INSTRUCTIONS.saturating_mul(missing.len() as u64);
+        let Ok((rows, _)) = with_budget(budget, || self.conn.execute_named(&sql, bind)) else {
+            return;
+        };
+        let Some(row) = rows.rows.into_iter().next() else {
+            return;
+        };
+        if row.len() != missing.len() {
+            return;
+        }
+        for ((expression, key), value) in missing.into_iter().zip(row) {
+            self.keep(expression, key, value);
+        }
+    }
+
     /// Whether `expression`'s value depends only on the values it reads:
-    /// no parenthesis (no function call, no subquery) and none of SQL's
-    /// clock keywords. Such a result is kept and not computed again.
+    /// no parenthesis outside its quoted text (no function call, no
+    /// subquery) and none of SQL's clock keywords anywhere. Such a result
+    /// is kept and not computed again.
     fn pure(expression: &str) -> bool {
-        !expression.contains('(')
-            && !expression
-                .as_bytes()
-                .windows(8)
-                .any(|w| w.eq_ignore_ascii_case(b"CURRENT_"))
+        let mut quote = None;
+        let mut previous = 0;
+        for c in expression.bytes() {
+            match quote {
+                // A doubled quote closes and reopens: the same answer.
+                Some(q) if c == q => quote = None,
+                Some(_) => {}
+                None if matches!(c, b'\'' | b'"' | b'`') => quote = Some(c),
+                None if c == b'[' => quote = Some(b']'),
+                // A comment could hide a quote: not read, not kept.
+                None if c == b'('
+                    || (previous, c) == (b'-', b'-')
+                    || (previous, c) == (b'/', b'*') =>
+                {
+                    return false
+                }
+                None => {}
+            }
+            previous = c;
+        }
+        !expression
+            .as_bytes()
+            .windows(8)
+            .any(|w| w.eq_ignore_ascii_case(b"CURRENT_"))
     }
 
     fn truth(
@@ -747,6 +866,61 @@ impl FileScenario {
         what: &str,
     ) -> Result<Rc<[Step]>> {
         let file = &self.file;
+        // What the expansion reads besides the file: the attempt's values,
+        // `attempt`, `label` and the parameters.
+        let dynamic = |name: &str| -> Option<SqlValue> {
+            values
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| match name {
+                    "attempt" => Some(SqlValue::Integer(index as i64)),
+                    "label" => Some(SqlValue::Text(label.to_string())),
+                    _ => param_value(params, name),
+                })
+        };
+        // A file of one attempt that the engine builds again and again (a
+        // session's requests) reuses an earlier expansion that read the same.
+        let spec_at = std::ptr::from_ref(spec) as usize;
+        if self.label.is_some() {
+            let kept = EXPANSIONS.with(|e| {
+                e.borrow()
+                    .iter()
+                    .rev()
+                    .find(|k| {
+                        Rc::ptr_eq(&k.file, file)
+                            && k.spec == spec_at
+                            && k.index == index
+                            && k.read.iter().all(|(n, v)| same_value(&dynamic(n), v))
+                            && k.asked.iter().all(|(n, answer)| named(n) == *answer)
+                    })
+                    .map(|k| Rc::clone(&k.steps))
+            });
+            if let Some(steps) = kept {
+                return Ok(steps);
+            }
+        }
+        let read: std::cell::RefCell<Vec<(String, Option<SqlValue>)>> = Default::default();
+        let asked: std::cell::RefCell<Vec<(String, Vec<usize>)>> = Default::default();
+        let dynamic = |name: &str| -> Option<SqlValue> {
+            let value = dynamic(name);
+            let mut read = read.borrow_mut();
+            if !read.iter().any(|(n, _)| n == name) {
+                read.push((name.to_string(), value.clone()));
+            }
+            value
+        };
+        let named = |name: &str| -> Vec<usize> {
+            let answer = named(name);
+            let mut asked = asked.borrow_mut();
+            if !asked.iter().any(|(n, _)| n == name) {
+                asked.push((name.to_string(), answer.clone()));
+            }
+            answer
+        };
+        // Whether a `when` evaluated could give another answer for the same
+        // values (it calls a function): such an expansion is not kept.
+        let mut impure = false;
         let mut raw: Vec<RawStep<'_>> = Vec::new();
         inline(
             file,
@@ -768,87 +942,61 @@ impl FileScenario {
         }
         let default_db = self.db_index(spec.database.as_ref());
         let lookup_static = |with: &[(String, SqlValue)], name: &str| -> Option<SqlValue> {
-            with.iter()
-                .chain(values)
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| match name {
-                    "attempt" => Some(SqlValue::Integer(index as i64)),
-                    "label" => Some(SqlValue::Text(label.to_string())),
-                    _ => param_value(params, name),
-                })
+            match with.iter().find(|(n, _)| n == name) {
+                Some((_, value)) => Some(value.clone()),
+                None => dynamic(name),
+            }
+        };
+        let words_static = |with: &[(String, SqlValue)], name: &str| -> Option<String> {
+            lookup_static(with, name).map(|v| words_of(&v))
         };
         // Names, with every value known before the run filled in.
         let names: Vec<String> = raw
             .iter()
-            .map(|r| {
-                fill(&r.name, &|n| {
-                    lookup_static(&r.with, n).map(|v| words_of(&v))
-                })
-            })
+            .map(|r| fill(&r.name, &|n| words_static(&r.with, n)))
             .collect();
         let ids: Vec<Option<String>> = raw
             .iter()
             .map(|r| {
                 r.id.as_ref()
-                    .map(|id| fill(id, &|n| lookup_static(&r.with, n).map(|v| words_of(&v))))
+                    .map(|id| fill(id, &|n| words_static(&r.with, n)))
             })
             .collect();
+        // The `when`s that read the same values, computed together first.
+        let mut warmed: Vec<&[(String, SqlValue)]> = Vec::new();
+        for r in &raw {
+            if warmed.contains(&r.with.as_slice()) {
+                continue;
+            }
+            warmed.push(&r.with);
+            let conditions: Vec<&str> = raw
+                .iter()
+                .filter(|o| o.with == r.with)
+                .flat_map(|o| o.conditions.iter().chain(&o.spec.when))
+                .map(String::as_str)
+                .collect();
+            evaluator.warm(&conditions, &|n| lookup_static(&r.with, n));
+        }
         let mut present = Vec::with_capacity(raw.len());
         for (r, name) in raw.iter().zip(&names) {
             let mut there = true;
             for condition in r.conditions.iter().chain(&r.spec.when) {
-                there = there
-                    && evaluator.truth(
-                        condition,
-                        &|| format!("{what}, step {}: when", quote(name)),
-                        &|n| lookup_static(&r.with, n),
-                    )?;
+                if !there {
+                    break;
+                }
+                impure |= !Evaluator::pure(condition);
+                there = evaluator.truth(
+                    condition,
+                    &|| format!("{what}, step {}: when", quote(name)),
+                    &|n| lookup_static(&r.with, n),
+                )?;
             }
             present.push(there);
-        }
-        // The rest depends on the values only through the names, ids and
-        // `when`s just decided and the `goto`s filled in below. A file of one
-        // attempt that the engine builds again and again (a session's
-        // requests) reuses the steps of an earlier build that had the same.
-        let reuse = self.label.as_ref().map(|_| {
-            let mut gotos = Vec::new();
-            let mut waits = Vec::new();
-            for r in &raw {
-                // The step's own actions and the file's, which it may fall back on.
-                for action in r.spec.on.actions().chain(file.on.actions()) {
-                    if let ActionSpec::Table(t) = action {
-                        if let Some(goto) = &t.goto {
-                            gotos.push(fill(goto, &|n| {
-                                lookup_static(&r.with, n).map(|v| words_of(&v))
-                            }));
-                        }
-                        if let Some(name) = &t.wait_while {
-                            waits.push(named(name));
-                        }
-                    }
-                }
-            }
-            Expansion {
-                file: Rc::as_ptr(file) as usize,
-                spec: std::ptr::from_ref(spec) as usize,
-                index,
-                names: names.clone(),
-                ids: ids.clone(),
-                present: present.clone(),
-                gotos,
-                waits,
-            }
-        });
-        if let Some(key) = &reuse {
-            if let Some((_, steps)) = EXPANSIONS.with(|e| e.borrow().get(key).cloned()) {
-                return Ok(steps);
-            }
         }
         let first_present_at =
             |from: usize| -> usize { (from..raw.len()).find(|&i| present[i]).unwrap_or(raw.len()) };
         let target = |r: &RawStep<'_>, goto: &str, step: &str| -> Result<usize> {
-            let goto = fill(goto, &|n| lookup_static(&r.with, n).map(|v| words_of(&v)));
+            let goto = fill(goto, &|n| words_static(&r.with, n));
             ids.iter()
                 .position(|id| id.as_deref() == Some(goto.as_str()))
                 .or_else(|| names.iter().position(|n| *n == goto))
@@ -1002,13 +1150,20 @@ impl FileScenario {
         let start = first_present(&steps, 0);
         liveness(&mut steps, &raw, start, &crash_note);
         let steps: Rc<[Step]> = steps.into();
-        if let Some(key) = reuse {
+        if self.label.is_some() && !impure {
             EXPANSIONS.with(|e| {
                 let mut kept = e.borrow_mut();
                 if kept.len() >= MAX_EXPANSIONS {
-                    kept.clear();
+                    kept.remove(0);
                 }
-                kept.insert(key, (Rc::clone(&self.file), Rc::clone(&steps)));
+                kept.push(Kept {
+                    file: Rc::clone(&self.file),
+                    spec: spec_at,
+                    index,
+                    read: read.take(),
+                    asked: asked.take(),
+                    steps: Rc::clone(&steps),
+                });
             });
         }
         Ok(steps)
@@ -2317,5 +2472,38 @@ fn clone_error(e: &Error) -> Error {
             Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
         }
         other => Error::Store(other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Evaluator;
+
+    /// A result is kept only for an expression that cannot call a function
+    /// or read the clock; text in quotes says nothing either way, and a
+    /// comment (which could hide a quote) makes it not kept.
+    #[test]
+    fn only_expressions_of_their_values_are_kept() {
+        for pure in [
+            ":key <> ''",
+            "CASE :profile WHEN 'stripe' THEN '402 card_declined (stored)' ELSE 'ok' END",
+            r#"'{"quantity":' || :quantity || '}'"#,
+            r#""odd(name" = 1"#,
+            "[odd(name] = 1",
+        ] {
+            assert!(Evaluator::pure(pure), "{pure}");
+        }
+        for impure in [
+            "random() > 0",
+            ":a + (SELECT 1)",
+            "'(' || random()",
+            "CURRENT_TIMESTAMP",
+            "'current_date'",
+            ":a -- it's\n + random()",
+            ":a /* it's */ + random()",
+            "'it''s' || abs(:a)",
+        ] {
+            assert!(!Evaluator::pure(impure), "{impure}");
+        }
     }
 }
