@@ -234,7 +234,9 @@ def main():
         lines.append("")
         lines.append(
             "The exported JS API called from JS in the same page (each call converts its argument in and "
-            "its result object out; medians µs of the same rounds × ops)"
+            "its result object out; each kind of call first runs the engine's round of calls, at most a second of "
+            "them, untimed on an object of its own, so that V8 has optimised the code it runs; "
+            "medians µs of the same rounds × ops)"
             + ("; each session call is compared with @sqlite.org/sqlite-wasm running the same transaction "
                "from JS in the same run (target: within 2x)" if execute_js else "")
             + ":"

@@ -728,18 +728,34 @@ impl FileScenario {
                 values.push((name.clone(), resolved));
             }
             if spec.clock.is_none() {
+                let lookup = |values: &[(String, SqlValue)], n: &str| {
+                    values
+                        .iter()
+                        .find(|(k, _)| k == n)
+                        .map(|(_, v)| v.clone())
+                        .or_else(|| match n {
+                            "attempt" => Some(SqlValue::Integer(index as i64)),
+                            "label" => Some(SqlValue::Text(label.clone())),
+                            _ => param_bind(n),
+                        })
+                };
+                // The lets that read no other let, computed together first
+                // (an event's ids from its suffix, for a session's call).
+                let first: Vec<&str> = file
+                    .lets
+                    .values()
+                    .filter(|expression| {
+                        let mut other_let = false;
+                        reads(expression, |n| other_let |= file.lets.contains_key(n));
+                        !other_let
+                    })
+                    .map(String::as_str)
+                    .collect();
+                evaluator.warm(&first, &|n| lookup(&values, n));
                 for (name, expression) in &file.lets {
                     let value =
                         evaluator.eval(expression, &|| format!("{what}: let {name}"), &|n| {
-                            values
-                                .iter()
-                                .find(|(k, _)| k == n)
-                                .map(|(_, v)| v.clone())
-                                .or_else(|| match n {
-                                    "attempt" => Some(SqlValue::Integer(index as i64)),
-                                    "label" => Some(SqlValue::Text(label.clone())),
-                                    _ => param_bind(n),
-                                })
+                            lookup(&values, n)
                         })?;
                     values.push((name.clone(), value));
                 }

@@ -32,9 +32,13 @@ const median = (sorted) => sorted[sorted.length >> 1];
 
 // The exported API as a library user calls it from JS: every call crosses
 // the boundary (its argument converted in, its result object out). Each
-// entry makes a fresh object and returns one call; the calls are timed in
-// `rounds` rounds of `iterations` after an untimed warm-up round, as the
-// engine's own measurements are.
+// entry makes a fresh object and returns one call. V8 compiles the code a
+// call runs again, optimised, only after thousands of calls (a first
+// session's calls took about 75 us where later ones took 60), so each kind
+// of call first runs `warmup` untimed calls (or a second of them) on an
+// object of its own (the engine's own measurements run a round of that many
+// first, and so do the peers'); then a fresh object is timed in `rounds` rounds of `iterations`
+// after an untimed warm-up round.
 const CALLS = {
   'IdempotencySession.execute(), a new key each call': () => {
     const session = new wasm.IdempotencySession();
@@ -82,10 +86,13 @@ const CALLS = {
   },
 };
 
-function measureCalls(rounds, iterations) {
+function measureCalls(rounds, iterations, warmup) {
   return Object.entries(CALLS).map(([name, make]) => {
+    const warm = make();
+    const started = performance.now();
+    for (let i = 0; i < warmup && performance.now() - started < 1000; i += 1) warm();
     const call = make();
-    for (let i = 0; i < Math.min(iterations, 100); i += 1) call();
+    for (let i = 0; i < iterations; i += 1) call();
     const means = [];
     for (let round = 0; round < rounds; round += 1) {
       const start = performance.now();
@@ -104,8 +111,8 @@ async function run() {
     const iterations = param('iterations', 2000);
     const report = wasm.benchEngine(rounds, iterations);
     // Fewer calls per round than engine operations: the sessions' tables
-    // grow with every call (their results count rows), as a user's would.
-    report.calls = measureCalls(rounds, Math.min(iterations, 200));
+    // grow with every call, as a user's would.
+    report.calls = measureCalls(rounds, Math.min(iterations, 200), iterations);
     ui.table.replaceChildren(
       row(['operation', 'median µs', 'min µs', 'max µs', 'rounds × ops'], 'th'),
       ...[...report.measurements, ...report.calls].map((m) => row([
