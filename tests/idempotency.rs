@@ -376,3 +376,16 @@ fn requests_run_alone_with_and_without_a_key_each_run_their_own_steps() {
         );
     }
 }
+
+/// The profiles table is the library's `let`s evaluated for each profile
+/// alone (no request): every `let` must be computable from the defaults.
+#[test]
+fn the_profiles_table_gives_each_profiles_rules() {
+    let profiles = idempotency::profiles().unwrap();
+    let ids: Vec<&str> = profiles.iter().map(|p| p.id.as_str()).collect();
+    assert_eq!(ids, ["reference", "ietf", "stripe", "powertools"]);
+    let retention: Vec<i64> = profiles.iter().map(|p| p.retention_seconds).collect();
+    assert_eq!(retention, [60, 86400, 86400, 3600]);
+    assert!(profiles[1].requires_key && !profiles[0].requires_key);
+    assert!(profiles[2].stores_errors && !profiles[3].stores_errors);
+}

@@ -170,63 +170,64 @@ pub fn builtin_source(id: &str) -> Option<&'static str> {
         .map(|(_, s)| *s)
 }
 
-/// The built-ins, parsed once per thread: each entry and its file.
-fn builtins() -> Rc<Vec<(Entry, Rc<File>)>> {
+/// Built-in `index` (of [`BUILTIN_FILES`]), parsed once per thread and only
+/// when first asked for: a page that opens one scenario reads that file
+/// (and its library) first, and the others when it lists the catalog.
+fn builtin(index: usize) -> (Entry, Rc<File>) {
+    type Parsed = Option<(Entry, Rc<File>)>;
     thread_local! {
-        static BUILTINS: Rc<Vec<(Entry, Rc<File>)>> = Rc::new(
-            BUILTIN_FILES
-                .iter()
-                .map(|(id, source)| {
-                    // A test parses every built-in: one that does not is a
-                    // defect of the build, not of a caller's input.
-                    let file = crate::format::parse_builtin(source, id)
-                        .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
-                    let entry = Entry::of(&file)
-                        .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
-                    (entry, Rc::new(file))
-                })
-                .collect(),
-        );
+        static BUILTINS: std::cell::RefCell<Vec<Parsed>> =
+            std::cell::RefCell::new(vec![None; BUILTIN_FILES.len()]);
     }
-    BUILTINS.with(Rc::clone)
+    if let Some(parsed) = BUILTINS.with(|b| b.borrow()[index].clone()) {
+        return parsed;
+    }
+    let (id, source) = BUILTIN_FILES[index];
+    // A test parses every built-in: one that does not is a defect of the
+    // build, not of a caller's input.
+    let file = crate::format::parse_builtin(source, id)
+        .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
+    let entry = Entry::of(&file).unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
+    let parsed = (entry, Rc::new(file));
+    BUILTINS.with(|b| b.borrow_mut()[index] = Some(parsed.clone()));
+    parsed
 }
 
 /// Every scenario the scheduler can run.
 pub fn catalog() -> Vec<Entry> {
-    builtins().iter().map(|(e, _)| e.clone()).collect()
+    (0..BUILTIN_FILES.len()).map(|i| builtin(i).0).collect()
 }
 
 /// The TypeScript declarations of every scenario's parameters, generated
 /// from the declarations (a test keeps the file current).
 pub const PARAMS_TYPESCRIPT: &str = include_str!("../params.d.ts");
 
-/// The catalog entry of scenario `id`, or an error listing the known ones.
-pub fn entry(id: &str) -> Result<Entry> {
-    let all = builtins();
-    all.iter()
-        .find(|(e, _)| e.id == id)
-        .map(|(e, _)| e.clone())
-        .ok_or_else(|| {
-            let ids: Vec<&str> = all.iter().map(|(e, _)| e.id).collect();
-            Error::invalid(
+/// Built-in `id`'s entry and file, or an error listing the known ids.
+fn builtin_by_id(id: &str) -> Result<(Entry, Rc<File>)> {
+    match BUILTIN_FILES.iter().position(|(n, _)| *n == id) {
+        Some(index) => Ok(builtin(index)),
+        None => {
+            let ids: Vec<&str> = BUILTIN_FILES.iter().map(|(n, _)| *n).collect();
+            Err(Error::invalid(
                 "scenario",
                 format!(
                     "unknown scenario {}; known: {}",
                     params::quote(id),
                     ids.join(", ")
                 ),
-            )
-        })
+            ))
+        }
+    }
+}
+
+/// The catalog entry of scenario `id`, or an error listing the known ones.
+pub fn entry(id: &str) -> Result<Entry> {
+    builtin_by_id(id).map(|(entry, _)| entry)
 }
 
 /// The file of built-in scenario `id`.
 pub fn file(id: &str) -> Result<Rc<File>> {
-    entry(id)?;
-    Ok(builtins()
-        .iter()
-        .find(|(e, _)| e.id == id)
-        .map(|(_, f)| Rc::clone(f))
-        .expect("found above"))
+    builtin_by_id(id).map(|(_, file)| file)
 }
 
 /// Builds a scenario by id with its default parameters.
@@ -254,6 +255,16 @@ mod tests {
 
     /// The catalog reads the built-ins without compiling them at their
     /// defaults (`parse_builtin`); this is the check it leaves out.
+    /// A built-in is found by the id it is listed under, which is the id
+    /// its file declares.
+    #[test]
+    fn every_builtin_is_listed_under_its_own_id() {
+        for (id, _) in BUILTIN_FILES {
+            assert_eq!(entry(id).unwrap().id, *id);
+        }
+        assert_eq!(catalog().len(), BUILTIN_FILES.len());
+    }
+
     #[test]
     fn every_builtin_passes_the_whole_check_of_a_users_file() {
         for (id, source) in BUILTIN_FILES {

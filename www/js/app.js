@@ -3,7 +3,7 @@
 // engine only through engine.js. All text, from users and links included, is
 // rendered with textContent, never as HTML.
 import * as engine from './engine.js';
-import { count, el, row } from './parts/dom.js';
+import { count, el, number, row } from './parts/dom.js';
 import { databaseSections, lockItems } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
 import { pack, unpack } from './parts/pack.js';
@@ -323,7 +323,7 @@ function updateLink({ replace = false } = {}) {
   const url = permalink();
   if (url.length > MAX_LINK_CHARS) {
     // Refused, not cut: a cut link would open something else.
-    notice(`This design is too long for a link (${url.length.toLocaleString('en')} characters; links keep to ${MAX_LINK_CHARS.toLocaleString('en')}). The address still shows the last run that fit; save the design as a file and embed it with src, or keep it as a draft.`);
+    notice(`This design is too long for a link (${number(url.length)} characters; links keep to ${number(MAX_LINK_CHARS)}). The address still shows the last run that fit; save the design as a file and embed it with src, or keep it as a draft.`);
     return;
   }
   const here = `${location.pathname}${location.search}`;
@@ -353,15 +353,18 @@ async function openLink() {
     problems.push(error.message);
   }
   const id = link.id ?? DEFAULT_SCENARIO;
+  const quietly = { draw: false };
   try {
-    await loadScenario(id, link.params, link.schedule);
+    await loadScenario(id, link.params, link.schedule, quietly);
   } catch (error) {
-    if (link.schedule) {
+    if (error.scheduleOnly) {
       problems.push(`the schedule was dropped: ${error.message}`);
-      await loadScenario(id, link.params);
+    } else if (link.schedule) {
+      problems.push(`the schedule was dropped: ${error.message}`);
+      await loadScenario(id, link.params, null, quietly);
     } else {
       problems.push(error.message);
-      await loadScenario(DEFAULT_SCENARIO, {});
+      await loadScenario(DEFAULT_SCENARIO, {}, null, quietly);
     }
   }
   if (link.step !== null && link.step !== undefined) {
@@ -462,8 +465,7 @@ async function readLink() {
 
 // ---------------------------------------------------------------- scenario
 
-// Loads scenario `id` with `params`; replays `schedule` if given.
-async function loadScenario(what, params = {}, schedule = null) {
+async function loadScenario(what, params = {}, schedule = null, { draw = true } = {}) {
   // A catalog id, or { source } for a design.
   const source = typeof what === 'string' ? null : what.source;
   const arg = source === null ? what : { source, name: 'design' };
@@ -472,7 +474,7 @@ async function loadScenario(what, params = {}, schedule = null) {
   // A search of what was shown before must not report on what is shown now.
   state.generation += 1;
   state.search?.cancel();
-  const stepper = await engine.stepper(arg, { params });
+  const stepper = await engine.stepper(arg, { params }, schedule);
   const packed = source === null ? null : await pack(source);
   state.stepper?.close();
   state.stepper = stepper;
@@ -493,11 +495,11 @@ async function loadScenario(what, params = {}, schedule = null) {
   renderCatalog();
   renderExtra();
   status('');
-  if (schedule) {
-    state.view = await stepper.setSchedule(schedule);
-  }
   state.selected = state.view.trace.length - 1;
-  render();
+  if (stepper.scheduleError !== undefined) {
+    throw Object.assign(new Error(stepper.scheduleError), { scheduleOnly: true });
+  }
+  if (draw) render();
 }
 
 // Draws scenario-specific extras: the profiles table, the sweep button.
@@ -822,7 +824,7 @@ const actions = {
   async 'copy-link'() {
     const url = permalink();
     if (url.length > MAX_LINK_CHARS) {
-      status(`Nothing was copied: this design is too long for a link (${url.length.toLocaleString('en')} characters; links keep to ${MAX_LINK_CHARS.toLocaleString('en')}). Save it as a draft or as a file.`, 'fail');
+      status(`Nothing was copied: this design is too long for a link (${number(url.length)} characters; links keep to ${number(MAX_LINK_CHARS)}). Save it as a draft or as a file.`, 'fail');
       return;
     }
     try {

@@ -300,12 +300,15 @@ export function resume(runs, onProgress) {
   return split(count, id, options, 'resume', () => [share], onProgress);
 }
 
-// A manual stepper for scenario `id`: { state, step(i), undo(), setSchedule(s), close() }.
-export async function stepper(id, options) {
-  const { handle, state } = await call('newStepper', [id, options]).promise;
+// A manual stepper for scenario `id`: { state, step(i), undo(), setSchedule(s), close() };
+// with `schedule`, it starts replayed to it, or at the start with
+// `scheduleError` saying why the schedule does not fit.
+export async function stepper(id, options, schedule = null) {
+  const { handle, state, scheduleError } = await call('newStepper', [id, options, schedule]).promise;
   const method = (name, arg) => call('stepper', [handle, name, arg]).promise;
   return {
     state,
+    scheduleError,
     refresh: () => method('state'),
     step: (attempt) => method('step', attempt),
     undo: () => method('undo'),

@@ -116,10 +116,20 @@ const ops = {
   scenarioSource: ([id]) => wasm.scenarioSource(id),
   benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
   mergeExplorations: ([scenario, options, parts, cancelled]) => wasm.mergeExplorations(scenario, options, parts, cancelled),
-  newStepper: ([scenario, options]) => {
+  // With `schedule`, the stepper starts replayed to it: one replay, not a
+  // view of the start and then another (a link's run opens sooner). A
+  // schedule that does not fit leaves the stepper at the start and says why.
+  newStepper: ([scenario, options, schedule]) => {
     const stepper = new wasm.Stepper(scenario, options);
     const handle = nextHandle++;
     steppers.set(handle, stepper);
+    if (schedule != null) {
+      try {
+        return { handle, state: stepper.setSchedule(schedule) };
+      } catch (error) {
+        return { handle, state: stepper.state(), scheduleError: error instanceof Error ? error.message : String(error) };
+      }
+    }
     return { handle, state: stepper.state() };
   },
   stepper: ([handle, method, arg]) => {
