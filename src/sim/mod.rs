@@ -17,6 +17,7 @@ pub mod strategy;
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
+use std::rc::Rc;
 
 use serde::Serialize;
 
@@ -607,7 +608,13 @@ pub struct Run<'s> {
     clock: std::cell::Cell<i64>,
     /// Per invariant, the first step after which it did not hold and how.
     broken: Vec<Option<(usize, Check)>>,
+    /// Every attempt's locks as [`Run::locks`] last read them: only a step
+    /// or a crash changes them, and the search asks after every step.
+    locks_now: std::cell::RefCell<Option<Rc<Locks>>>,
 }
+
+/// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
+pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
 
 fn level_name(level: LockLevel) -> String {
     format!("{level:?}").to_uppercase()
@@ -657,6 +664,7 @@ impl<'s> Run<'s> {
             last_effects: (Footprint::default(), Vec::new()),
             clock: std::cell::Cell::new(0),
             broken: Vec::new(),
+            locks_now: std::cell::RefCell::new(None),
         })
     }
 
@@ -759,13 +767,26 @@ impl<'s> Run<'s> {
 
     /// Every lock each attempt holds, connection by connection: the level on
     /// the database file and, in WAL mode, the shared-memory locks.
-    pub fn locks(&self) -> Vec<Vec<(LockLevel, ShmLocks)>> {
-        self.attempts
+    pub fn locks(&self) -> Rc<Locks> {
+        if let Some(known) = self.locks_now.borrow().as_ref() {
+            return Rc::clone(known);
+        }
+        let read = Rc::new(self.read_locks());
+        *self.locks_now.borrow_mut() = Some(Rc::clone(&read));
+        read
+    }
+
+    fn read_locks(&self) -> Locks {
+        let connections: Vec<Vec<&crate::storage::Conn>> =
+            self.attempts.iter().map(|a| a.connections()).collect();
+        let all: Vec<&crate::storage::Conn> = connections.iter().flatten().copied().collect();
+        let mut levels = crate::storage::Conn::lock_levels(&all).into_iter();
+        connections
             .iter()
-            .map(|a| {
-                a.connections()
+            .map(|conns| {
+                conns
                     .iter()
-                    .map(|c| (c.lock_level(), c.shm_locks()))
+                    .map(|c| (levels.next().unwrap_or(LockLevel::None), c.shm_locks()))
                     .collect()
             })
             .collect()
@@ -951,9 +972,10 @@ impl<'s> Run<'s> {
                 error: error.clone(),
             },
         };
+        self.locks_now.take();
         let after = self.locks();
         // A released lock (or an attempt that is over) may let the blocked ones through.
-        let released = before.iter().zip(&after).any(|(b, a)| released(b, a))
+        let released = before.iter().zip(after.iter()).any(|(b, a)| released(b, a))
             || self.statuses[attempt].is_over();
         if released {
             // Whom it lets through depends on who is blocked now (it writes
@@ -1052,6 +1074,7 @@ impl<'s> Run<'s> {
             ));
         }
         self.attempts[attempt].crash();
+        self.locks_now.take();
         self.statuses[attempt] = Status::Finished {
             outcome: Outcome::new("crashed"),
         };

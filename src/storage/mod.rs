@@ -812,6 +812,20 @@ impl Conn {
         self.sqlite.is_some()
     }
 
+    /// The lock each of `conns` holds on its database, as
+    /// [`Conn::lock_level`] gives it one by one. Connections of another
+    /// store are asked their own.
+    pub fn lock_levels(conns: &[&Conn]) -> Vec<LockLevel> {
+        let Some(first) = conns.first() else {
+            return Vec::new();
+        };
+        if conns.iter().any(|c| !Rc::ptr_eq(&c.store, &first.store)) {
+            return conns.iter().map(|c| c.lock_level()).collect();
+        }
+        let pairs: Vec<(ConnId, &str)> = conns.iter().map(|c| (c.id, c.db.as_str())).collect();
+        first.store.lock_levels(&pairs)
+    }
+
     /// The lock this connection holds on its database.
     pub fn lock_level(&self) -> LockLevel {
         self.store.lock_level(self.id, &self.db)

@@ -88,7 +88,12 @@ impl FileCell {
         if let Some(hash) = self.hash.get() {
             return hash;
         }
-        let mut hasher = std::hash::DefaultHasher::new();
+        // foldhash, not SipHash: a file of a few pages is hashed again after
+        // every step that writes it, and SipHash spent about 6% of a
+        // search there. A fixed seed: equal bytes hash equal in every
+        // worker of a split search.
+        let mut hasher =
+            std::hash::BuildHasher::build_hasher(&foldhash::quality::FixedState::default());
         let data = self.bytes.borrow();
         if wal {
             hash_wal(&data, &mut hasher);
@@ -346,6 +351,24 @@ impl StoreInner {
     /// says (`mxFrame`, at byte 16 of the first copy).
     pub(crate) fn log_frames(&self, file: &str) -> Option<u32> {
         self.shm_node(file)?.read_u32(16)
+    }
+
+    /// The strongest lock each of `conns` (a connection and its database)
+    /// holds, in one pass over the open files: a run reads every
+    /// connection's after each step.
+    pub(crate) fn lock_levels(&self, conns: &[(ConnId, &str)]) -> Vec<LockLevel> {
+        let mut levels = vec![LockLevel::None; conns.len()];
+        for h in self.handles.borrow().values() {
+            if h.level == LockLevel::None {
+                continue;
+            }
+            for (level, (conn, file)) in levels.iter_mut().zip(conns) {
+                if h.conn == *conn && h.file == *file && h.level > *level {
+                    *level = h.level;
+                }
+            }
+        }
+        levels
     }
 
     /// The strongest lock `conn` holds on database `file`.
