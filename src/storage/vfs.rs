@@ -46,6 +46,9 @@ use super::shm::{ShmLocks, ShmNode, ShmRequest, SLOTS as SHM_SLOTS};
 /// The name of the VFS, which connections open their database with.
 pub const VFS_NAME: &str = "replayground";
 
+/// The least a file grows by when a write goes past its end (bytes).
+const MIN_GROWTH: usize = 32 * 1024;
+
 /// Identifies a connection within the thread; 0 means "not attributed".
 pub type ConnId = u64;
 
@@ -924,10 +927,21 @@ impl VfsFile for LockingFile {
             .checked_add(buf.len())
             .ok_or_else(|| VfsError::new(VfsErrorCode::Full, "file too large".into()))?;
         let mut data = self.data.borrow_mut();
-        if data.len() < end {
-            data.resize(end, 0);
+        if data.capacity() < end {
+            // A journal grows page by page from nothing in every write
+            // transaction: room for several pages at once, not a copy of
+            // the whole file at each doubling.
+            let more = (end - data.len()).max(MIN_GROWTH);
+            data.reserve(more);
         }
-        data[start..end].copy_from_slice(buf);
+        if start == data.len() {
+            data.extend_from_slice(buf);
+        } else {
+            if data.len() < end {
+                data.resize(end, 0);
+            }
+            data[start..end].copy_from_slice(buf);
+        }
         Ok(())
     }
 
