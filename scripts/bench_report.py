@@ -316,7 +316,8 @@ def main():
     if timer:
         lines.append("")
         lines.append(
-            f"Method: every measurement runs one untimed warm-up round first; the benchmark page is "
+            f"Method: every measurement first runs untimed, a round's operations and at least 250 ms of them "
+            f"(V8 optimises a function only after it has run a while); the benchmark page is "
             f"{'cross-origin isolated' if timer['crossOriginIsolated'] else 'NOT cross-origin isolated'} "
             f"(timer resolution {timer['resolutionUs']:.1f} µs)"
         )

@@ -317,15 +317,24 @@ impl Budget {
     }
 }
 
+/// The least time each measurement runs untimed first, in milliseconds.
+const WARM_UP_MS: f64 = 250.0;
+
 fn measure(
     name: &str,
     budget: Budget,
     clock: Clock<'_>,
     mut op: impl FnMut() -> Result<()>,
 ) -> Result<Measurement> {
-    // One untimed round warms caches and allocations.
-    for _ in 0..budget.iterations.min(100) {
+    // Untimed first: a round's operations, for at least WARM_UP_MS. Caches
+    // and allocations settle, and V8 has optimised the code: it does so
+    // only after a function has run a while, and one warm-up search of the
+    // 8-attempt race left the timed ones between 3.4 and 16.7 ms.
+    let warm_up = clock();
+    let mut warmed = 0;
+    while warmed < budget.iterations || clock() - warm_up < WARM_UP_MS {
         op()?;
+        warmed += 1;
     }
     let mut means = Vec::with_capacity(budget.rounds as usize);
     for _ in 0..budget.rounds {
