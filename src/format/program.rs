@@ -290,6 +290,26 @@ fn param_value(params: &Map<String, Value>, name: &str) -> Option<SqlValue> {
     }
 }
 
+/// What `:name` is to attempt `index` labelled `label`: one of its values
+/// (`with`, then `let`), `attempt`, `label`, or a parameter.
+fn attempt_value(
+    values: &[(String, SqlValue)],
+    index: usize,
+    label: &str,
+    params: &Map<String, Value>,
+    name: &str,
+) -> Option<SqlValue> {
+    values
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.clone())
+        .or_else(|| match name {
+            "attempt" => Some(SqlValue::Integer(index as i64)),
+            "label" => Some(SqlValue::Text(label.to_string())),
+            _ => param_value(params, name),
+        })
+}
+
 fn leak(text: String) -> &'static str {
     super::leak(&text)
 }
@@ -729,15 +749,7 @@ impl FileScenario {
             }
             if spec.clock.is_none() {
                 let lookup = |values: &[(String, SqlValue)], n: &str| {
-                    values
-                        .iter()
-                        .find(|(k, _)| k == n)
-                        .map(|(_, v)| v.clone())
-                        .or_else(|| match n {
-                            "attempt" => Some(SqlValue::Integer(index as i64)),
-                            "label" => Some(SqlValue::Text(label.clone())),
-                            _ => param_bind(n),
-                        })
+                    attempt_value(values, index, label, params, n)
                 };
                 // The lets that read no other let, computed together first
                 // (an event's ids from its suffix, for a session's call).
@@ -884,17 +896,8 @@ impl FileScenario {
         let file = &self.file;
         // What the expansion reads besides the file: the attempt's values,
         // `attempt`, `label` and the parameters.
-        let dynamic = |name: &str| -> Option<SqlValue> {
-            values
-                .iter()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| v.clone())
-                .or_else(|| match name {
-                    "attempt" => Some(SqlValue::Integer(index as i64)),
-                    "label" => Some(SqlValue::Text(label.to_string())),
-                    _ => param_value(params, name),
-                })
-        };
+        let dynamic =
+            |name: &str| -> Option<SqlValue> { attempt_value(values, index, label, params, name) };
         // A file of one attempt that the engine builds again and again (a
         // session's requests) reuses an earlier expansion that read the same.
         let spec_at = std::ptr::from_ref(spec) as usize;
