@@ -310,6 +310,15 @@ fn attempt_value(
         })
 }
 
+/// `answer`, noted in `log` as what `name` gave the first time it is asked.
+fn noted<T: Clone>(log: &std::cell::RefCell<Vec<(String, T)>>, name: &str, answer: T) -> T {
+    let mut log = log.borrow_mut();
+    if !log.iter().any(|(n, _)| n == name) {
+        log.push((name.to_string(), answer.clone()));
+    }
+    answer
+}
+
 fn leak(text: String) -> &'static str {
     super::leak(&text)
 }
@@ -728,6 +737,18 @@ impl FileScenario {
                 .map(|(i, _)| i)
                 .collect()
         };
+        // The lets that read no other let, computed together first for each
+        // attempt (an event's ids from its suffix, for a session's call).
+        let first_lets: Vec<&str> = file
+            .lets
+            .values()
+            .filter(|expression| {
+                let mut other_let = false;
+                reads(expression, |n| other_let |= file.lets.contains_key(n));
+                !other_let
+            })
+            .map(String::as_str)
+            .collect();
         let mut instances = Vec::with_capacity(plan.len());
         for (index, (spec_index, label)) in plan.iter().enumerate() {
             let spec = &file.attempts[*spec_index];
@@ -751,19 +772,7 @@ impl FileScenario {
                 let lookup = |values: &[(String, SqlValue)], n: &str| {
                     attempt_value(values, index, label, params, n)
                 };
-                // The lets that read no other let, computed together first
-                // (an event's ids from its suffix, for a session's call).
-                let first: Vec<&str> = file
-                    .lets
-                    .values()
-                    .filter(|expression| {
-                        let mut other_let = false;
-                        reads(expression, |n| other_let |= file.lets.contains_key(n));
-                        !other_let
-                    })
-                    .map(String::as_str)
-                    .collect();
-                evaluator.warm(&first, &|n| lookup(&values, n));
+                evaluator.warm(&first_lets, &|n| lookup(&values, n));
                 for (name, expression) in &file.lets {
                     let value =
                         evaluator.eval(expression, &|| format!("{what}: let {name}"), &|n| {
@@ -921,22 +930,8 @@ impl FileScenario {
         }
         let read: std::cell::RefCell<Vec<(String, Option<SqlValue>)>> = Default::default();
         let asked: std::cell::RefCell<Vec<(String, Vec<usize>)>> = Default::default();
-        let dynamic = |name: &str| -> Option<SqlValue> {
-            let value = dynamic(name);
-            let mut read = read.borrow_mut();
-            if !read.iter().any(|(n, _)| n == name) {
-                read.push((name.to_string(), value.clone()));
-            }
-            value
-        };
-        let named = |name: &str| -> Vec<usize> {
-            let answer = named(name);
-            let mut asked = asked.borrow_mut();
-            if !asked.iter().any(|(n, _)| n == name) {
-                asked.push((name.to_string(), answer.clone()));
-            }
-            answer
-        };
+        let dynamic = |name: &str| noted(&read, name, dynamic(name));
+        let named = |name: &str| noted(&asked, name, named(name));
         // Whether a `when` evaluated could give another answer for the same
         // values (it calls a function): such an expansion is not kept.
         let mut impure = false;

@@ -253,8 +253,6 @@ pub fn build_resolved(entry: &Entry, params: Params) -> Result<Box<dyn Scenario>
 mod tests {
     use super::*;
 
-    /// The catalog reads the built-ins without compiling them at their
-    /// defaults (`parse_builtin`); this is the check it leaves out.
     /// A built-in is found by the id it is listed under, which is the id
     /// its file declares.
     #[test]
@@ -265,6 +263,8 @@ mod tests {
         assert_eq!(catalog().len(), BUILTIN_FILES.len());
     }
 
+    /// The catalog reads the built-ins without compiling them at their
+    /// defaults (`parse_builtin`); this is the check it leaves out.
     #[test]
     fn every_builtin_passes_the_whole_check_of_a_users_file() {
         for (id, source) in BUILTIN_FILES {

@@ -376,13 +376,7 @@ impl StoreInner {
 
     /// The strongest lock `conn` holds on database `file`.
     pub(crate) fn lock_level(&self, conn: ConnId, file: &str) -> LockLevel {
-        self.handles
-            .borrow()
-            .values()
-            .filter(|h| h.conn == conn && h.file == file)
-            .map(|h| h.level)
-            .max()
-            .unwrap_or(LockLevel::None)
+        self.lock_levels(&[(conn, file)])[0]
     }
 
     /// The labels of the live connections that hold a lock.

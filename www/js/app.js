@@ -465,6 +465,10 @@ async function readLink() {
 
 // ---------------------------------------------------------------- scenario
 
+// Loads scenario `id` with `params`, started replayed to `schedule` if given
+// (one that does not fit is an Error marked `scheduleOnly`, thrown once the
+// scenario is shown at its start). Draws it unless `draw` is false (a caller
+// that draws once it is done).
 async function loadScenario(what, params = {}, schedule = null, { draw = true } = {}) {
   // A catalog id, or { source } for a design.
   const source = typeof what === 'string' ? null : what.source;

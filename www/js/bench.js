@@ -37,8 +37,8 @@ const median = (sorted) => sorted[sorted.length >> 1];
 // session's calls took about 75 us where later ones took 60), so each kind
 // of call first runs `warmup` untimed calls (or a second of them) on an
 // object of its own (the engine's own measurements run a round of that many
-// first, and so do the peers'); then a fresh object is timed in `rounds` rounds of `iterations`
-// after an untimed warm-up round.
+// first, and so do the peers'); then a fresh object is timed in `rounds`
+// rounds of `iterations` after an untimed warm-up round.
 const CALLS = {
   'IdempotencySession.execute(), a new key each call': () => {
     const session = new wasm.IdempotencySession();
