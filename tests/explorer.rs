@@ -439,3 +439,62 @@ fn explorers_number_databases_alike_whatever_their_thread_ran_before() {
     assert!(fresh.len() > 10);
     assert_eq!(fresh, used);
 }
+
+/// A run put back to a checkpoint of an earlier state (what the exhaustive
+/// search does instead of replaying from the start) is in that state, and
+/// goes on as the run that took it did, rewound in place or in a new run.
+/// No checkpoint is taken while a transaction is open.
+#[test]
+fn a_run_rewound_to_a_checkpoint_goes_on_as_it_did() {
+    let explorer = Explorer::new(scenario("outbox-two-relays").unwrap()).unwrap();
+    let mut run = explorer.start(false).unwrap();
+    let mut checkpoints = Vec::new();
+    let mut schedule = Vec::new();
+    let mut refused = 0;
+    while !run.is_stopped() {
+        match run.checkpoint() {
+            Some(checkpoint) => {
+                checkpoints.push((schedule.len(), run.state_key(false), checkpoint))
+            }
+            None => refused += 1,
+        }
+        // Round-robin: each attempt in turn, so that transactions overlap.
+        let runnable = run.runnable();
+        let pick = runnable[schedule.len() % runnable.len()];
+        run.step(pick).unwrap();
+        schedule.push(pick);
+    }
+    let end = run.state_key(false);
+    assert!(
+        checkpoints.len() >= 3 && refused >= 3,
+        "{} checkpoints, {refused} states without",
+        checkpoints.len()
+    );
+    let go_on = |run: &mut replayground::sim::Run<'_>, from: usize| {
+        for &attempt in &schedule[from..] {
+            run.step(attempt).unwrap();
+        }
+        assert!(run.is_stopped());
+        run.state_key(false)
+    };
+    for (at, key, checkpoint) in &checkpoints {
+        assert!(run.restore(checkpoint).unwrap());
+        assert_eq!(run.state_key(false), *key, "rewound in place to step {at}");
+        assert_eq!(go_on(&mut run, *at), end, "from step {at}, in place");
+    }
+    drop(run);
+    for (at, key, checkpoint) in &checkpoints {
+        let mut fresh = explorer.start(false).unwrap();
+        assert!(fresh.restore(checkpoint).unwrap());
+        assert_eq!(
+            fresh.state_key(false),
+            *key,
+            "a new run rewound to step {at}"
+        );
+        assert_eq!(go_on(&mut fresh, *at), end, "from step {at}, a new run");
+    }
+    // A checkpoint of another scenario's run is not this run's.
+    let other = Explorer::new(scenario("idem-race").unwrap()).unwrap();
+    let foreign = other.start(false).unwrap().checkpoint().unwrap();
+    assert!(!explorer.start(false).unwrap().restore(&foreign).unwrap());
+}

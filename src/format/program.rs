@@ -2019,9 +2019,15 @@ impl ProgramAttempt {
     }
 
     fn connection(&mut self, ctx: &StepCtx<'_>, db: usize) -> Result<&Conn> {
+        self.open(ctx.store, db)?;
+        Ok(self.conns[db].as_ref().expect("opened"))
+    }
+
+    /// Opens its connection to database `db`, unless it is open.
+    fn open(&mut self, store: &Store, db: usize) -> Result<()> {
         if self.conns[db].is_none() {
             let file = self.instance.files[db];
-            let conn = ctx.store.connect(file, &self.instance.label)?;
+            let conn = store.connect(file, &self.instance.label)?;
             conn.bound(MAX_VALUE_BYTES)?;
             let pragmas = &self.instance.pragmas[db];
             if !pragmas.trim().is_empty() {
@@ -2029,7 +2035,7 @@ impl ProgramAttempt {
             }
             self.conns[db] = Some(conn);
         }
-        Ok(self.conns[db].as_ref().expect("opened above"))
+        Ok(())
     }
 
     /// The words `{because}` stands for.
@@ -2340,7 +2346,7 @@ impl Attempt for ProgramAttempt {
     }
 
     fn hash_state(&self, state: &mut dyn Hasher) {
-        let mut h = std::hash::DefaultHasher::new();
+        let mut h = crate::sim::state_hasher();
         self.pc.hash(&mut h);
         self.over.hash(&mut h);
         self.retries.hash(&mut h);
@@ -2388,6 +2394,88 @@ impl Attempt for ProgramAttempt {
     fn ready(&self, now: i64, _statuses: &[Status]) -> bool {
         now >= self.instance.not_before
     }
+
+    fn save(&self) -> Option<Box<dyn std::any::Any>> {
+        // The run has checked that no lock is held; a deferred BEGIN holds none.
+        let idle = self
+            .conns
+            .iter()
+            .flatten()
+            .all(|c| c.sqlite().is_ok_and(|s| s.is_autocommit()));
+        idle.then(|| {
+            Box::new(Saved {
+                instance: Rc::clone(&self.instance),
+                open: self.conns.iter().map(Option::is_some).collect(),
+                pc: self.pc,
+                captures: self.captures.clone(),
+                log: self.log.clone(),
+                retries: self.retries,
+                taken: self.taken,
+                done_steps: self.done_steps,
+                over: self.over,
+                changes: self.changes,
+                now: self.now,
+                error: self.error.clone(),
+                rowid: self.rowid,
+            }) as Box<dyn std::any::Any>
+        })
+    }
+
+    fn roll_back(&mut self) {
+        for slot in &mut self.conns {
+            if slot.as_ref().is_some_and(|c| c.roll_back().is_err()) {
+                // It could not roll back: closing it does.
+                *slot = None;
+            }
+        }
+    }
+
+    fn restore(&mut self, saved: &dyn std::any::Any, store: &Store) -> Result<bool> {
+        let Some(saved) = saved.downcast_ref::<Saved>() else {
+            return Ok(false);
+        };
+        if !Rc::ptr_eq(&saved.instance, &self.instance) {
+            return Ok(false);
+        }
+        self.pc = saved.pc;
+        self.captures.clone_from(&saved.captures);
+        self.log.clone_from(&saved.log);
+        self.retries = saved.retries;
+        self.taken = saved.taken;
+        self.done_steps = saved.done_steps;
+        self.over = saved.over;
+        self.changes = saved.changes;
+        self.now = saved.now;
+        self.error.clone_from(&saved.error);
+        self.rowid = saved.rowid;
+        for (db, &open) in saved.open.iter().enumerate() {
+            match &self.conns[db] {
+                Some(conn) if open => conn.empty_cache()?,
+                // The pool empties the cache of what it hands out.
+                None if open => self.open(store, db)?,
+                _ => self.conns[db] = None,
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// A program attempt's state between steps, without its connections (see
+/// [`Attempt::save`]).
+struct Saved {
+    instance: Rc<Instance>,
+    open: Vec<bool>,
+    pc: usize,
+    captures: BTreeMap<String, SqlValue>,
+    log: Vec<String>,
+    retries: u32,
+    taken: usize,
+    done_steps: usize,
+    over: Option<&'static str>,
+    changes: u64,
+    now: i64,
+    error: String,
+    rowid: i64,
 }
 
 /// The virtual clock: each step advances time by its tick, up to its end;
@@ -2429,6 +2517,17 @@ impl Attempt for ClockAttempt {
 
     fn can_crash(&self) -> bool {
         false
+    }
+
+    fn save(&self) -> Option<Box<dyn std::any::Any>> {
+        // A clock keeps no state of its own: the run keeps the time.
+        Some(Box::new(Rc::clone(&self.instance)))
+    }
+
+    fn restore(&mut self, saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {
+        Ok(saved
+            .downcast_ref::<Rc<Instance>>()
+            .is_some_and(|instance| Rc::ptr_eq(instance, &self.instance)))
     }
 
     fn ready(&self, now: i64, statuses: &[Status]) -> bool {

@@ -289,6 +289,27 @@ pub trait Attempt {
     fn ready(&self, _now: i64, _statuses: &[Status]) -> bool {
         true
     }
+
+    /// A copy of the attempt's own state, taken between steps while none of
+    /// its connections holds a lock or has a transaction open, for
+    /// [`Attempt::restore`]; `None` when it cannot be copied. Which of its
+    /// connections are open is part of it; what they cache is not.
+    fn save(&self) -> Option<Box<dyn std::any::Any>> {
+        None
+    }
+
+    /// Rolls back any transaction its connections have open, releasing
+    /// their locks, before the store's files are put back.
+    fn roll_back(&mut self) {}
+
+    /// Puts back a state [`Attempt::save`] gave (of this same attempt, in
+    /// any run of the scenario), after [`Attempt::roll_back`] and the
+    /// store's files were put back as they were then: the connections open
+    /// then are open, with empty page caches, and no others. False when
+    /// `saved` is not its.
+    fn restore(&mut self, _saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {
+        Ok(false)
+    }
 }
 
 /// Where an attempt is, as the runner sees it.
@@ -613,8 +634,37 @@ pub struct Run<'s> {
     locks_now: std::cell::RefCell<Option<Rc<Locks>>>,
 }
 
+/// The hasher of state keys: foldhash with a fixed seed, so that every
+/// worker of a split search computes the same keys (and faster than
+/// SipHash, which took about a tenth of a search).
+pub fn state_hasher() -> impl Hasher {
+    std::hash::BuildHasher::build_hasher(&foldhash::quality::FixedState::default())
+}
+
 /// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
 pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
+
+impl std::fmt::Debug for Checkpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpoint")
+            .field("steps", &self.choices.len())
+            .field("files", &self.files.files())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A run's whole state between two steps, to go back to without replaying
+/// the steps that led there (see [`Run::checkpoint`]).
+pub struct Checkpoint {
+    files: Snapshot,
+    attempts: Vec<Box<dyn std::any::Any>>,
+    statuses: Vec<Status>,
+    choices: Vec<usize>,
+    at_end: Vec<Option<Snapshot>>,
+    at_end_hash: Vec<Option<u64>>,
+    clock: i64,
+    broken: Vec<Option<(usize, Check)>>,
+}
 
 fn level_name(level: LockLevel) -> String {
     format!("{level:?}").to_uppercase()
@@ -802,7 +852,7 @@ impl<'s> Run<'s> {
 
     /// [`Run::state_key`] from the attempts' keys ([`Run::attempt_keys`]).
     pub fn state_key_with(&self, symmetric: bool, mut parts: Vec<u64>) -> u64 {
-        let mut hasher = std::hash::DefaultHasher::new();
+        let mut hasher = state_hasher();
         self.store.hash_files(&mut hasher);
         self.clock.get().hash(&mut hasher);
         if symmetric {
@@ -823,7 +873,7 @@ impl<'s> Run<'s> {
         attempt: &dyn Attempt,
         locks: &[(LockLevel, ShmLocks)],
     ) -> u64 {
-        let mut hasher = std::hash::DefaultHasher::new();
+        let mut hasher = state_hasher();
         attempt.class().hash(&mut hasher);
         attempt.hash_state(&mut hasher);
         // The strongest level; then, in WAL mode, the wal-index locks of
@@ -999,7 +1049,7 @@ impl<'s> Run<'s> {
             if self.scenario.observes_end_of(attempt) {
                 // A check reads the whole committed state as of now.
                 touched.reads = u64::MAX;
-                let mut hasher = std::hash::DefaultHasher::new();
+                let mut hasher = state_hasher();
                 self.store.hash_files(&mut hasher);
                 self.at_end_hash[attempt] = Some(hasher.finish());
             }
@@ -1054,6 +1104,75 @@ impl<'s> Run<'s> {
         Ok(progress)
     }
 
+    /// The run's state now, if it can be put back ([`Run::restore`]) without
+    /// replaying its steps: when no connection holds a lock or has a
+    /// transaction open, so that all SQLite keeps of it is in the store's
+    /// files (and in page caches, which a restore empties). Not in WAL mode
+    /// (a connection remembers the wal-index it last read), nor while
+    /// recording.
+    pub fn checkpoint(&self) -> Option<Checkpoint> {
+        if self.trace.is_some() || self.scenario.journal() == crate::storage::Journal::Wal {
+            return None;
+        }
+        let locked = self
+            .locks()
+            .iter()
+            .flatten()
+            .any(|(level, shm)| *level != LockLevel::None || !shm.is_empty());
+        if locked {
+            return None;
+        }
+        let attempts = self
+            .attempts
+            .iter()
+            .map(|a| a.save())
+            .collect::<Option<Vec<_>>>()?;
+        Some(Checkpoint {
+            files: self.store.snapshot(),
+            attempts,
+            statuses: self.statuses.clone(),
+            choices: self.choices.clone(),
+            at_end: self.at_end.clone(),
+            at_end_hash: self.at_end_hash.clone(),
+            clock: self.clock.get(),
+            broken: self.broken.clone(),
+        })
+    }
+
+    /// Goes back to `checkpoint`, taken of a run of the same scenario on the
+    /// same store: every attempt's connections roll back what they have
+    /// open, the files are put back, and each attempt takes back its
+    /// state and the connections it had. False when the checkpoint
+    /// is not of this scenario's attempts; after `false` or an error the run
+    /// is in no defined state and must not be stepped.
+    pub fn restore(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
+        if self.trace.is_some()
+            || checkpoint.attempts.len() != self.attempts.len()
+            || !checkpoint.files.is_of(self.store)
+        {
+            return Ok(false);
+        }
+        for attempt in &mut self.attempts {
+            attempt.roll_back();
+        }
+        self.locks_now.take();
+        self.store.rewind(&checkpoint.files)?;
+        for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
+            if !attempt.restore(saved.as_ref(), self.store)? {
+                return Ok(false);
+            }
+        }
+        self.statuses.clone_from(&checkpoint.statuses);
+        self.choices.clone_from(&checkpoint.choices);
+        self.at_end.clone_from(&checkpoint.at_end);
+        self.at_end_hash.clone_from(&checkpoint.at_end_hash);
+        self.clock.set(checkpoint.clock);
+        self.broken.clone_from(&checkpoint.broken);
+        self.last_effects = (Footprint::default(), Vec::new());
+        self.locks_now.take();
+        Ok(true)
+    }
+
     /// What the last step touched (see [`footprint`]), and the attempts it
     /// let run again (blocked on a lock, or waiting for it to be over): their
     /// next steps happen after it.
@@ -1080,7 +1199,7 @@ impl<'s> Run<'s> {
         };
         self.at_end[attempt] = Some(self.store.snapshot());
         if self.scenario.observes_end_of(attempt) {
-            let mut hasher = std::hash::DefaultHasher::new();
+            let mut hasher = state_hasher();
             self.store.hash_files(&mut hasher);
             self.at_end_hash[attempt] = Some(hasher.finish());
         }

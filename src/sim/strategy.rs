@@ -241,6 +241,7 @@ impl Strategy {
             preemption_bound: self.preemption_bound,
             max_runs: self.runs,
             shard: self.shard,
+            rewind: true,
         }
     }
 

@@ -443,6 +443,11 @@ impl Snapshot {
                 .all(|((a, x), (b, y))| a == b && Rc::ptr_eq(x, y))
     }
 
+    /// Whether it was taken of `store`.
+    pub fn is_of(&self, store: &Store) -> bool {
+        self.store == store.inner.name
+    }
+
     /// The files it holds, with their sizes in bytes.
     pub fn files(&self) -> Vec<(String, usize)> {
         self.files
@@ -637,6 +642,29 @@ impl Store {
             let idle: Vec<_> = self.inner.pool.borrow_mut().drain(..).collect();
             drop(idle);
             *self.last_restored.borrow_mut() = Some(snapshot.clone());
+        }
+        self.inner.restore_files(&snapshot.files);
+        Ok(())
+    }
+
+    /// Puts every file back as it was in `snapshot`, as [`Store::restore`]
+    /// does, while connections are open, but none holds a lock: for an
+    /// explorer going back to a state of a run, whose connections are then
+    /// those of that state. Each connection kept must have its page cache
+    /// emptied ([`Conn::empty_cache`]) before it reads again; the schema
+    /// must be the one every snapshot of the store shares. The pool is kept
+    /// whatever snapshot was restored before (it empties the page cache of
+    /// each connection it hands out).
+    pub fn rewind(&self, snapshot: &Snapshot) -> Result<()> {
+        if snapshot.store != self.inner.name || self.inner.pool_keeps_caches.get() {
+            return self.restore(snapshot);
+        }
+        let holders = self.inner.lock_holders();
+        if !holders.is_empty() {
+            return Err(Error::Store(format!(
+                "cannot rewind while connections hold locks ({})",
+                holders.join(", ")
+            )));
         }
         self.inner.restore_files(&snapshot.files);
         Ok(())
@@ -955,6 +983,24 @@ impl Conn {
             String::new()
         };
         Ok(())
+    }
+
+    /// Empties its page cache, so that its next read takes every page from
+    /// the file: for a connection whose files were put back to other bytes
+    /// ([`Store::rewind`]), which the file change counter might not tell.
+    pub fn empty_cache(&self) -> Result<()> {
+        Ok(self.sqlite()?.release_memory()?)
+    }
+
+    /// Ends the transaction it has open, if any, rolling it back (its locks
+    /// are released). Whether it had one.
+    pub fn roll_back(&self) -> Result<bool> {
+        let sqlite = self.sqlite()?;
+        if sqlite.is_autocommit() {
+            return Ok(false);
+        }
+        sqlite.execute_batch("ROLLBACK")?;
+        Ok(true)
     }
 
     /// Runs several SQL statements (a schema, seed rows).

@@ -61,8 +61,9 @@ type FileData = Rc<FileCell>;
 pub(crate) struct FileCell {
     bytes: RefCell<Vec<u8>>,
     hash: Cell<Option<u64>>,
-    /// The snapshot bytes last restored into it, while unchanged since
-    /// (held, so that no other snapshot can be allocated at their address).
+    /// The snapshot bytes last restored into it or copied from it, while
+    /// unchanged since (held, so that no other snapshot can be allocated at
+    /// their address).
     copy_of: RefCell<Option<Rc<[u8]>>>,
 }
 
@@ -445,13 +446,21 @@ impl StoreInner {
         }
     }
 
-    /// Copies every file's bytes, the wal-index included.
+    /// Copies every file's bytes, the wal-index included. A file unchanged
+    /// since it was last copied or restored is not copied again: it shares
+    /// those bytes.
     pub(crate) fn snapshot_files(&self) -> BTreeMap<String, Rc<[u8]>> {
         let mut files: BTreeMap<String, Rc<[u8]>> = self
             .files
             .borrow()
             .iter()
-            .map(|(name, data)| (name.clone(), Rc::from(data.borrow().as_slice())))
+            .map(|(name, data)| {
+                let mut copy_of = data.copy_of.borrow_mut();
+                let bytes = copy_of
+                    .get_or_insert_with(|| Rc::from(data.bytes.borrow().as_slice()))
+                    .clone();
+                (name.clone(), bytes)
+            })
             .collect();
         for (name, node) in self.shm.borrow().iter() {
             files.insert(name.clone(), Rc::from(node.bytes()));
@@ -459,9 +468,6 @@ impl StoreInner {
         files
     }
 
-    /// Replaces every file with a snapshot's bytes. The caller has checked that
-    /// no handle is open: open handles would keep reading the old files, and
-    /// their page caches could outlive a restore unnoticed.
     /// Puts every file back to `files`. Files that exist are rewritten in
     /// place, so that the handles of pooled idle connections read the new
     /// bytes (a handle keeps its file's data, as an open file descriptor does).

@@ -48,6 +48,12 @@ pub struct Options {
     /// This worker's part of a search split across several (see
     /// [`super::split`]); `None`: the whole search.
     pub shard: Option<Shard>,
+    /// Reach a state to explore from by going back to the deepest earlier
+    /// state of the run that was checkpointed (see [`crate::sim::Run::checkpoint`])
+    /// and replaying the steps from there; off, every run replays its steps
+    /// from the start. Not a reduction: it changes how fast a state is
+    /// reached, not which are explored (only the partial-order search does it).
+    pub rewind: bool,
 }
 
 impl Options {
@@ -59,6 +65,7 @@ impl Options {
         max_runs: None,
         partial_order: false,
         shard: None,
+        rewind: true,
     };
 }
 
@@ -71,6 +78,7 @@ impl Default for Options {
             max_runs: None,
             partial_order: true,
             shard: None,
+            rewind: true,
         }
     }
 }
@@ -243,6 +251,12 @@ impl Dfs {
             Some(por) => por.stats(),
             None => self.stats,
         }
+    }
+
+    /// How many runs rewound to a checkpoint were not in its state (see
+    /// [`super::dpor::Dpor::rewind_misses`]).
+    pub fn rewind_misses(&self) -> u64 {
+        self.por.as_ref().map_or(0, |por| por.rewind_misses())
     }
 
     /// The keys of the states runs ended in (symmetric: see

@@ -59,7 +59,7 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::sim::explore::{Explorer, MAX_RUN_STEPS};
-use crate::sim::{Progress, Run, Schedule};
+use crate::sim::{Checkpoint, Progress, Run, Schedule};
 use crate::storage::footprint::Footprint;
 use crate::{Error, Result};
 
@@ -247,6 +247,9 @@ struct Node {
     taken: Option<Event>,
     /// The union of everything below, per class.
     summary: Summary,
+    /// The run's state here, when it can be gone back to without replaying
+    /// the steps above (see [`Run::checkpoint`]).
+    checkpoint: Option<Checkpoint>,
 }
 
 impl Node {
@@ -290,6 +293,8 @@ pub struct Dpor {
     /// Prefer the last runnable attempt over the first (so that workers
     /// sharing a cache start in different parts of the tree).
     reverse: bool,
+    /// See [`Dpor::rewind_misses`].
+    rewind_misses: u64,
 }
 
 impl Dpor {
@@ -324,6 +329,7 @@ impl Dpor {
             root_counted: Vec::new(),
             shared: None,
             reverse: false,
+            rewind_misses: 0,
         }
     }
 
@@ -399,15 +405,20 @@ impl Dpor {
     /// Explores up to `runs` more runs. Returns whether the search is done.
     pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
         let mut left = runs;
+        // The last run, kept to be rewound to a checkpoint for the next.
+        let mut last: Option<Run<'_>> = None;
         while left > 0 && !self.is_done() {
             left -= 1;
             if self.path.is_empty() {
+                // Its connections go back to the pool before the store is reset.
+                drop(last.take());
                 let root = self.roots.pop_front().expect("a root, as not done");
                 let (mut run, counted) = replay(explorer, &root, &mut self.stats)?;
                 self.root = root;
                 self.root_counted = counted;
                 self.visit(explorer, &mut run)?;
                 self.walk(explorer, &mut run)?;
+                last = Some(run);
                 continue;
             }
             // The deepest state with an attempt left to explore.
@@ -415,23 +426,72 @@ impl Dpor {
                 continue;
             };
             self.stats.runs += 1;
-            let mut run = explorer.start(false)?;
-            for &attempt in &self.root {
-                run.step(attempt)?;
-                self.stats.steps += 1;
-            }
-            for node in &self.path[..depth] {
-                let event = node
-                    .taken
-                    .as_ref()
-                    .expect("a node above the deepest has a step");
-                run.step(event.attempt)?;
-                self.stats.steps += 1;
-            }
+            let mut run = self.reach(explorer, last.take(), depth)?;
             self.take(explorer, &mut run, attempt)?;
             self.walk(explorer, &mut run)?;
+            last = Some(run);
         }
         Ok(self.is_done())
+    }
+
+    /// A run in the state of the path's node `depth`: `last` (or a new run)
+    /// rewound to the deepest checkpoint at or above it, then the steps from
+    /// there; without a checkpoint, a new run replaying every step from the
+    /// start. A rewound run is checked: its state's key must be the node's.
+    fn reach<'e>(
+        &mut self,
+        explorer: &'e Explorer,
+        last: Option<Run<'e>>,
+        depth: usize,
+    ) -> Result<Run<'e>> {
+        let deepest = (0..=depth)
+            .rev()
+            .find(|&i| self.path[i].checkpoint.is_some());
+        let mut from = None;
+        if let Some(at) = deepest {
+            let mut run = match last {
+                Some(run) => run,
+                None => explorer.start(false)?,
+            };
+            let checkpoint = self.path[at].checkpoint.as_ref().expect("found above");
+            if matches!(run.restore(checkpoint), Ok(true))
+                && run.state_key_with(self.options.symmetry, run.attempt_keys())
+                    == self.path[at].key
+            {
+                from = Some((at, run));
+            } else {
+                self.rewind_misses += 1;
+            }
+        } else {
+            drop(last);
+        }
+        let (at, mut run) = match from {
+            Some(found) => found,
+            None => {
+                let mut run = explorer.start(false)?;
+                for &attempt in &self.root {
+                    run.step(attempt)?;
+                    self.stats.steps += 1;
+                }
+                (0, run)
+            }
+        };
+        for node in &self.path[at..depth] {
+            let event = node
+                .taken
+                .as_ref()
+                .expect("a node above the deepest has a step");
+            run.step(event.attempt)?;
+            self.stats.steps += 1;
+        }
+        Ok(run)
+    }
+
+    /// How many times a run rewound to a checkpoint was not in the state the
+    /// checkpoint was taken in (and was replayed from the start instead):
+    /// none, unless something a checkpoint does not keep changed the run.
+    pub fn rewind_misses(&self) -> u64 {
+        self.rewind_misses
     }
 
     /// Pops finished states off the current run until one has an attempt to
@@ -675,6 +735,7 @@ impl Dpor {
             sleep,
             taken: None,
             summary: Vec::new(),
+            checkpoint: None,
         };
         self.path.push(node);
         let depth = self.path.len() - 1;
@@ -722,6 +783,9 @@ impl Dpor {
                 .record(&mut self.stats, explorer, run, || counted(path, root))?;
             self.finish_node();
             return Ok(());
+        }
+        if self.options.rewind {
+            self.path[depth].checkpoint = run.checkpoint();
         }
         Ok(())
     }
