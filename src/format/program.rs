@@ -23,7 +23,7 @@ use crate::sim::{
     StepReport,
 };
 use crate::storage::{is_busy_snapshot, is_interrupt, with_budget};
-use crate::storage::{Conn, Journal, SqlValue, Store};
+use crate::storage::{Conn, Journal, LockLevel, SqlValue, Store};
 use crate::{Error, Result};
 
 /// How many times `retry` may start a program again.
@@ -1743,8 +1743,9 @@ struct ProgramAttempt {
     instance: Rc<Instance>,
     conns: Vec<Option<Conn>>,
     pc: usize,
-    captures: BTreeMap<String, SqlValue>,
-    log: Vec<String>,
+    /// Shared with the checkpoints that saved them, until changed.
+    captures: Rc<BTreeMap<String, SqlValue>>,
+    log: Rc<Vec<String>>,
     retries: u32,
     /// Steps taken, blocked ones included (loops end at a bound).
     taken: usize,
@@ -1759,7 +1760,16 @@ struct ProgramAttempt {
     error: String,
     /// The rowid the connection inserted last (`{rowid}`).
     rowid: i64,
+    /// Per database, the statements its connection ran in the transaction
+    /// it has open (the step's index and the values bound), to run them
+    /// again on a rewound run ([`Attempt::resume`]).
+    open_work: Vec<Rc<Work>>,
+    /// Per database, whether that transaction held RESERVED when saved.
+    writing: Vec<bool>,
 }
+
+/// The statements a transaction ran: each step's index and its values bound.
+type Work = Vec<(usize, Vec<SqlValue>)>;
 
 /// Which result a statement gave, for `on`.
 #[derive(Clone, Copy, PartialEq)]
@@ -1792,8 +1802,10 @@ impl ProgramAttempt {
             pc: instance.start,
             instance,
             conns: (0..databases).map(|_| None).collect(),
-            captures: BTreeMap::new(),
-            log: Vec::new(),
+            open_work: vec![Rc::default(); databases],
+            writing: vec![false; databases],
+            captures: Rc::default(),
+            log: Rc::default(),
             retries: 0,
             taken: 0,
             done_steps: 0,
@@ -1878,7 +1890,9 @@ impl ProgramAttempt {
     }
 
     fn clear(&mut self) {
-        self.captures.clear();
+        if !self.captures.is_empty() {
+            self.captures = Rc::default();
+        }
     }
 
     fn goto(&mut self, target: usize) -> (Progress, Option<String>) {
@@ -1929,7 +1943,7 @@ impl ProgramAttempt {
         }
         if let Some(log) = log {
             let entry = self.words(step, log, &|_| None);
-            self.log.push(entry);
+            Rc::make_mut(&mut self.log).push(entry);
         }
         true
     }
@@ -2125,15 +2139,39 @@ impl Attempt for ProgramAttempt {
         let (answer, result, rows, bound, error, sql) = match &step.kind {
             StepKind::Sql(sql) => {
                 let now = ctx.now();
-                let (bound, outcome) = match self.connection(ctx, step.db) {
+                let (mut bound, outcome) = match self.connection(ctx, step.db) {
                     Ok(_) => {
                         let conn = self.conns[step.db].as_ref().expect("opened");
+                        if !conn.in_transaction() && !self.open_work[step.db].is_empty() {
+                            self.open_work[step.db] = Rc::default();
+                        }
                         with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                             conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
                         })
                     }
                     Err(e) => (Vec::new(), Err(e)),
                 };
+                // The work of the transaction it has open, to redo it. A
+                // statement refused a lock (BUSY) left nothing behind, and
+                // redone it might be granted what it was refused: left out.
+                let in_transaction = self.conns[step.db]
+                    .as_ref()
+                    .is_some_and(Conn::in_transaction);
+                let refused = outcome.as_ref().is_err_and(Error::is_busy);
+                if !in_transaction {
+                    if !self.open_work[step.db].is_empty() {
+                        self.open_work[step.db] = Rc::default();
+                    }
+                } else if !refused {
+                    // Nobody reads the values bound unless narrating: the
+                    // report leaves them out.
+                    let values = if ctx.narrate {
+                        bound.clone()
+                    } else {
+                        std::mem::take(&mut bound)
+                    };
+                    Rc::make_mut(&mut self.open_work[step.db]).push((self.pc, values));
+                }
                 match outcome {
                     Ok(rows) => {
                         let answer = if !rows.rows.is_empty() {
@@ -2175,10 +2213,11 @@ impl Attempt for ProgramAttempt {
                     .and_then(|r| r.get(i))
                     .cloned()
                     .unwrap_or(SqlValue::Null);
-                match self.captures.get_mut(name) {
+                let captures = Rc::make_mut(&mut self.captures);
+                match captures.get_mut(name) {
                     Some(slot) => *slot = value,
                     None => {
-                        self.captures.insert(name.clone(), value);
+                        captures.insert(name.clone(), value);
                     }
                 }
             }
@@ -2213,7 +2252,7 @@ impl Attempt for ProgramAttempt {
                     SetValue::Value(v) => v.clone(),
                     SetValue::Template(t) => SqlValue::Text(self.words(step, t, &|_| None)),
                 };
-                self.captures.insert(name.clone(), value);
+                Rc::make_mut(&mut self.captures).insert(name.clone(), value);
             }
         }
         let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
@@ -2355,7 +2394,7 @@ impl Attempt for ProgramAttempt {
                 .steps()
                 .get(self.pc)
                 .map_or(&[][..], |s| s.live.as_slice());
-            for (name, value) in &self.captures {
+            for (name, value) in self.captures.iter() {
                 if live.binary_search(name).is_ok() {
                     name.hash(&mut h);
                     hash_value(value, &mut h);
@@ -2396,19 +2435,36 @@ impl Attempt for ProgramAttempt {
     }
 
     fn save(&self) -> Option<Box<dyn std::any::Any>> {
-        // The run has checked that no lock is held; a deferred BEGIN holds none.
-        let idle = self
-            .conns
-            .iter()
-            .flatten()
-            .all(|c| c.sqlite().is_ok_and(|s| s.is_autocommit()));
-        idle.then(|| {
-            Box::new(Saved {
+        // Each open transaction is kept as the work it did, with the lock
+        // it holds: none, SHARED or RESERVED (a commit under way, or a
+        // transaction holding more, may have written the database file).
+        let mut open_work = Vec::with_capacity(self.conns.len());
+        let mut writing = Vec::with_capacity(self.conns.len());
+        for (db, conn) in self.conns.iter().enumerate() {
+            match conn {
+                Some(conn) if conn.in_transaction() => {
+                    let level = conn.lock_level();
+                    if level > LockLevel::Reserved {
+                        return None;
+                    }
+                    open_work.push(Rc::clone(&self.open_work[db]));
+                    writing.push(level == LockLevel::Reserved);
+                }
+                _ => {
+                    open_work.push(Rc::default());
+                    writing.push(false);
+                }
+            }
+        }
+        {
+            Some(Box::new(Saved {
                 instance: Rc::clone(&self.instance),
+                open_work,
+                writing,
                 open: self.conns.iter().map(Option::is_some).collect(),
                 pc: self.pc,
-                captures: self.captures.clone(),
-                log: self.log.clone(),
+                captures: Rc::clone(&self.captures),
+                log: Rc::clone(&self.log),
                 retries: self.retries,
                 taken: self.taken,
                 done_steps: self.done_steps,
@@ -2417,8 +2473,8 @@ impl Attempt for ProgramAttempt {
                 now: self.now,
                 error: self.error.clone(),
                 rowid: self.rowid,
-            }) as Box<dyn std::any::Any>
-        })
+            }) as Box<dyn std::any::Any>)
+        }
     }
 
     fn roll_back(&mut self) {
@@ -2438,8 +2494,8 @@ impl Attempt for ProgramAttempt {
             return Ok(false);
         }
         self.pc = saved.pc;
-        self.captures.clone_from(&saved.captures);
-        self.log.clone_from(&saved.log);
+        self.captures = Rc::clone(&saved.captures);
+        self.log = Rc::clone(&saved.log);
         self.retries = saved.retries;
         self.taken = saved.taken;
         self.done_steps = saved.done_steps;
@@ -2450,13 +2506,40 @@ impl Attempt for ProgramAttempt {
         self.rowid = saved.rowid;
         for (db, &open) in saved.open.iter().enumerate() {
             match &self.conns[db] {
-                Some(conn) if open => conn.empty_cache()?,
+                Some(conn) if open => conn.forget_stale_cache()?,
                 // The pool empties the cache of what it hands out.
                 None if open => self.open(store, db)?,
                 _ => self.conns[db] = None,
             }
         }
+        self.open_work.clone_from(&saved.open_work);
+        self.writing.clone_from(&saved.writing);
         Ok(true)
+    }
+
+    fn resume(&mut self, writers: bool) -> Result<()> {
+        let InstanceKind::Program(steps) = &self.instance.kind else {
+            return Ok(());
+        };
+        for (db, work) in self.open_work.iter().enumerate() {
+            if work.is_empty() || self.writing[db] != writers {
+                continue;
+            }
+            let conn = self.conns[db]
+                .as_ref()
+                .ok_or_else(|| Error::Store("a transaction to redo has no connection".into()))?;
+            for (index, values) in work.iter() {
+                let Some(StepKind::Sql(sql)) = steps.get(*index).map(|s| &s.kind) else {
+                    return Err(Error::Store(
+                        "a transaction to redo names no statement".into(),
+                    ));
+                };
+                // Its errors (BUSY on a commit, a constraint) are the ones
+                // it met the first time; the run's key tells if not.
+                let _ = with_budget(MAX_STATEMENT_INSTRUCTIONS, || conn.execute(sql, values));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -2465,9 +2548,11 @@ impl Attempt for ProgramAttempt {
 struct Saved {
     instance: Rc<Instance>,
     open: Vec<bool>,
+    open_work: Vec<Rc<Work>>,
+    writing: Vec<bool>,
     pc: usize,
-    captures: BTreeMap<String, SqlValue>,
-    log: Vec<String>,
+    captures: Rc<BTreeMap<String, SqlValue>>,
+    log: Rc<Vec<String>>,
     retries: u32,
     taken: usize,
     done_steps: usize,

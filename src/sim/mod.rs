@@ -310,6 +310,16 @@ pub trait Attempt {
     fn restore(&mut self, _saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {
         Ok(false)
     }
+
+    /// After [`Attempt::restore`], runs again the statements of the
+    /// transactions its connections had open then: those that held no more
+    /// than SHARED (`writers` false), or those that held RESERVED. The run
+    /// redoes every reader's before any writer's, as they happened: a
+    /// reader could start beside RESERVED, and a writer's commit that was
+    /// refused must be refused again.
+    fn resume(&mut self, _writers: bool) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Where an attempt is, as the runner sees it.
@@ -1105,21 +1115,15 @@ impl<'s> Run<'s> {
     }
 
     /// The run's state now, if it can be put back ([`Run::restore`]) without
-    /// replaying its steps: when no connection holds a lock or has a
-    /// transaction open, so that all SQLite keeps of it is in the store's
-    /// files (and in page caches, which a restore empties). Not in WAL mode
-    /// (a connection remembers the wal-index it last read), nor while
-    /// recording.
+    /// replaying its steps: every attempt's own state, the store's files,
+    /// and each open transaction as the statements it ran. A transaction
+    /// holding more than RESERVED (a commit under way) may have written the
+    /// database file: then none is taken. A writer's journal is left out
+    /// (redoing its statements writes it again); a hot journal a killed
+    /// connection left is kept. Not in WAL mode (a connection remembers the
+    /// wal-index it last read), nor while recording.
     pub fn checkpoint(&self) -> Option<Checkpoint> {
         if self.trace.is_some() || self.scenario.journal() == crate::storage::Journal::Wal {
-            return None;
-        }
-        let locked = self
-            .locks()
-            .iter()
-            .flatten()
-            .any(|(level, shm)| *level != LockLevel::None || !shm.is_empty());
-        if locked {
             return None;
         }
         let attempts = self
@@ -1127,8 +1131,25 @@ impl<'s> Run<'s> {
             .iter()
             .map(|a| a.save())
             .collect::<Option<Vec<_>>>()?;
+        let locks = self.locks();
+        let mut journals = Vec::new();
+        for (attempt, levels) in self.attempts.iter().zip(locks.iter()) {
+            for (conn, (level, _)) in attempt.connections().iter().zip(levels) {
+                if *level > LockLevel::Reserved {
+                    return None;
+                }
+                if *level == LockLevel::Reserved {
+                    journals.push(format!("{}-journal", conn.db()));
+                }
+            }
+        }
+        let files = self.store.snapshot();
         Some(Checkpoint {
-            files: self.store.snapshot(),
+            files: if journals.is_empty() {
+                files
+            } else {
+                files.without(&journals)
+            },
             attempts,
             statuses: self.statuses.clone(),
             choices: self.choices.clone(),
@@ -1141,8 +1162,9 @@ impl<'s> Run<'s> {
 
     /// Goes back to `checkpoint`, taken of a run of the same scenario on the
     /// same store: every attempt's connections roll back what they have
-    /// open, the files are put back, and each attempt takes back its
-    /// state and the connections it had. False when the checkpoint
+    /// open, the files are put back, each attempt takes back its state and
+    /// the connections it had, and the transactions open then are redone
+    /// (the readers', then the writers'). False when the checkpoint
     /// is not of this scenario's attempts; after `false` or an error the run
     /// is in no defined state and must not be stepped.
     pub fn restore(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
@@ -1160,6 +1182,11 @@ impl<'s> Run<'s> {
         for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
             if !attempt.restore(saved.as_ref(), self.store)? {
                 return Ok(false);
+            }
+        }
+        for writers in [false, true] {
+            for attempt in &mut self.attempts {
+                attempt.resume(writers)?;
             }
         }
         self.statuses.clone_from(&checkpoint.statuses);

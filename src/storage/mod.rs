@@ -448,6 +448,16 @@ impl Snapshot {
         self.store == store.inner.name
     }
 
+    /// The same files but those named.
+    pub fn without(&self, names: &[String]) -> Snapshot {
+        let mut files = self.files.clone();
+        files.retain(|name, _| !names.contains(name));
+        Snapshot {
+            store: self.store.clone(),
+            files,
+        }
+    }
+
     /// The files it holds, with their sizes in bytes.
     pub fn files(&self) -> Vec<(String, usize)> {
         self.files
@@ -524,9 +534,10 @@ impl Store {
     /// dropped and hands them out again to [`Store::connect`], so that a
     /// scenario run many times does not open and parse the schema anew.
     ///
-    /// A connection taken from the pool has its page cache emptied first:
-    /// two runs can reach the same file change counter with different
-    /// contents, so the counter alone cannot tell its cached pages are stale.
+    /// A connection taken from the pool has its page cache emptied first,
+    /// unless the file is unchanged since it last read it: two runs can
+    /// reach the same file change counter with different contents, so the
+    /// counter alone cannot tell its cached pages are stale.
     /// The schema cache is kept, so this is only for stores whose schema does
     /// not change between runs (what [`crate::sim::explore::Explorer`] does:
     /// every run restores the same snapshot, and scenarios run no DDL).
@@ -650,11 +661,11 @@ impl Store {
     /// Puts every file back as it was in `snapshot`, as [`Store::restore`]
     /// does, while connections are open, but none holds a lock: for an
     /// explorer going back to a state of a run, whose connections are then
-    /// those of that state. Each connection kept must have its page cache
-    /// emptied ([`Conn::empty_cache`]) before it reads again; the schema
+    /// those of that state. Each connection kept must forget a stale page
+    /// cache ([`Conn::forget_stale_cache`]) before it reads again; the schema
     /// must be the one every snapshot of the store shares. The pool is kept
-    /// whatever snapshot was restored before (it empties the page cache of
-    /// each connection it hands out).
+    /// whatever snapshot was restored before (it does the same for each
+    /// connection it hands out).
     pub fn rewind(&self, snapshot: &Snapshot) -> Result<()> {
         if snapshot.store != self.inner.name || self.inner.pool_keeps_caches.get() {
             return self.restore(snapshot);
@@ -731,7 +742,7 @@ impl Conn {
                 // Its page cache may hold pages of another run with the same
                 // change counter (interleavings differ): empty it, so that the
                 // next read takes every page from the file.
-                if !store.pool_keeps_caches.get() {
+                if !store.pool_keeps_caches.get() && !store.cache_is_current(pooled.id, db) {
                     let _active = ActiveConn::set(pooled.id);
                     pooled.sqlite.release_memory()?;
                 }
@@ -986,10 +997,21 @@ impl Conn {
     }
 
     /// Empties its page cache, so that its next read takes every page from
-    /// the file: for a connection whose files were put back to other bytes
-    /// ([`Store::rewind`]), which the file change counter might not tell.
-    pub fn empty_cache(&self) -> Result<()> {
+    /// the file, unless the file holds the very bytes it held when this
+    /// connection last gave up its locks: for a connection whose files were
+    /// put back to other bytes ([`Store::rewind`]), which the file change
+    /// counter might not tell (two branches of a search can leave different
+    /// bytes under one counter).
+    pub fn forget_stale_cache(&self) -> Result<()> {
+        if self.store.cache_is_current(self.id, &self.db) {
+            return Ok(());
+        }
         Ok(self.sqlite()?.release_memory()?)
+    }
+
+    /// Whether it has a transaction open (it is alive and not in autocommit).
+    pub fn in_transaction(&self) -> bool {
+        self.sqlite.as_ref().is_some_and(|c| !c.is_autocommit())
     }
 
     /// Ends the transaction it has open, if any, rolling it back (its locks

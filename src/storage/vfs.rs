@@ -65,6 +65,9 @@ pub(crate) struct FileCell {
     /// unchanged since (held, so that no other snapshot can be allocated at
     /// their address).
     copy_of: RefCell<Option<Rc<[u8]>>>,
+    /// Which bytes it holds: a number no other bytes of any file had, taken
+    /// anew at each change (0: never changed). Equal versions, equal bytes.
+    version: Cell<u64>,
 }
 
 impl FileCell {
@@ -83,6 +86,11 @@ impl FileCell {
     fn borrow_mut(&self) -> std::cell::RefMut<'_, Vec<u8>> {
         self.hash.set(None);
         self.copy_of.take();
+        self.version.set(NEXT_VERSION.with(|n| {
+            let version = n.get();
+            n.set(version + 1);
+            version
+        }));
         self.bytes.borrow_mut()
     }
 
@@ -115,6 +123,8 @@ impl FileCell {
 thread_local! {
     static STORES: RefCell<HashMap<String, Weak<StoreInner>>> = RefCell::new(HashMap::new());
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
+    /// The next [`FileCell::version`].
+    static NEXT_VERSION: Cell<u64> = const { Cell::new(1) };
     /// The connection whose SQLite call is running: `xFullPathname` places
     /// names in its store, `xOpen` gives it the file, and `xDelete` of a dead
     /// one deletes nothing. The other callbacks know their connection from
@@ -152,6 +162,9 @@ pub(crate) struct HandleState {
     pub conn: ConnId,
     pub file: String,
     pub level: LockLevel,
+    /// The file's version when it last gave up its locks (0: never): what
+    /// its connection's page cache holds, if the file still has it.
+    pub seen: u64,
 }
 
 /// One connection as the store tracks it.
@@ -490,7 +503,7 @@ impl StoreInner {
                         .as_ref()
                         .is_some_and(|from| Rc::ptr_eq(from, bytes)) => {}
                 Some(data) => {
-                    let hash = data.hash.get();
+                    let (hash, version) = (data.hash.get(), data.version.get());
                     let mut copy = data.borrow_mut();
                     let same = copy.as_slice() == &bytes[..];
                     if !same {
@@ -500,6 +513,7 @@ impl StoreInner {
                     drop(copy);
                     if same {
                         data.hash.set(hash);
+                        data.version.set(version);
                     }
                     *data.copy_of.borrow_mut() = Some(bytes.clone());
                 }
@@ -558,6 +572,7 @@ impl StoreInner {
                 conn,
                 file: file.to_string(),
                 level: LockLevel::None,
+                seen: 0,
             },
         );
         Ok(LockingFile {
@@ -611,12 +626,30 @@ impl StoreInner {
         }
     }
 
-    fn unlock(&self, handle: u64, file: &str, to: LockLevel) {
+    fn unlock(&self, handle: u64, file: &str, to: LockLevel, version: u64) {
         if let Some(state) = self.handles.borrow_mut().get_mut(&handle) {
             if let Some(locks) = self.locks.borrow_mut().get_mut(file) {
                 locks.unlock(&mut state.level, to);
             }
+            if to == LockLevel::None {
+                state.seen = version;
+            }
         }
+    }
+
+    /// Whether the file `conn` has open as database `file` holds the bytes
+    /// it held when that connection last gave up its locks: then its page
+    /// cache is of these bytes (a transaction's pages are read under a lock).
+    pub(crate) fn cache_is_current(&self, conn: ConnId, file: &str) -> bool {
+        let Some(version) = self.files.borrow().get(file).map(|d| d.version.get()) else {
+            return false;
+        };
+        version != 0
+            && self
+                .handles
+                .borrow()
+                .values()
+                .any(|h| h.conn == conn && h.file == file && h.seen == version)
     }
 
     fn reserved(&self, file: &str) -> bool {
@@ -983,7 +1016,7 @@ impl VfsFile for LockingFile {
         }
         if let Some(store) = &self.store {
             if self.main_db && !store.is_killed(self.conn) {
-                store.unlock(self.handle, &self.file, level);
+                store.unlock(self.handle, &self.file, level, self.data.version.get());
             }
         }
         Ok(())

@@ -87,7 +87,8 @@ impl Default for Options {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Stats {
-    /// Runs started (each restores the store and replays a prefix).
+    /// Runs started (each restores the store, or rewinds to a checkpoint,
+    /// and replays a prefix).
     pub runs: u64,
     /// Runs that reached the end (every attempt over, or a deadlock).
     pub terminal_runs: u64,

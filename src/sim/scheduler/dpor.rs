@@ -55,6 +55,19 @@
 //! **Symmetry**: of two attempts with the same class, state, status and
 //! locks, one is explored; the other's branch leads to the same state up to
 //! a permutation. Its summary is applied to both.
+//!
+//! **Rewinding** (not a reduction: it changes how a state is reached, not
+//! which): a node where two or more attempts are awake keeps a
+//! [`Checkpoint`] of the run (its files, each attempt's state, each open
+//! transaction's statements); a run for a new branch goes back to the
+//! deepest one above the branch and replays only the steps below it,
+//! instead of every step from the start (three producers and two relays:
+//! 243,000 steps instead of 3.6 million). A run gone back is checked: its
+//! state's key must be the node's, or it is replayed from the start
+//! ([`Dpor::rewind_misses`]). Emptied page caches make the steps after a
+//! rewind read what a warm cache would have served: their footprints can be
+//! larger, never smaller (more steps conflict, which is sound), so the search
+//! may explore a few more states than without (163,246 against 161,846 there).
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -784,7 +797,15 @@ impl Dpor {
             self.finish_node();
             return Ok(());
         }
-        if self.options.rewind {
+        // A run comes back here only for another branch: a state with one
+        // attempt awake has none.
+        let node = &self.path[depth];
+        let awake = node
+            .enabled
+            .iter()
+            .filter(|&&a| !node.sleep.iter().any(|&(s, _)| s == a))
+            .count();
+        if self.options.rewind && awake > 1 {
             self.path[depth].checkpoint = run.checkpoint();
         }
         Ok(())
