@@ -1764,8 +1764,12 @@ struct ProgramAttempt {
     /// it has open (the step's index and the values bound), to run them
     /// again on a rewound run ([`Attempt::resume`]).
     open_work: Vec<Rc<Work>>,
-    /// Per database, whether that transaction held RESERVED when saved.
-    writing: Vec<bool>,
+    /// Per database, the lock that transaction held when saved (a
+    /// rewound run's: the lock to take back).
+    levels: Vec<LockLevel>,
+    /// Per database, whether a rewind keeps the transaction it has open:
+    /// the very one the checkpoint has, with nothing done since.
+    kept: Vec<bool>,
 }
 
 /// The statements a transaction ran: each step's index and its values bound.
@@ -1803,7 +1807,8 @@ impl ProgramAttempt {
             instance,
             conns: (0..databases).map(|_| None).collect(),
             open_work: vec![Rc::default(); databases],
-            writing: vec![false; databases],
+            levels: vec![LockLevel::None; databases],
+            kept: vec![false; databases],
             captures: Rc::default(),
             log: Rc::default(),
             retries: 0,
@@ -2439,7 +2444,7 @@ impl Attempt for ProgramAttempt {
         // it holds: none, SHARED or RESERVED (a commit under way, or a
         // transaction holding more, may have written the database file).
         let mut open_work = Vec::with_capacity(self.conns.len());
-        let mut writing = Vec::with_capacity(self.conns.len());
+        let mut levels = Vec::with_capacity(self.conns.len());
         for (db, conn) in self.conns.iter().enumerate() {
             match conn {
                 Some(conn) if conn.in_transaction() => {
@@ -2448,11 +2453,11 @@ impl Attempt for ProgramAttempt {
                         return None;
                     }
                     open_work.push(Rc::clone(&self.open_work[db]));
-                    writing.push(level == LockLevel::Reserved);
+                    levels.push(level);
                 }
                 _ => {
                     open_work.push(Rc::default());
-                    writing.push(false);
+                    levels.push(LockLevel::None);
                 }
             }
         }
@@ -2460,7 +2465,7 @@ impl Attempt for ProgramAttempt {
             Some(Box::new(Saved {
                 instance: Rc::clone(&self.instance),
                 open_work,
-                writing,
+                levels,
                 open: self.conns.iter().map(Option::is_some).collect(),
                 pc: self.pc,
                 captures: Rc::clone(&self.captures),
@@ -2477,9 +2482,23 @@ impl Attempt for ProgramAttempt {
         }
     }
 
-    fn roll_back(&mut self) {
-        for slot in &mut self.conns {
-            if slot.as_ref().is_some_and(|c| c.roll_back().is_err()) {
+    fn roll_back(&mut self, saved: &dyn std::any::Any) {
+        let saved = saved
+            .downcast_ref::<Saved>()
+            .filter(|s| Rc::ptr_eq(&s.instance, &self.instance));
+        for (db, slot) in self.conns.iter_mut().enumerate() {
+            // The same transaction as the checkpoint's, nothing done since
+            // (its work is the very list the checkpoint holds) and the same
+            // lock: kept as it is, instead of rolled back and redone.
+            let same = saved.is_some_and(|saved| {
+                !saved.open_work[db].is_empty()
+                    && Rc::ptr_eq(&saved.open_work[db], &self.open_work[db])
+                    && slot
+                        .as_ref()
+                        .is_some_and(|c| c.in_transaction() && c.lock_level() == saved.levels[db])
+            });
+            self.kept[db] = same;
+            if !same && slot.as_ref().is_some_and(|c| c.roll_back().is_err()) {
                 // It could not roll back: closing it does.
                 *slot = None;
             }
@@ -2506,6 +2525,7 @@ impl Attempt for ProgramAttempt {
         self.rowid = saved.rowid;
         for (db, &open) in saved.open.iter().enumerate() {
             match &self.conns[db] {
+                Some(_) if self.kept[db] => {}
                 Some(conn) if open => conn.forget_stale_cache()?,
                 // The pool empties the cache of what it hands out.
                 None if open => self.open(store, db)?,
@@ -2513,7 +2533,7 @@ impl Attempt for ProgramAttempt {
             }
         }
         self.open_work.clone_from(&saved.open_work);
-        self.writing.clone_from(&saved.writing);
+        self.levels.clone_from(&saved.levels);
         Ok(true)
     }
 
@@ -2522,7 +2542,8 @@ impl Attempt for ProgramAttempt {
             return Ok(());
         };
         for (db, work) in self.open_work.iter().enumerate() {
-            if work.is_empty() || self.writing[db] != writers {
+            let writer = self.levels[db] == LockLevel::Reserved;
+            if work.is_empty() || writer != writers || self.kept[db] {
                 continue;
             }
             let conn = self.conns[db]
@@ -2549,7 +2570,7 @@ struct Saved {
     instance: Rc<Instance>,
     open: Vec<bool>,
     open_work: Vec<Rc<Work>>,
-    writing: Vec<bool>,
+    levels: Vec<LockLevel>,
     pc: usize,
     captures: Rc<BTreeMap<String, SqlValue>>,
     log: Rc<Vec<String>>,

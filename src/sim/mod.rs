@@ -298,9 +298,12 @@ pub trait Attempt {
         None
     }
 
-    /// Rolls back any transaction its connections have open, releasing
-    /// their locks, before the store's files are put back.
-    fn roll_back(&mut self) {}
+    /// Before the store's files are put back to a checkpoint where this
+    /// attempt was as `saved` says: rolls back every transaction its
+    /// connections have open, releasing their locks, but one that is the
+    /// very transaction `saved` has open, with nothing done since (kept, as
+    /// it is, locks and journal; [`Attempt::resume`] does not redo it).
+    fn roll_back(&mut self, _saved: &dyn std::any::Any) {}
 
     /// Puts back a state [`Attempt::save`] gave (of this same attempt, in
     /// any run of the scenario), after [`Attempt::roll_back`] and the
@@ -1174,11 +1177,21 @@ impl<'s> Run<'s> {
         {
             return Ok(false);
         }
-        for attempt in &mut self.attempts {
-            attempt.roll_back();
+        for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
+            attempt.roll_back(saved.as_ref());
         }
         self.locks_now.take();
-        self.store.rewind(&checkpoint.files)?;
+        // The journals of the write transactions kept open stay.
+        let mut kept = Vec::new();
+        for (attempt, levels) in self.attempts.iter().zip(self.locks().iter()) {
+            for (conn, (level, _)) in attempt.connections().iter().zip(levels) {
+                if *level >= LockLevel::Reserved {
+                    kept.push(format!("{}-journal", conn.db()));
+                }
+            }
+        }
+        self.locks_now.take();
+        self.store.rewind(&checkpoint.files, &kept)?;
         for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
             if !attempt.restore(saved.as_ref(), self.store)? {
                 return Ok(false);

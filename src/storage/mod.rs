@@ -659,25 +659,21 @@ impl Store {
     }
 
     /// Puts every file back as it was in `snapshot`, as [`Store::restore`]
-    /// does, while connections are open, but none holds a lock: for an
-    /// explorer going back to a state of a run, whose connections are then
-    /// those of that state. Each connection kept must forget a stale page
-    /// cache ([`Conn::forget_stale_cache`]) before it reads again; the schema
-    /// must be the one every snapshot of the store shares. The pool is kept
-    /// whatever snapshot was restored before (it does the same for each
-    /// connection it hands out).
-    pub fn rewind(&self, snapshot: &Snapshot) -> Result<()> {
+    /// does, while connections are open, but the files named in `keep`,
+    /// which stay as they are: for an explorer going back to a state of a
+    /// run, whose connections are then those of that state. Locks stay as
+    /// they are: the caller has released every lock but those of the
+    /// transactions it keeps open (and their journals, in `keep`), which
+    /// the snapshot's files must leave as they are. Each connection kept
+    /// must forget a stale page cache ([`Conn::forget_stale_cache`]) before
+    /// it reads again; the schema must be the one every snapshot of the
+    /// store shares. The pool is kept whatever snapshot was restored before
+    /// (it does the same for each connection it hands out).
+    pub fn rewind(&self, snapshot: &Snapshot, keep: &[String]) -> Result<()> {
         if snapshot.store != self.inner.name || self.inner.pool_keeps_caches.get() {
             return self.restore(snapshot);
         }
-        let holders = self.inner.lock_holders();
-        if !holders.is_empty() {
-            return Err(Error::Store(format!(
-                "cannot rewind while connections hold locks ({})",
-                holders.join(", ")
-            )));
-        }
-        self.inner.restore_files(&snapshot.files);
+        self.inner.rewind_files(&snapshot.files, keep);
         Ok(())
     }
 }

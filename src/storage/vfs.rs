@@ -485,10 +485,17 @@ impl StoreInner {
     /// place, so that the handles of pooled idle connections read the new
     /// bytes (a handle keeps its file's data, as an open file descriptor does).
     pub(crate) fn restore_files(&self, files: &BTreeMap<String, Rc<[u8]>>) {
+        self.rewind_files(files, &[]);
+        self.locks.borrow_mut().clear();
+    }
+
+    /// Puts every file back to `files` as [`StoreInner::restore_files`]
+    /// does, but the files named in `keep`; the locks stay as they are.
+    pub(crate) fn rewind_files(&self, files: &BTreeMap<String, Rc<[u8]>>, keep: &[String]) {
         let mut shm = self.shm.borrow_mut();
         shm.retain(|name, _| files.contains_key(name));
         let mut current = self.files.borrow_mut();
-        current.retain(|name, _| files.contains_key(name));
+        current.retain(|name, _| files.contains_key(name) || keep.contains(name));
         for (name, bytes) in files {
             if is_shm_name(name) {
                 shm.entry(name.clone()).or_default().set_bytes(bytes);
@@ -524,7 +531,6 @@ impl StoreInner {
                 }
             }
         }
-        self.locks.borrow_mut().clear();
     }
 
     /// Handles open for connections that are in use (not idle in the pool).
