@@ -2167,14 +2167,11 @@ impl Attempt for ProgramAttempt {
                     if !self.open_work[step.db].is_empty() {
                         self.open_work[step.db] = Rc::default();
                     }
-                } else if !refused {
-                    // Nobody reads the values bound unless narrating: the
-                    // report leaves them out.
-                    let values = if ctx.narrate {
-                        bound.clone()
-                    } else {
-                        std::mem::take(&mut bound)
-                    };
+                } else if !refused && !ctx.narrate {
+                    // A run that narrates is recorded, and a recorded run is
+                    // never checkpointed: only the others keep the work. Their
+                    // reports leave the values bound out.
+                    let values = std::mem::take(&mut bound);
                     Rc::make_mut(&mut self.open_work[step.db]).push((self.pc, values));
                 }
                 match outcome {

@@ -246,7 +246,7 @@ const splits = (options) => SEARCH_WORKERS > 1 && (options?.strategy ?? 'exhaust
 // A search that has not finished after this long is split: small searches
 // stay on one worker (starting helpers and enumerating the top of the tree
 // would cost them more than it saves), with the counts one worker gives.
-const SPLIT_AFTER_MS = 1000;
+const SPLIT_AFTER_MS = 500;
 
 // Starts a search; returns { promise, cancel() }; onProgress gets { done, stats, plannedRuns }.
 // An exhaustive search still running after SPLIT_AFTER_MS starts over split

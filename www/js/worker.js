@@ -19,6 +19,12 @@ let nextHandle = 1;
 // cancel is heard within a tenth of a second.
 const SLICE_MS = 40;
 
+// Runs per call into the engine within a slice: each call starts its run
+// anew (an exhaustive search goes back to a checkpoint of its last state), so
+// a call should do enough runs that this costs little, and few enough that
+// the slice ends near SLICE_MS (a run of the largest designs takes about 50 µs).
+const RUNS_PER_CALL = 200;
+
 // Lets the worker's queued messages (a cancel) run, then resumes.
 const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
 
@@ -74,7 +80,7 @@ async function drive(id, search, shard) {
       const start = performance.now();
       let progress;
       do {
-        progress = search.advance(25);
+        progress = search.advance(RUNS_PER_CALL);
       } while (!progress.done && performance.now() - start < SLICE_MS);
       if (shard) {
         const finished = search.takeFinished();
