@@ -1742,6 +1742,16 @@ fn show(rows: &Value) -> String {
 struct ProgramAttempt {
     instance: Rc<Instance>,
     conns: Vec<Option<Conn>>,
+    state: AttemptState,
+    /// Per database, whether a rewind keeps the transaction it has open:
+    /// the very one the checkpoint has, with nothing done since.
+    kept: Vec<bool>,
+}
+
+/// What a program attempt is, apart from its connections: all a
+/// checkpoint keeps of it ([`Attempt::save`]).
+#[derive(Clone)]
+struct AttemptState {
     pc: usize,
     /// Shared with the checkpoints that saved them, until changed.
     captures: Rc<BTreeMap<String, SqlValue>>,
@@ -1767,9 +1777,6 @@ struct ProgramAttempt {
     /// Per database, the lock that transaction held when saved (a
     /// rewound run's: the lock to take back).
     levels: Vec<LockLevel>,
-    /// Per database, whether a rewind keeps the transaction it has open:
-    /// the very one the checkpoint has, with nothing done since.
-    kept: Vec<bool>,
 }
 
 /// The statements a transaction ran: each step's index and its values bound.
@@ -1803,22 +1810,24 @@ impl ProgramAttempt {
     fn new(instance: Rc<Instance>) -> Self {
         let databases = instance.files.len();
         ProgramAttempt {
-            pc: instance.start,
+            state: AttemptState {
+                pc: instance.start,
+                open_work: vec![Rc::default(); databases],
+                levels: vec![LockLevel::None; databases],
+                captures: Rc::default(),
+                log: Rc::default(),
+                retries: 0,
+                taken: 0,
+                done_steps: 0,
+                over: None,
+                changes: 0,
+                now: 0,
+                error: String::new(),
+                rowid: 0,
+            },
             instance,
             conns: (0..databases).map(|_| None).collect(),
-            open_work: vec![Rc::default(); databases],
-            levels: vec![LockLevel::None; databases],
             kept: vec![false; databases],
-            captures: Rc::default(),
-            log: Rc::default(),
-            retries: 0,
-            taken: 0,
-            done_steps: 0,
-            over: None,
-            changes: 0,
-            now: 0,
-            error: String::new(),
-            rowid: 0,
         }
     }
 
@@ -1830,7 +1839,7 @@ impl ProgramAttempt {
     }
 
     fn bind(&self, step: &Step, name: &str, now: i64) -> Option<SqlValue> {
-        if let Some(value) = self.captures.get(name) {
+        if let Some(value) = self.state.captures.get(name) {
             return Some(value.clone());
         }
         if let Some((_, v)) = step
@@ -1851,10 +1860,10 @@ impl ProgramAttempt {
     }
 
     fn log_text(&self) -> String {
-        if self.log.is_empty() {
+        if self.state.log.is_empty() {
             "nothing".to_string()
         } else {
-            self.log.join(", ")
+            self.state.log.join(", ")
         }
     }
 
@@ -1871,11 +1880,11 @@ impl ProgramAttempt {
                         .unwrap_or_else(|| "attempt".into()),
                 ),
                 "log" => Some(self.log_text()),
-                "changes" => Some(self.changes.to_string()),
-                "now" => Some(self.now.to_string()),
-                "error" => Some(self.error.clone()),
-                "rowid" => Some(self.rowid.to_string()),
-                _ => self.bind(step, name, self.now).map(|v| words_of(&v)),
+                "changes" => Some(self.state.changes.to_string()),
+                "now" => Some(self.state.now.to_string()),
+                "error" => Some(self.state.error.clone()),
+                "rowid" => Some(self.state.rowid.to_string()),
+                _ => self.bind(step, name, self.state.now).map(|v| words_of(&v)),
             })
         })
     }
@@ -1895,8 +1904,8 @@ impl ProgramAttempt {
     }
 
     fn clear(&mut self) {
-        if !self.captures.is_empty() {
-            self.captures = Rc::default();
+        if !self.state.captures.is_empty() {
+            self.state.captures = Rc::default();
         }
     }
 
@@ -1905,8 +1914,8 @@ impl ProgramAttempt {
             // Going back to the start forgets what the program read.
             self.clear();
         }
-        self.pc = target;
-        if self.pc >= self.steps().len() {
+        self.state.pc = target;
+        if self.state.pc >= self.steps().len() {
             return self.finish(Outcome::new("done"));
         }
         (Progress::Progressed, None)
@@ -1928,7 +1937,7 @@ impl ProgramAttempt {
     /// The attempt is over: its connections close (an open transaction
     /// rolls back, as when a client returns its connection).
     fn end(&mut self, kind: &str) {
-        self.over = Some(super::leak(kind));
+        self.state.over = Some(super::leak(kind));
         for conn in &mut self.conns {
             *conn = None;
         }
@@ -1948,7 +1957,7 @@ impl ProgramAttempt {
         }
         if let Some(log) = log {
             let entry = self.words(step, log, &|_| None);
-            Rc::make_mut(&mut self.log).push(entry);
+            Rc::make_mut(&mut self.state.log).push(entry);
         }
         true
     }
@@ -1976,17 +1985,17 @@ impl ProgramAttempt {
                 for conn in self.conns.iter().flatten() {
                     let _ = conn.execute("ROLLBACK", &[]);
                 }
-                self.retries += 1;
-                if self.retries > MAX_RETRIES {
+                self.state.retries += 1;
+                if self.state.retries > MAX_RETRIES {
                     return self.finish_failed(format!("gave up after {MAX_RETRIES} retries"));
                 }
                 self.clear();
-                self.pc = self.instance.start;
+                self.state.pc = self.instance.start;
                 (
                     Progress::Progressed,
                     Some(format!(
                         "rolls back and starts again (retry {})",
-                        self.retries
+                        self.state.retries
                     )),
                 )
             }
@@ -2089,8 +2098,8 @@ impl Attempt for ProgramAttempt {
             unreachable!("program attempts are built from programs")
         };
         let label = instance.label.as_str();
-        self.taken += 1;
-        if self.over.is_some() || self.pc >= steps.len() {
+        self.state.taken += 1;
+        if self.state.over.is_some() || self.state.pc >= steps.len() {
             return StepReport {
                 database: None,
                 name: "over".into(),
@@ -2103,7 +2112,7 @@ impl Attempt for ProgramAttempt {
                 note: format!("{label} is already over"),
             };
         }
-        let step = &steps[self.pc];
+        let step = &steps[self.state.pc];
         let report = |sql: Option<String>, params, result, progress, note| StepReport {
             database: sql.as_ref().map(|_| instance.files[step.db].to_string()),
             name: step.name.clone(),
@@ -2113,7 +2122,7 @@ impl Attempt for ProgramAttempt {
             progress,
             note,
         };
-        if self.taken > instance.max_steps {
+        if self.state.taken > instance.max_steps {
             let max = instance.max_steps;
             let (progress, _) = self.finish_failed(format!(
                 "took more than {max} steps: its program may loop for ever"
@@ -2122,9 +2131,9 @@ impl Attempt for ProgramAttempt {
             return report(None, vec![], SqlResult::None, progress, note);
         }
         if let Some(crash) = &instance.crash {
-            if crash.after == self.done_steps {
+            if crash.after == self.state.done_steps {
                 self.crash();
-                self.over = Some("crashed");
+                self.state.over = Some("crashed");
                 let outcome = Outcome {
                     kind: "crashed".into(),
                     result: crash.result.clone(),
@@ -2147,8 +2156,8 @@ impl Attempt for ProgramAttempt {
                 let (mut bound, outcome) = match self.connection(ctx, step.db) {
                     Ok(_) => {
                         let conn = self.conns[step.db].as_ref().expect("opened");
-                        if !conn.in_transaction() && !self.open_work[step.db].is_empty() {
-                            self.open_work[step.db] = Rc::default();
+                        if !conn.in_transaction() && !self.state.open_work[step.db].is_empty() {
+                            self.state.open_work[step.db] = Rc::default();
                         }
                         with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                             conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
@@ -2164,15 +2173,15 @@ impl Attempt for ProgramAttempt {
                     .is_some_and(Conn::in_transaction);
                 let refused = outcome.as_ref().is_err_and(Error::is_busy);
                 if !in_transaction {
-                    if !self.open_work[step.db].is_empty() {
-                        self.open_work[step.db] = Rc::default();
+                    if !self.state.open_work[step.db].is_empty() {
+                        self.state.open_work[step.db] = Rc::default();
                     }
                 } else if !refused && !ctx.narrate {
                     // A run that narrates is recorded, and a recorded run is
                     // never checkpointed: only the others keep the work. Their
                     // reports leave the values bound out.
                     let values = std::mem::take(&mut bound);
-                    Rc::make_mut(&mut self.open_work[step.db]).push((self.pc, values));
+                    Rc::make_mut(&mut self.state.open_work[step.db]).push((self.state.pc, values));
                 }
                 match outcome {
                     Ok(rows) => {
@@ -2202,12 +2211,12 @@ impl Attempt for ProgramAttempt {
             }
             _ => (Answer::Ok, SqlResult::None, None, vec![], None, None),
         };
-        self.changes = rows.as_ref().map_or(0, |r| r.changes);
+        self.state.changes = rows.as_ref().map_or(0, |r| r.changes);
         if let Some(rows) = &rows {
-            self.rowid = rows.last_insert_rowid;
+            self.state.rowid = rows.last_insert_rowid;
         }
-        self.now = ctx.now();
-        self.error = error.as_ref().map(explain).unwrap_or_default();
+        self.state.now = ctx.now();
+        self.state.error = error.as_ref().map(explain).unwrap_or_default();
         if let Some(rows) = &rows {
             let first = rows.rows.first();
             for (i, name) in step.capture.iter().enumerate() {
@@ -2215,7 +2224,7 @@ impl Attempt for ProgramAttempt {
                     .and_then(|r| r.get(i))
                     .cloned()
                     .unwrap_or(SqlValue::Null);
-                let captures = Rc::make_mut(&mut self.captures);
+                let captures = Rc::make_mut(&mut self.state.captures);
                 match captures.get_mut(name) {
                     Some(slot) => *slot = value,
                     None => {
@@ -2254,7 +2263,7 @@ impl Attempt for ProgramAttempt {
                     SetValue::Value(v) => v.clone(),
                     SetValue::Template(t) => SqlValue::Text(self.words(step, t, &|_| None)),
                 };
-                Rc::make_mut(&mut self.captures).insert(name.clone(), value);
+                Rc::make_mut(&mut self.state.captures).insert(name.clone(), value);
             }
         }
         let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
@@ -2263,7 +2272,7 @@ impl Attempt for ProgramAttempt {
             (Some(action), _, _) => self.apply(step, action, ctx),
             (None, StepKind::Crash, _) => {
                 self.crash();
-                self.over = Some("crashed");
+                self.state.over = Some("crashed");
                 (
                     Progress::Finished {
                         outcome: Outcome::new("crashed"),
@@ -2286,7 +2295,7 @@ impl Attempt for ProgramAttempt {
             (None, _, _) => self.goto(step.next),
         };
         if progress != Progress::Blocked {
-            self.done_steps += 1;
+            self.state.done_steps += 1;
         }
         let peers = ctx.peers;
         let extras = |name: &str| match name {
@@ -2380,32 +2389,38 @@ impl Attempt for ProgramAttempt {
     }
 
     fn phase(&self) -> &'static str {
-        match self.over {
+        match self.state.over {
             Some(kind) => kind,
-            None => self.steps().get(self.pc).map_or("running", |s| s.phase),
+            None => self
+                .steps()
+                .get(self.state.pc)
+                .map_or("running", |s| s.phase),
         }
     }
 
     fn hash_state(&self, state: &mut dyn Hasher) {
         let mut h = crate::sim::state_hasher();
-        self.pc.hash(&mut h);
-        self.over.hash(&mut h);
-        self.retries.hash(&mut h);
-        if self.over.is_none() {
+        self.state.pc.hash(&mut h);
+        self.state.over.hash(&mut h);
+        self.state.retries.hash(&mut h);
+        if self.state.over.is_none() {
             let live = self
                 .steps()
-                .get(self.pc)
+                .get(self.state.pc)
                 .map_or(&[][..], |s| s.live.as_slice());
-            for (name, value) in self.captures.iter() {
+            for (name, value) in self.state.captures.iter() {
                 if live.binary_search(name).is_ok() {
                     name.hash(&mut h);
                     hash_value(value, &mut h);
                 }
             }
         }
-        self.log.hash(&mut h);
+        self.state.log.hash(&mut h);
         if let Some(crash) = &self.instance.crash {
-            crash.after.saturating_sub(self.done_steps).hash(&mut h);
+            crash
+                .after
+                .saturating_sub(self.state.done_steps)
+                .hash(&mut h);
         }
         state.write_u64(h.finish());
     }
@@ -2425,7 +2440,7 @@ impl Attempt for ProgramAttempt {
         for conn in &mut self.conns {
             *conn = None;
         }
-        self.over = Some("crashed");
+        self.state.over = Some("crashed");
     }
 
     fn waits_for(&self) -> Option<usize> {
@@ -2440,8 +2455,7 @@ impl Attempt for ProgramAttempt {
         // Each open transaction is kept as the work it did, with the lock
         // it holds: none, SHARED or RESERVED (a commit under way, or a
         // transaction holding more, may have written the database file).
-        let mut open_work = Vec::with_capacity(self.conns.len());
-        let mut levels = Vec::with_capacity(self.conns.len());
+        let mut state = self.state.clone();
         for (db, conn) in self.conns.iter().enumerate() {
             match conn {
                 Some(conn) if conn.in_transaction() => {
@@ -2449,34 +2463,19 @@ impl Attempt for ProgramAttempt {
                     if level > LockLevel::Reserved {
                         return None;
                     }
-                    open_work.push(Rc::clone(&self.open_work[db]));
-                    levels.push(level);
+                    state.levels[db] = level;
                 }
                 _ => {
-                    open_work.push(Rc::default());
-                    levels.push(LockLevel::None);
+                    state.open_work[db] = Rc::default();
+                    state.levels[db] = LockLevel::None;
                 }
             }
         }
-        {
-            Some(Box::new(Saved {
-                instance: Rc::clone(&self.instance),
-                open_work,
-                levels,
-                open: self.conns.iter().map(Option::is_some).collect(),
-                pc: self.pc,
-                captures: Rc::clone(&self.captures),
-                log: Rc::clone(&self.log),
-                retries: self.retries,
-                taken: self.taken,
-                done_steps: self.done_steps,
-                over: self.over,
-                changes: self.changes,
-                now: self.now,
-                error: self.error.clone(),
-                rowid: self.rowid,
-            }) as Box<dyn std::any::Any>)
-        }
+        Some(Box::new(Saved {
+            instance: Rc::clone(&self.instance),
+            open: self.conns.iter().map(Option::is_some).collect(),
+            state,
+        }))
     }
 
     fn roll_back(&mut self, saved: &dyn std::any::Any) {
@@ -2488,11 +2487,11 @@ impl Attempt for ProgramAttempt {
             // (its work is the very list the checkpoint holds) and the same
             // lock: kept as it is, instead of rolled back and redone.
             let same = saved.is_some_and(|saved| {
-                !saved.open_work[db].is_empty()
-                    && Rc::ptr_eq(&saved.open_work[db], &self.open_work[db])
-                    && slot
-                        .as_ref()
-                        .is_some_and(|c| c.in_transaction() && c.lock_level() == saved.levels[db])
+                !saved.state.open_work[db].is_empty()
+                    && Rc::ptr_eq(&saved.state.open_work[db], &self.state.open_work[db])
+                    && slot.as_ref().is_some_and(|c| {
+                        c.in_transaction() && c.lock_level() == saved.state.levels[db]
+                    })
             });
             self.kept[db] = same;
             if !same && slot.as_ref().is_some_and(|c| c.roll_back().is_err()) {
@@ -2509,17 +2508,7 @@ impl Attempt for ProgramAttempt {
         if !Rc::ptr_eq(&saved.instance, &self.instance) {
             return Ok(false);
         }
-        self.pc = saved.pc;
-        self.captures = Rc::clone(&saved.captures);
-        self.log = Rc::clone(&saved.log);
-        self.retries = saved.retries;
-        self.taken = saved.taken;
-        self.done_steps = saved.done_steps;
-        self.over = saved.over;
-        self.changes = saved.changes;
-        self.now = saved.now;
-        self.error.clone_from(&saved.error);
-        self.rowid = saved.rowid;
+        self.state.clone_from(&saved.state);
         for (db, &open) in saved.open.iter().enumerate() {
             match &self.conns[db] {
                 Some(_) if self.kept[db] => {}
@@ -2529,8 +2518,6 @@ impl Attempt for ProgramAttempt {
                 _ => self.conns[db] = None,
             }
         }
-        self.open_work.clone_from(&saved.open_work);
-        self.levels.clone_from(&saved.levels);
         Ok(true)
     }
 
@@ -2538,8 +2525,8 @@ impl Attempt for ProgramAttempt {
         let InstanceKind::Program(steps) = &self.instance.kind else {
             return Ok(());
         };
-        for (db, work) in self.open_work.iter().enumerate() {
-            let writer = self.levels[db] == LockLevel::Reserved;
+        for (db, work) in self.state.open_work.iter().enumerate() {
+            let writer = self.state.levels[db] == LockLevel::Reserved;
             if work.is_empty() || writer != writers || self.kept[db] {
                 continue;
             }
@@ -2566,19 +2553,7 @@ impl Attempt for ProgramAttempt {
 struct Saved {
     instance: Rc<Instance>,
     open: Vec<bool>,
-    open_work: Vec<Rc<Work>>,
-    levels: Vec<LockLevel>,
-    pc: usize,
-    captures: Rc<BTreeMap<String, SqlValue>>,
-    log: Rc<Vec<String>>,
-    retries: u32,
-    taken: usize,
-    done_steps: usize,
-    over: Option<&'static str>,
-    changes: u64,
-    now: i64,
-    error: String,
-    rowid: i64,
+    state: AttemptState,
 }
 
 /// The virtual clock: each step advances time by its tick, up to its end;
