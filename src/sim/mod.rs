@@ -290,10 +290,12 @@ pub trait Attempt {
         true
     }
 
-    /// A copy of the attempt's own state, taken between steps while none of
-    /// its connections holds a lock or has a transaction open, for
-    /// [`Attempt::restore`]; `None` when it cannot be copied. Which of its
-    /// connections are open is part of it; what they cache is not.
+    /// A copy of the attempt's own state, taken between steps, for
+    /// [`Attempt::restore`]: which of its connections are open, and each
+    /// open transaction as the statements it ran and the lock it holds (not
+    /// what they cache). `None` when it cannot be copied: a transaction of
+    /// its holds more than RESERVED (a commit under way may have written the
+    /// database file), or the attempt keeps no copy of itself.
     fn save(&self) -> Option<Box<dyn std::any::Any>> {
         None
     }
@@ -308,8 +310,8 @@ pub trait Attempt {
     /// Puts back a state [`Attempt::save`] gave (of this same attempt, in
     /// any run of the scenario), after [`Attempt::roll_back`] and the
     /// store's files were put back as they were then: the connections open
-    /// then are open, with empty page caches, and no others. False when
-    /// `saved` is not its.
+    /// then are open, their page caches holding no page the files no longer
+    /// have, and no others. False when `saved` is not its.
     fn restore(&mut self, _saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {
         Ok(false)
     }
@@ -657,15 +659,6 @@ pub fn state_hasher() -> impl Hasher {
 /// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
 pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
 
-impl std::fmt::Debug for Checkpoint {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Checkpoint")
-            .field("steps", &self.choices.len())
-            .field("files", &self.files.files())
-            .finish_non_exhaustive()
-    }
-}
-
 /// A run's whole state between two steps, to go back to without replaying
 /// the steps that led there (see [`Run::checkpoint`]).
 pub struct Checkpoint {
@@ -677,6 +670,15 @@ pub struct Checkpoint {
     at_end_hash: Vec<Option<u64>>,
     clock: i64,
     broken: Vec<Option<(usize, Check)>>,
+}
+
+impl std::fmt::Debug for Checkpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpoint")
+            .field("steps", &self.choices.len())
+            .field("files", &self.files.files())
+            .finish_non_exhaustive()
+    }
 }
 
 fn level_name(level: LockLevel) -> String {
@@ -1134,17 +1136,9 @@ impl<'s> Run<'s> {
             .iter()
             .map(|a| a.save())
             .collect::<Option<Vec<_>>>()?;
-        let locks = self.locks();
-        let mut journals = Vec::new();
-        for (attempt, levels) in self.attempts.iter().zip(locks.iter()) {
-            for (conn, (level, _)) in attempt.connections().iter().zip(levels) {
-                if *level > LockLevel::Reserved {
-                    return None;
-                }
-                if *level == LockLevel::Reserved {
-                    journals.push(format!("{}-journal", conn.db()));
-                }
-            }
+        let (journals, strongest) = self.writers_journals();
+        if strongest > LockLevel::Reserved {
+            return None;
         }
         let files = self.store.snapshot();
         Some(Checkpoint {
@@ -1182,14 +1176,7 @@ impl<'s> Run<'s> {
         }
         self.locks_now.take();
         // The journals of the write transactions kept open stay.
-        let mut kept = Vec::new();
-        for (attempt, levels) in self.attempts.iter().zip(self.locks().iter()) {
-            for (conn, (level, _)) in attempt.connections().iter().zip(levels) {
-                if *level >= LockLevel::Reserved {
-                    kept.push(format!("{}-journal", conn.db()));
-                }
-            }
-        }
+        let (kept, _) = self.writers_journals();
         self.locks_now.take();
         self.store.rewind(&checkpoint.files, &kept)?;
         for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
@@ -1211,6 +1198,22 @@ impl<'s> Run<'s> {
         self.last_effects = (Footprint::default(), Vec::new());
         self.locks_now.take();
         Ok(true)
+    }
+
+    /// The journals of the connections that hold RESERVED or more (each is
+    /// its write transaction's own), and the strongest lock any holds.
+    fn writers_journals(&self) -> (Vec<String>, LockLevel) {
+        let mut journals = Vec::new();
+        let mut strongest = LockLevel::None;
+        for (attempt, levels) in self.attempts.iter().zip(self.locks().iter()) {
+            for (conn, (level, _)) in attempt.connections().iter().zip(levels) {
+                strongest = strongest.max(*level);
+                if *level >= LockLevel::Reserved {
+                    journals.push(conn.journal());
+                }
+            }
+        }
+        (journals, strongest)
     }
 
     /// What the last step touched (see [`footprint`]), and the attempts it

@@ -834,6 +834,11 @@ impl Conn {
         &self.db
     }
 
+    /// The name of its database's rollback journal.
+    pub fn journal(&self) -> String {
+        format!("{}-journal", self.db)
+    }
+
     /// The rows changed since the last call, if the store tracks changes.
     pub fn take_changes(&self) -> Vec<Change> {
         self.changes
