@@ -501,3 +501,25 @@ fn a_run_rewound_to_a_checkpoint_goes_on_as_it_did() {
     let foreign = other.start(false).unwrap().checkpoint().unwrap();
     assert!(!explorer.start(false).unwrap().restore(&foreign).unwrap());
 }
+
+/// No checkpoint is taken while a commit is under way: a writer refused
+/// EXCLUSIVE by a reader keeps PENDING, and going back to that state by
+/// redoing its statements could not be trusted. Every state before it has
+/// one (two deferred requests, each in turn, until one holds PENDING).
+#[test]
+fn no_checkpoint_is_taken_while_a_commit_waits_for_a_reader() {
+    let explorer = Explorer::new(scenario("idem-deferred").unwrap()).unwrap();
+    let mut run = explorer.start(false).unwrap();
+    let mut turn = 0;
+    while !run.lock_levels().iter().any(|l| *l > LockLevel::Reserved) {
+        assert!(
+            !run.is_stopped() && turn < 40,
+            "no commit waited for a reader"
+        );
+        assert!(run.checkpoint().is_some(), "after {turn} steps");
+        let runnable = run.runnable();
+        run.step(runnable[turn % runnable.len()]).unwrap();
+        turn += 1;
+    }
+    assert!(run.checkpoint().is_none());
+}
