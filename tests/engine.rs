@@ -608,3 +608,46 @@ fn names_that_would_leave_the_store_are_refused() {
     assert_eq!(names, ["main.db"]);
     assert_eq!(other.files().len(), 1);
 }
+
+/// Two histories from one snapshot can leave different rows under the same
+/// file change counter, which is all SQLite checks before it trusts its page
+/// cache: a connection that read one history and is kept across a rewind to
+/// the other must forget its cache, and does (`Conn::forget_stale_cache`);
+/// one that skips it reads the rows of a history that no longer exists.
+#[test]
+fn a_connection_kept_across_a_rewind_forgets_a_stale_cache() {
+    let store = Store::new("stale-cache").unwrap();
+    let setup = store.connect("db", "setup").unwrap();
+    setup
+        .execute_batch("CREATE TABLE t(v TEXT); INSERT INTO t VALUES ('start');")
+        .unwrap();
+    drop(setup);
+    let start = store.snapshot();
+    let read = |conn: &Conn| match &conn.execute("SELECT v FROM t", &[]).unwrap().rows[0][0] {
+        SqlValue::Text(text) => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    let writer = store.connect("db", "writer").unwrap();
+    let careful = store.connect("db", "careful").unwrap();
+    let careless = store.connect("db", "careless").unwrap();
+    // History one: 'one' committed, read (and cached) by both readers.
+    writer.execute("UPDATE t SET v = 'one'", &[]).unwrap();
+    assert_eq!(read(&careful), "one");
+    assert_eq!(read(&careless), "one");
+    // Back to the start; history two commits 'two' (the same counter).
+    store.rewind(&start, &[]).unwrap();
+    writer.forget_stale_cache().unwrap();
+    writer.execute("UPDATE t SET v = 'two'", &[]).unwrap();
+    careful.forget_stale_cache().unwrap();
+    assert_eq!(read(&careful), "two");
+    assert_eq!(
+        read(&careless),
+        "one",
+        "SQLite trusted a cache of the other history"
+    );
+    // A file unchanged since a connection read it keeps its cache: still right.
+    let two = store.snapshot();
+    store.rewind(&two, &[]).unwrap();
+    careful.forget_stale_cache().unwrap();
+    assert_eq!(read(&careful), "two");
+}

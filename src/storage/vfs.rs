@@ -646,10 +646,18 @@ impl StoreInner {
     /// Whether the file `conn` has open as database `file` holds the bytes
     /// it held when that connection last gave up its locks: then its page
     /// cache is of these bytes (a transaction's pages are read under a lock).
+    /// Never while the database has a journal or a WAL beside it: a hot
+    /// journal is rolled back, and a WAL read, before the cache is used.
     pub(crate) fn cache_is_current(&self, conn: ConnId, file: &str) -> bool {
-        let Some(version) = self.files.borrow().get(file).map(|d| d.version.get()) else {
+        let files = self.files.borrow();
+        let Some(version) = files.get(file).map(|d| d.version.get()) else {
             return false;
         };
+        let beside = |suffix: &str| files.contains_key(&format!("{file}{suffix}"));
+        if beside("-journal") || beside("-wal") {
+            return false;
+        }
+        drop(files);
         version != 0
             && self
                 .handles
