@@ -1779,6 +1779,15 @@ struct AttemptState {
     levels: Vec<LockLevel>,
 }
 
+impl AttemptState {
+    /// Database `db`'s connection has no transaction open: no work to redo.
+    fn forget_work(&mut self, db: usize) {
+        if !self.open_work[db].is_empty() {
+            self.open_work[db] = Rc::default();
+        }
+    }
+}
+
 /// The statements a transaction ran: each step's index and its values bound.
 type Work = Vec<(usize, Vec<SqlValue>)>;
 
@@ -2156,8 +2165,8 @@ impl Attempt for ProgramAttempt {
                 let (mut bound, outcome) = match self.connection(ctx, step.db) {
                     Ok(_) => {
                         let conn = self.conns[step.db].as_ref().expect("opened");
-                        if !conn.in_transaction() && !self.state.open_work[step.db].is_empty() {
-                            self.state.open_work[step.db] = Rc::default();
+                        if !conn.in_transaction() {
+                            self.state.forget_work(step.db);
                         }
                         with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                             conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
@@ -2173,9 +2182,7 @@ impl Attempt for ProgramAttempt {
                     .is_some_and(Conn::in_transaction);
                 let refused = outcome.as_ref().is_err_and(Error::is_busy);
                 if !in_transaction {
-                    if !self.state.open_work[step.db].is_empty() {
-                        self.state.open_work[step.db] = Rc::default();
-                    }
+                    self.state.forget_work(step.db);
                 } else if !refused && !ctx.narrate {
                     // A run that narrates is recorded, and a recorded run is
                     // never checkpointed: only the others keep the work. Their
@@ -2466,7 +2473,7 @@ impl Attempt for ProgramAttempt {
                     state.levels[db] = level;
                 }
                 _ => {
-                    state.open_work[db] = Rc::default();
+                    state.forget_work(db);
                     state.levels[db] = LockLevel::None;
                 }
             }

@@ -649,12 +649,8 @@ pub struct Run<'s> {
     locks_now: std::cell::RefCell<Option<Rc<Locks>>>,
 }
 
-/// The hasher of state keys: foldhash with a fixed seed, so that every
-/// worker of a split search computes the same keys (and faster than
-/// SipHash, which took about a tenth of a search).
-pub fn state_hasher() -> impl Hasher {
-    std::hash::BuildHasher::build_hasher(&foldhash::quality::FixedState::default())
-}
+/// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
+pub use crate::storage::vfs::fixed_hasher as state_hasher;
 
 /// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
 pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
@@ -1177,7 +1173,6 @@ impl<'s> Run<'s> {
         self.locks_now.take();
         // The journals of the write transactions kept open stay.
         let (kept, _) = self.writers_journals();
-        self.locks_now.take();
         self.store.rewind(&checkpoint.files, &kept)?;
         for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
             if !attempt.restore(saved.as_ref(), self.store)? {
