@@ -1057,13 +1057,10 @@ impl Drop for Conn {
             && self.changes.is_none()
             && !self.store.is_killed(self.id)
             && self.store.pool.borrow().len() < 16;
-        if poolable && self.sqlite.as_ref().is_some_and(|c| !c.is_autocommit()) {
+        if poolable {
             // A run left before its end (a search cut it): roll back, as
             // closing would, and keep the connection with its statements.
-            let _active = ActiveConn::set(self.id);
-            if let Some(sqlite) = &self.sqlite {
-                let _ = sqlite.execute_batch("ROLLBACK");
-            }
+            let _ = self.roll_back();
         }
         let reusable = poolable
             && self.sqlite.as_ref().is_some_and(Connection::is_autocommit)

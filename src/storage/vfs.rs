@@ -107,10 +107,8 @@ impl FileCell {
         if let Some(hash) = self.hash.get() {
             return hash;
         }
-        // foldhash, not SipHash: a file of a few pages is hashed again after
-        // every step that writes it, and SipHash spent about 6% of a
-        // search there. A fixed seed: equal bytes hash equal in every
-        // worker of a split search.
+        // A file of a few pages is hashed again after every step that
+        // writes it: SipHash spent about 6% of a search there.
         let mut hasher = fixed_hasher();
         let data = self.bytes.borrow();
         if wal {
