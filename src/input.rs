@@ -329,7 +329,10 @@ pub fn permalink(query: &str) -> Result<Permalink> {
             _ => rest.push((name, value)),
         }
     }
-    let catalog = scenarios::catalog();
+    // The whole catalog is read only when the link needs it (a page opening
+    // a link reads the one scenario it names first).
+    let catalog = std::cell::OnceCell::new();
+    let catalog = || catalog.get_or_init(scenarios::catalog);
     let entry = match link.scenario.as_deref() {
         Some(id) => match scenarios::entry(id) {
             Ok(entry) => Some(entry),
@@ -340,7 +343,7 @@ pub fn permalink(query: &str) -> Result<Permalink> {
             }
         },
         None if !rest.is_empty() || link.schedule.is_some() || link.step.is_some() => {
-            let first = catalog.first().cloned();
+            let first = scenarios::first_entry();
             if let Some(first) = &first {
                 link.problems.push(format!(
                     "the link names no scenario (s=…); it opens {}",
@@ -353,9 +356,8 @@ pub fn permalink(query: &str) -> Result<Permalink> {
         None => None,
     };
     let declared_anywhere = |name: &str| {
-        catalog
-            .iter()
-            .any(|e| e.params.iter().any(|p| p.name == name))
+        let declares = |e: &scenarios::Entry| e.params.iter().any(|p| p.name == name);
+        entry.as_ref().is_some_and(declares) || catalog().iter().any(declares)
     };
     let mut params = entry
         .as_ref()

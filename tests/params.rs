@@ -121,6 +121,30 @@ fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
     assert_eq!(link.problems.len(), 1, "{:?}", link.problems);
 }
 
+/// A link is read with the one scenario it names (the page draws it before
+/// the engine reads the rest of the catalog); a parameter the scenario does
+/// not take makes it look through the catalog, to say whose it is.
+#[cfg(not(target_family = "wasm"))]
+#[test]
+fn a_link_reads_only_the_scenario_it_names() {
+    std::thread::spawn(|| {
+        let link = input::permalink("?s=outbox-two-relays&schedule=AB").unwrap();
+        assert_eq!(link.scenario.as_deref(), Some("outbox-two-relays"));
+        assert_eq!(scenarios::parsed_builtins(), 1);
+        let link = input::permalink("?schedule=AB").unwrap();
+        assert_eq!(link.problems.len(), 1, "{:?}", link.problems);
+        assert_eq!(
+            scenarios::parsed_builtins(),
+            2,
+            "and the catalog's first, which it opens"
+        );
+        input::permalink("?s=outbox-two-relays&window=600").unwrap();
+        assert_eq!(scenarios::parsed_builtins(), scenarios::catalog().len());
+    })
+    .join()
+    .unwrap();
+}
+
 fn js_encode(text: &str) -> String {
     text.bytes()
         .map(|b| match b {

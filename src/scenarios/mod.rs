@@ -173,12 +173,13 @@ pub fn builtin_source(id: &str) -> Option<&'static str> {
 /// Built-in `index` (of [`BUILTIN_FILES`]), parsed once per thread and only
 /// when first asked for: a page that opens one scenario reads that file
 /// (and its library) first, and the others when it lists the catalog.
+type Parsed = Option<(Entry, Rc<File>)>;
+thread_local! {
+    static BUILTINS: std::cell::RefCell<Vec<Parsed>> =
+        std::cell::RefCell::new(vec![None; BUILTIN_FILES.len()]);
+}
+
 fn builtin(index: usize) -> (Entry, Rc<File>) {
-    type Parsed = Option<(Entry, Rc<File>)>;
-    thread_local! {
-        static BUILTINS: std::cell::RefCell<Vec<Parsed>> =
-            std::cell::RefCell::new(vec![None; BUILTIN_FILES.len()]);
-    }
     if let Some(parsed) = BUILTINS.with(|b| b.borrow()[index].clone()) {
         return parsed;
     }
@@ -193,9 +194,20 @@ fn builtin(index: usize) -> (Entry, Rc<File>) {
     parsed
 }
 
+/// How many built-ins this thread has parsed so far (a page opening a link
+/// should parse only the scenario it names before drawing it).
+pub fn parsed_builtins() -> usize {
+    BUILTINS.with(|b| b.borrow().iter().filter(|p| p.is_some()).count())
+}
+
 /// Every scenario the scheduler can run.
 pub fn catalog() -> Vec<Entry> {
     (0..BUILTIN_FILES.len()).map(|i| builtin(i).0).collect()
+}
+
+/// The catalog's first entry (what a link that names no scenario opens).
+pub fn first_entry() -> Option<Entry> {
+    (!BUILTIN_FILES.is_empty()).then(|| builtin(0).0)
 }
 
 /// The TypeScript declarations of every scenario's parameters, generated

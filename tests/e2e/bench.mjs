@@ -213,8 +213,8 @@ try {
       const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
       return {
         engineAnswering: mark('replayground-engine-answering'),
-        engineReady: mark('replayground-engine-ready'),
-        interactive: mark('replayground-interactive'),
+        firstResult: mark('replayground-first-result'),
+        catalog: mark('replayground-interactive'),
       };
     }));
     await context.close();

@@ -149,7 +149,9 @@ function renderCatalog() {
     section.append(heading, about);
     const list = el('ul');
     list.setAttribute('role', 'presentation');
-    for (const entry of state.catalog.filter((e) => e.pattern === pattern)) {
+    // Until the catalog is read, the scenario shown stands alone in it.
+    const entries = state.catalog.length ? state.catalog : [state.entry].filter((e) => e && !state.source);
+    for (const entry of entries.filter((e) => e.pattern === pattern)) {
       const option = el('li', '', 'scenario');
       option.setAttribute('role', 'option');
       option.dataset.action = 'pick';
@@ -473,7 +475,11 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   // A catalog id, or { source } for a design.
   const source = typeof what === 'string' ? null : what.source;
   const arg = source === null ? what : { source, name: 'design' };
-  const entry = source === null ? state.catalog.find((e) => e.id === what) : await engine.describeScenario(arg);
+  // Before the catalog is read (the page's first scenario), the engine
+  // describes the one scenario asked for.
+  const entry = source === null && state.catalog.length
+    ? state.catalog.find((e) => e.id === what)
+    : await engine.describeScenario(arg);
   if (!entry) throw new Error(`there is no scenario ${JSON.stringify(what)}`);
   // A search of what was shown before must not report on what is shown now.
   state.generation += 1;
@@ -1141,7 +1147,9 @@ document.addEventListener('keydown', (event) => {
   event.preventDefault();
 });
 
-// Loads the engine, the catalog, and the scenario the link names (or the default).
+// Loads the engine, the scenario the link names (or the default), then the
+// catalog: the engine reads the one scenario file the link needs first, and
+// the other files once that scenario is drawn.
 async function start() {
   try {
     const v = await engine.versions();
@@ -1152,8 +1160,6 @@ async function start() {
     ui.status.title = v.sqliteSourceId;
     ui.crateVersion.textContent = v.replayground;
     ui.roundTripRun.disabled = false;
-    state.catalog = await engine.scenarios();
-    performance.mark('replayground-engine-ready');
   } catch (error) {
     ui.status.textContent = `SQLite failed to load: ${error.message}`;
     ui.status.dataset.state = 'failed';
@@ -1161,6 +1167,14 @@ async function start() {
   }
   renderDrafts();
   await restoreFromAddress();
+  performance.mark('replayground-first-result');
+  try {
+    state.catalog = await engine.scenarios();
+  } catch (error) {
+    status(`The catalog could not be read: ${error.message}`, 'fail');
+    return;
+  }
+  renderCatalog();
   performance.mark('replayground-interactive');
   document.body.dataset.ready = 'true';
 }
