@@ -297,7 +297,8 @@ def main():
         ranked = sorted(first.items(), key=lambda kv: kv[1]["median"])
         lines.append("")
         lines.append(
-            "Navigation to a first query answered, a page per build that loads it and runs one query "
+            "Navigation to a first query answered, a page per build that loads it, opens an in-memory "
+            "database and asks SQLite its version, every build's files served through the same route "
             f"(fresh contexts, {ranked[0][1]['n']} loads each, the builds' order rotated), medians ms (min..max): "
             + "; ".join(f"{n} {v['median']:.0f} ({v['min']:.0f}..{v['max']:.0f})" for n, v in ranked)
         )

@@ -8,20 +8,25 @@ import { launchBrowser, startServer } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The browser SQLite builds people use, pinned in package.json, served on the
-// page's own origin under /peers/ (never from a CDN).
+// page's own origin under /peers/ (never from a CDN); the engine's package is
+// served the same way for the first-query pages, so that every build's files
+// come through the same path.
 const PEERS = {
   'sqlite-wasm': path.join(here, 'node_modules', '@sqlite.org', 'sqlite-wasm', 'dist'),
   'sql.js': path.join(here, 'node_modules', 'sql.js', 'dist'),
+  replayground: path.join(here, '..', '..', 'www', 'pkg'),
 };
 const TYPES = { '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 
-// Pages that load one build and answer a first query, then put the time
-// since navigation started in their title: how soon each build answers.
+// Pages that load one build and answer a first query (each opens an
+// in-memory database and asks SQLite its version: the engine's `versions()`
+// does, and the playground marks its engine answering when it has), then put
+// the time since navigation started in their title: how soon each build answers.
 const FIRST_QUERY = {
   replayground: `<script type="module">
-import init, { roundTrip } from '/pkg/replayground.js';
+import init, { versions } from '/peers/replayground/replayground.js';
 await init();
-roundTrip('first query');
+versions();
 document.title = 'answered ' + performance.now();
 </script>`,
   'sql.js': `<script src="/peers/sql.js/sql-wasm-browser.js"></script>
