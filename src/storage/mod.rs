@@ -428,7 +428,7 @@ pub struct Store {
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     store: String,
-    files: BTreeMap<String, Rc<[u8]>>,
+    files: BTreeMap<String, Rc<vfs::Image>>,
 }
 
 impl Snapshot {

@@ -68,10 +68,9 @@ type FileData = Rc<FileCell>;
 pub(crate) struct FileCell {
     bytes: RefCell<Vec<u8>>,
     hash: Cell<Option<u64>>,
-    /// The snapshot bytes last restored into it or copied from it, while
-    /// unchanged since (held, so that no other snapshot can be allocated at
-    /// their address).
-    copy_of: RefCell<Option<Rc<[u8]>>>,
+    /// The snapshot image last restored into it or copied from it, while
+    /// unchanged since.
+    copy_of: RefCell<Option<Rc<Image>>>,
     /// Which bytes it holds: a number no other bytes of any file had, taken
     /// anew at each change (0: never changed). Equal versions, equal bytes.
     version: Cell<u64>,
@@ -101,6 +100,18 @@ impl FileCell {
         self.bytes.borrow_mut()
     }
 
+    /// Now holds `image`'s bytes: their hash, if the image knows it, and
+    /// their version (the image's, or a new one it keeps).
+    fn took(&self, image: &Image) {
+        if image.hash.get().is_some() {
+            self.hash.set(image.hash.get());
+        }
+        match image.version.get() {
+            0 => image.version.set(self.version.get()),
+            version => self.version.set(version),
+        }
+    }
+
     /// The hash of the bytes as [`StoreInner::hash_files`] needs it,
     /// computed once per change.
     fn hash(&self, wal: bool, is_journal: bool) -> u64 {
@@ -120,7 +131,40 @@ impl FileCell {
         }
         let hash = std::hash::Hasher::finish(&hasher);
         self.hash.set(Some(hash));
+        if let Some(image) = self.copy_of.borrow().as_ref() {
+            image.hash.set(Some(hash));
+        }
         hash
+    }
+}
+
+/// A file's bytes as a snapshot keeps them, with the version and hash of
+/// the file they were copied from or restored into (so that a file put back
+/// to them has its hash without hashing them again, and the same version:
+/// a connection that last read these very bytes keeps its page cache).
+#[derive(Debug, Default)]
+pub(crate) struct Image {
+    bytes: Box<[u8]>,
+    /// The version of the bytes (0: none yet, a new one is taken when they
+    /// are restored).
+    version: Cell<u64>,
+    hash: Cell<Option<u64>>,
+}
+
+impl Image {
+    fn of(bytes: &[u8]) -> Image {
+        Image {
+            bytes: bytes.into(),
+            ..Image::default()
+        }
+    }
+}
+
+impl std::ops::Deref for Image {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
@@ -466,21 +510,24 @@ impl StoreInner {
     /// Copies every file's bytes, the wal-index included. A file unchanged
     /// since it was last copied or restored is not copied again: it shares
     /// those bytes.
-    pub(crate) fn snapshot_files(&self) -> BTreeMap<String, Rc<[u8]>> {
-        let mut files: BTreeMap<String, Rc<[u8]>> = self
+    pub(crate) fn snapshot_files(&self) -> BTreeMap<String, Rc<Image>> {
+        let mut files: BTreeMap<String, Rc<Image>> = self
             .files
             .borrow()
             .iter()
             .map(|(name, data)| {
                 let mut copy_of = data.copy_of.borrow_mut();
-                let bytes = copy_of
-                    .get_or_insert_with(|| Rc::from(data.bytes.borrow().as_slice()))
-                    .clone();
-                (name.clone(), bytes)
+                let image = copy_of.get_or_insert_with(|| {
+                    let image = Image::of(&data.bytes.borrow());
+                    image.version.set(data.version.get());
+                    image.hash.set(data.hash.get());
+                    Rc::new(image)
+                });
+                (name.clone(), Rc::clone(image))
             })
             .collect();
         for (name, node) in self.shm.borrow().iter() {
-            files.insert(name.clone(), Rc::from(node.bytes()));
+            files.insert(name.clone(), Rc::new(Image::of(&node.bytes())));
         }
         files
     }
@@ -488,14 +535,14 @@ impl StoreInner {
     /// Puts every file back to `files`. Files that exist are rewritten in
     /// place, so that the handles of pooled idle connections read the new
     /// bytes (a handle keeps its file's data, as an open file descriptor does).
-    pub(crate) fn restore_files(&self, files: &BTreeMap<String, Rc<[u8]>>) {
+    pub(crate) fn restore_files(&self, files: &BTreeMap<String, Rc<Image>>) {
         self.rewind_files(files, &[]);
         self.locks.borrow_mut().clear();
     }
 
     /// Puts every file back to `files` as [`StoreInner::restore_files`]
     /// does, but the files named in `keep`; the locks stay as they are.
-    pub(crate) fn rewind_files(&self, files: &BTreeMap<String, Rc<[u8]>>, keep: &[String]) {
+    pub(crate) fn rewind_files(&self, files: &BTreeMap<String, Rc<Image>>, keep: &[String]) {
         let mut shm = self.shm.borrow_mut();
         shm.retain(|name, _| files.contains_key(name));
         let mut current = self.files.borrow_mut();
@@ -525,12 +572,15 @@ impl StoreInner {
                     if same {
                         data.hash.set(hash);
                         data.version.set(version);
+                    } else {
+                        data.took(bytes);
                     }
-                    *data.copy_of.borrow_mut() = Some(bytes.clone());
+                    *data.copy_of.borrow_mut() = Some(Rc::clone(bytes));
                 }
                 None => {
                     let data = Rc::new(FileCell::new(bytes.to_vec()));
-                    *data.copy_of.borrow_mut() = Some(bytes.clone());
+                    data.took(bytes);
+                    *data.copy_of.borrow_mut() = Some(Rc::clone(bytes));
                     current.insert(name.clone(), data);
                 }
             }
