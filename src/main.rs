@@ -1,5 +1,10 @@
 //! The native command line: `replayground --help`.
 
+/// See Cargo.toml: searches allocate at every step.
+#[cfg(not(target_family = "wasm"))]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[cfg(not(target_family = "wasm"))]
 mod cli {
     use clap::{Parser, Subcommand};
