@@ -294,7 +294,9 @@ struct Seen {
 pub struct Dpor {
     options: Options,
     path: Vec<Node>,
-    visited: HashMap<u64, Seen>,
+    /// By state key: the keys are hashes already, so the map hashes them
+    /// with foldhash's fast fixed hasher rather than SipHash.
+    visited: HashMap<u64, Seen, foldhash::fast::FixedState>,
     stats: Stats,
     endings: Endings,
     /// The states still to search from, each given by the steps that reach
@@ -338,7 +340,7 @@ impl Dpor {
         Dpor {
             options,
             path: Vec::new(),
-            visited: HashMap::new(),
+            visited: HashMap::default(),
             stats,
             endings,
             roots: roots.into(),
