@@ -330,7 +330,7 @@ struct Evaluator {
     /// What is known of each expression evaluated: the names it reads and,
     /// for one that can only depend on them (see [`Evaluator::pure`]), its
     /// latest results by their values.
-    known: std::cell::RefCell<std::collections::HashMap<String, Known>>,
+    known: std::cell::RefCell<std::collections::HashMap<String, Known, foldhash::fast::FixedState>>,
 }
 
 /// What the evaluator keeps of one expression.
@@ -794,7 +794,7 @@ impl FileScenario {
                 }
                 None => i64::MIN,
             };
-            let mut class = std::hash::DefaultHasher::new();
+            let mut class = crate::sim::state_hasher();
             spec_index.hash(&mut class);
             after.hash(&mut class);
             for (name, value) in &values {
