@@ -25,8 +25,19 @@ const SLICE_MS = 40;
 // the slice ends near SLICE_MS (a run of the largest designs takes about 50 µs).
 const RUNS_PER_CALL = 200;
 
-// Lets the worker's queued messages (a cancel) run, then resumes.
-const yieldToMessages = () => new Promise((resolve) => setTimeout(resolve, 0));
+// Lets the worker's queued messages (a cancel) run, then resumes: a message
+// to itself through a channel, queued behind them. (`setTimeout(0)` does the
+// same, but nested timers wait at least 4 ms: measured 3.8 ms per 40 ms
+// slice here, a tenth of a search's time.)
+// Two searches may be driven at once (one cancelled as another starts):
+// each message wakes the oldest waiting one.
+const channel = new MessageChannel();
+const waiting = [];
+channel.port1.onmessage = () => waiting.shift()?.();
+const yieldToMessages = () => new Promise((resolve) => {
+  waiting.push(resolve);
+  channel.port2.postMessage(null);
+});
 
 // The last search that stopped before covering everything (its budget ran
 // out, or it was cancelled): kept so that the page may continue it. A new
