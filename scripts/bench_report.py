@@ -68,8 +68,8 @@ def main():
     size = json.load(open(size_path)) if os.path.exists(size_path) else None
     navigation = wasm.get("navigation") or []
 
-    # A sample's own difference of two marks (the first result after the
-    # engine answered, in the same load), under the name `a-b`.
+    # Each load's own difference of two marks, as `afterAnswering`: the first
+    # result after the engine answered, in the same load.
     for sample in navigation:
         if sample.get("firstResult") is not None and sample.get("engineAnswering") is not None:
             sample["afterAnswering"] = sample["firstResult"] - sample["engineAnswering"]

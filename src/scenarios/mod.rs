@@ -170,15 +170,15 @@ pub fn builtin_source(id: &str) -> Option<&'static str> {
         .map(|(_, s)| *s)
 }
 
-/// Built-in `index` (of [`BUILTIN_FILES`]), parsed once per thread and only
-/// when first asked for: a page that opens one scenario reads that file
-/// (and its library) first, and the others when it lists the catalog.
 type Parsed = Option<(Entry, Rc<File>)>;
 thread_local! {
     static BUILTINS: std::cell::RefCell<Vec<Parsed>> =
         std::cell::RefCell::new(vec![None; BUILTIN_FILES.len()]);
 }
 
+/// Built-in `index` (of [`BUILTIN_FILES`]), parsed once per thread and only
+/// when first asked for: a page that opens one scenario reads that file
+/// (and its library) first, and the others when it lists the catalog.
 fn builtin(index: usize) -> (Entry, Rc<File>) {
     if let Some(parsed) = BUILTINS.with(|b| b.borrow()[index].clone()) {
         return parsed;

@@ -67,7 +67,7 @@
 //! ([`Dpor::rewind_misses`]). Emptied page caches make the steps after a
 //! rewind read what a warm cache would have served: their footprints can be
 //! larger, never smaller (more steps conflict, which is sound), so the search
-//! may explore a few more states than without (162,680 against 161,846
+//! may explore a few more states than without (162,632 against 161,846
 //! there). A connection keeps its cache when its file holds the bytes it
 //! last read ([`crate::storage::Conn::forget_stale_cache`]), and a
 //! transaction the run has open that is the checkpoint's own, with nothing
