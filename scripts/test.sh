@@ -57,6 +57,25 @@ node_counts() {
 
 record() { SUMMARY+=("$(printf '%-38s %-6s %4ss  %s' "$1" "$STATUS" "$ELAPSED" "${2:-}")"); }
 
+# A fresh clone is built once: incremental compilation's caches would only
+# take disk (about 700 MB for the two debug builds).
+export CARGO_INCREMENTAL=0
+
+# The whole run's build outputs reach about 2.5 GB. On a disk with less than
+# this much free at the start, each is removed once no later step needs it
+# (the next run then builds it again).
+PRUNE_BELOW_MB=${REPLAYGROUND_PRUNE_BELOW_MB:-12000}
+FREE_MB=$(df -Pm "$REPLAYGROUND_ROOT" | awk 'NR == 2 { print $4 }')
+# prune DIR...: removes build outputs no later step uses, when the disk is short.
+prune() {
+    [ "${FREE_MB:-0}" -lt "$PRUNE_BELOW_MB" ] || return 0
+    local dir
+    for dir; do
+        printf '==> removing %s (%s MB were free at the start)\n' "${dir#"$REPLAYGROUND_ROOT"/}" "$FREE_MB"
+        rm -rf "$dir"
+    done
+}
+
 run fmt cargo fmt --all --check
 record "cargo fmt --check"
 
@@ -69,20 +88,24 @@ record "cargo clippy (wasm32)"
 run cargo-test cargo test --locked
 record "cargo test (native)" "$(cargo_counts "$LOGS/cargo-test.log")"
 
+# The page must report the same SQLite version as the native build.
+NATIVE_SQLITE=$(cargo run -q --locked --bin replayground -- version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sqlite"])')
+export REPLAYGROUND_EXPECT_SQLITE="$NATIVE_SQLITE"
+prune "$REPLAYGROUND_ROOT/target/debug" "$REPLAYGROUND_ROOT/target/tmp"
+
 run wasm-pack-test wasm-pack --log-level warn test --headless --chrome --chromedriver "$CHROMEDRIVER" --mode no-install -- --locked
 record "wasm-pack test --headless --chrome" "$(cargo_counts "$LOGS/wasm-pack-test.log")"
+prune "$REPLAYGROUND_ROOT/target/wasm32-unknown-unknown/debug"
 
 run build-wasm scripts/build-wasm.sh
 record "wasm-pack build --target web"
 
-# The page must report the same SQLite version as the native build.
-NATIVE_SQLITE=$(cargo run -q --locked --bin replayground -- version --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["sqlite"])')
-export REPLAYGROUND_EXPECT_SQLITE="$NATIVE_SQLITE"
 run e2e bash -c 'cd tests/e2e && node --test'
 record "end-to-end (Chromium, playwright-core)" "$(node_counts "$LOGS/e2e.log")"
 
 run fuzz scripts/fuzz.sh 10
 record "cargo fuzz (10 s per target)" "$(grep -o '[0-9]* executions in all' "$LOGS/fuzz.log" || echo 'no summary')"
+prune "$REPLAYGROUND_ROOT/tests/fuzz/target"
 
 # The invariants over many schedules, on a small budget (replayground soak runs a million).
 run soak cargo run -q --release --locked --bin replayground -- soak --runs 20000

@@ -74,7 +74,7 @@ fn test_crate() -> std::path::PathBuf {
     std::fs::write(dir.join("src/lib.rs"), "").unwrap();
     std::fs::write(
         dir.join("Cargo.toml"),
-        "[package]\nname = \"reproductions\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dev-dependencies]\nrusqlite = { version = \"0.43\", features = [\"bundled\"] }\n",
+        "[package]\nname = \"reproductions\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n[workspace]\n\n[dev-dependencies]\nrusqlite = { version = \"0.43\", features = [\"bundled\"] }\n\n[profile.dev]\ndebug = \"line-tables-only\"\n\n[profile.dev.package.\"*\"]\ndebug = false\n",
     )
     .unwrap();
     dir
