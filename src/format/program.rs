@@ -2415,8 +2415,11 @@ impl Attempt for ProgramAttempt {
                 .steps()
                 .get(self.state.pc)
                 .map_or(&[][..], |s| s.live.as_slice());
+            // Both are sorted by name: one merge of the two.
+            let mut live = live.iter().peekable();
             for (name, value) in self.state.captures.iter() {
-                if live.binary_search(name).is_ok() {
+                while live.next_if(|l| *l < name).is_some() {}
+                if live.next_if(|l| *l == name).is_some() {
                     name.hash(&mut h);
                     hash_value(value, &mut h);
                 }

@@ -74,6 +74,7 @@
 //! done since, is kept as it is rather than rolled back and redone.
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 
 use crate::sim::explore::{Explorer, MAX_RUN_STEPS};
 use crate::sim::{Checkpoint, Progress, Run, Schedule};
@@ -283,11 +284,11 @@ impl Node {
 #[derive(Debug)]
 struct Seen {
     /// The sleep set it was explored with (identities, sorted).
-    sleep: Vec<u64>,
-    /// Its summary; `None` while its exploration is under way.
-    summary: Option<Summary>,
+    sleep: Box<[u64]>,
+    /// Its summary ([`Dpor::intern`]); `None` while its exploration is under way.
+    summary: Option<Rc<Summary>>,
     /// The summary of an earlier exploration, while it is explored again.
-    earlier: Summary,
+    earlier: Option<Rc<Summary>>,
 }
 
 /// A resumable search with partial-order reduction.
@@ -297,6 +298,10 @@ pub struct Dpor {
     /// By state key: the keys are hashes already, so the map hashes them
     /// with foldhash's fast fixed hasher rather than SipHash.
     visited: HashMap<u64, Seen, foldhash::fast::FixedState>,
+    /// Every summary the cache holds, each kept once: states share few
+    /// (three producers and two relays: 162,632 states, 491 summaries), and
+    /// a smaller cache is quicker to grow and to fill.
+    summaries: HashSet<Rc<Summary>, foldhash::fast::FixedState>,
     stats: Stats,
     endings: Endings,
     /// The states still to search from, each given by the steps that reach
@@ -341,6 +346,7 @@ impl Dpor {
             options,
             path: Vec::new(),
             visited: HashMap::default(),
+            summaries: HashSet::default(),
             stats,
             endings,
             roots: roots.into(),
@@ -552,18 +558,43 @@ impl Dpor {
             if seen.summary.is_none() {
                 // Explored again with a smaller sleep set: what is asleep
                 // in both is what neither exploration took.
-                seen.sleep.retain(|id| identities.contains(id));
-                let mut summary = std::mem::take(&mut seen.earlier);
+                if !seen.sleep.is_empty() {
+                    let both: Vec<u64> = seen
+                        .sleep
+                        .iter()
+                        .copied()
+                        .filter(|id| identities.contains(id))
+                        .collect();
+                    seen.sleep = both.into();
+                }
+                let mut summary = seen
+                    .earlier
+                    .take()
+                    .map(Rc::unwrap_or_clone)
+                    .unwrap_or_default();
                 merge(&mut summary, &node.summary);
                 if let Some(shared) = &self.shared {
                     shared.publish(node.key, &seen.sleep, &summary);
                 }
-                seen.summary = Some(summary);
+                let summary = self.intern(summary);
+                if let Some(seen) = self.visited.get_mut(&node.key) {
+                    seen.summary = Some(summary);
+                }
             }
         }
         if let Some(parent) = self.path.last_mut() {
             merge(&mut parent.summary, &node.summary);
         }
+    }
+
+    /// The one copy of `summary` the cache keeps.
+    fn intern(&mut self, summary: Summary) -> Rc<Summary> {
+        if let Some(known) = self.summaries.get(&summary) {
+            return Rc::clone(known);
+        }
+        let summary = Rc::new(summary);
+        self.summaries.insert(Rc::clone(&summary));
+        summary
     }
 
     fn sleep_identities(&self, node: &Node) -> Vec<u64> {
@@ -775,28 +806,29 @@ impl Dpor {
                 }
                 Some(seen) => {
                     // Fewer attempts asleep now: explore it again.
-                    seen.earlier = seen.summary.take().unwrap_or_default();
+                    seen.earlier = seen.summary.take();
                 }
                 None => {
                     // Another worker may have explored it completely.
                     let shared = self.shared.as_ref();
                     if let Some(summary) = shared.and_then(|s| s.get(key, &identities)) {
-                        self.cut(Some(summary), clocks);
+                        self.cut(Some(Rc::new(summary)), clocks);
                         return Ok(());
                     }
                     self.visited.insert(
                         key,
                         Seen {
-                            sleep: identities,
+                            sleep: identities.into(),
                             summary: None,
-                            earlier: Summary::new(),
+                            earlier: None,
                         },
                     );
                     self.stats.distinct_states = self.visited.len() as u64;
                 }
             }
         }
-        if run.is_stopped() {
+        // Stopped: no attempt can take a step.
+        if self.path[depth].enabled.is_empty() {
             let (path, root) = (&self.path, &self.root_counted);
             self.endings
                 .record(&mut self.stats, explorer, run, || counted(path, root))?;
@@ -837,14 +869,14 @@ impl Dpor {
 
     /// A cut at the last node: the hidden steps (its summary, or everything
     /// for a state still being explored) race with the path; the node leaves.
-    fn cut(&mut self, summary: Option<Summary>, clocks: &[Vec<u32>]) {
+    fn cut(&mut self, summary: Option<Rc<Summary>>, clocks: &[Vec<u32>]) {
         let summary = summary.unwrap_or_else(|| {
             let node = self.path.last().expect("a node");
             let mut all = Summary::new();
             for &a in &node.live {
                 add_to(&mut all, node.classes[a], Footprint::GLOBAL);
             }
-            all
+            Rc::new(all)
         });
         self.hide(&summary, clocks);
         self.path.pop();
