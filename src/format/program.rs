@@ -1455,6 +1455,7 @@ impl Scenario for FileScenario {
         let journal = self.journal();
         for (i, (name, database)) in self.file.databases.iter().enumerate() {
             let conn = store.connect(self.files[i], "setup")?;
+            conn.execute(crate::storage::SCENARIO_PAGE_SIZE, &[])?;
             // Before the bounds: a scenario's own SQL may not change the mode.
             if journal != Journal::default() {
                 conn.execute(journal.pragma(), &[])?;
@@ -2439,8 +2440,8 @@ impl Attempt for ProgramAttempt {
         self.instance.class
     }
 
-    fn connections(&self) -> Vec<&Conn> {
-        self.conns.iter().flatten().collect()
+    fn connections(&self) -> &[Option<Conn>] {
+        &self.conns
     }
 
     fn crash(&mut self) {
@@ -2597,8 +2598,8 @@ impl Attempt for ClockAttempt {
         self.instance.class
     }
 
-    fn connections(&self) -> Vec<&Conn> {
-        Vec::new()
+    fn connections(&self) -> &[Option<Conn>] {
+        &[]
     }
 
     fn crash(&mut self) {}

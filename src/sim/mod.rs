@@ -265,8 +265,9 @@ pub trait Attempt {
     /// the explorer need try only one of them (symmetry reduction).
     fn class(&self) -> u64;
 
-    /// The connections the attempt holds, for lock levels and kills.
-    fn connections(&self) -> Vec<&Conn>;
+    /// The connections the attempt holds, by database (`None`: not open),
+    /// for lock levels and kills.
+    fn connections(&self) -> &[Option<Conn>];
 
     /// Kills every connection of the attempt, as if its process died now.
     fn crash(&mut self);
@@ -838,15 +839,18 @@ impl<'s> Run<'s> {
     }
 
     fn read_locks(&self) -> Locks {
-        let connections: Vec<Vec<&crate::storage::Conn>> =
-            self.attempts.iter().map(|a| a.connections()).collect();
-        let all: Vec<&crate::storage::Conn> = connections.iter().flatten().copied().collect();
-        let mut levels = crate::storage::Conn::lock_levels(&all).into_iter();
-        connections
+        let all: Vec<&Conn> = self
+            .attempts
             .iter()
-            .map(|conns| {
-                conns
+            .flat_map(|a| a.connections().iter().flatten())
+            .collect();
+        let mut levels = Conn::lock_levels(&all).into_iter();
+        self.attempts
+            .iter()
+            .map(|a| {
+                a.connections()
                     .iter()
+                    .flatten()
                     .map(|c| (levels.next().unwrap_or(LockLevel::None), c.shm_locks()))
                     .collect()
             })
@@ -1085,6 +1089,7 @@ impl<'s> Run<'s> {
             let changes = self.attempts[attempt]
                 .connections()
                 .iter()
+                .flatten()
                 .flat_map(|c| {
                     let db = c.db().to_string();
                     c.take_changes().into_iter().map(move |ch| RowChange {
@@ -1103,7 +1108,10 @@ impl<'s> Run<'s> {
                 locks: self
                     .attempts
                     .iter()
-                    .map(|a| LockView::of(a.label(), &a.connections()))
+                    .map(|a| {
+                        let conns: Vec<&Conn> = a.connections().iter().flatten().collect();
+                        LockView::of(a.label(), &conns)
+                    })
                     .collect(),
                 changes,
                 tables: self.committed_tables()?,
@@ -1201,7 +1209,7 @@ impl<'s> Run<'s> {
         let mut journals = Vec::new();
         let mut strongest = LockLevel::None;
         for (attempt, levels) in self.attempts.iter().zip(self.locks().iter()) {
-            for (conn, (level, _)) in attempt.connections().iter().zip(levels) {
+            for (conn, (level, _)) in attempt.connections().iter().flatten().zip(levels) {
                 strongest = strongest.max(*level);
                 if *level >= LockLevel::Reserved {
                     journals.push(conn.journal());

@@ -75,6 +75,16 @@ impl Journal {
         }
     }
 }
+/// The PRAGMA that gives a scenario's database its page size, run when the
+/// database is created (before its journal mode and schema). Scenario
+/// tables hold a few rows, and a search handles whole pages of them: it
+/// copies every file at a checkpoint, hashes the changed ones at every
+/// state, and a connection whose cache went stale reads its pages again.
+/// SQLite's smallest page, 512 bytes, holds them as well as 4096 did, in an
+/// eighth of the bytes: the search of three producers and two relays took
+/// 14.1 instead of 18.1 billion instructions, with the same states.
+pub const SCENARIO_PAGE_SIZE: &str = "PRAGMA page_size = 512";
+
 use vfs::{ActiveConn, ConnId, StoreInner};
 
 use crate::{Error, Result};

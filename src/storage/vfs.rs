@@ -707,8 +707,14 @@ impl StoreInner {
         let Some(version) = files.get(file).map(|d| d.version.get()) else {
             return false;
         };
-        let beside = |suffix: &str| files.contains_key(&format!("{file}{suffix}"));
-        if beside("-journal") || beside("-wal") {
+        // A journal or log beside it: the files named `file` and more
+        // follow it in name order.
+        let beside = files
+            .range::<str, _>((std::ops::Bound::Excluded(file), std::ops::Bound::Unbounded))
+            .map(|(name, _)| name)
+            .take_while(|name| name.starts_with(file))
+            .any(|name| matches!(&name[file.len()..], "-journal" | "-wal"));
+        if beside {
             return false;
         }
         drop(files);
@@ -1182,13 +1188,13 @@ fn full_name(data: &VfsData, name: &str) -> VfsResult<String> {
     Ok(format!("/{}/{name}", store.name))
 }
 
-fn resolve(data: &VfsData, name: &str) -> Option<(Rc<StoreInner>, String)> {
+fn resolve<'n>(data: &VfsData, name: &'n str) -> Option<(Rc<StoreInner>, &'n str)> {
     match name.strip_prefix('/') {
         Some(rest) => {
             let (store, file) = rest.split_once('/')?;
-            Some((StoreInner::find(store)?, file.to_string()))
+            Some((StoreInner::find(store)?, file))
         }
-        None => data.default_store.clone().map(|s| (s, name.to_string())),
+        None => data.default_store.clone().map(|s| (s, name)),
     }
 }
 
@@ -1211,7 +1217,7 @@ impl VfsStore for LockingStore {
         let (store, file) = resolve(data, path)
             .ok_or_else(|| cant_open(format!("no store on this thread holds {path:?}")))?;
         let conn = ACTIVE_CONN.with(Cell::get);
-        let file = store.open(&file, conn, options)?;
+        let file = store.open(file, conn, options)?;
         Ok(OpenedFile {
             file,
             access: options.access(),
@@ -1259,16 +1265,16 @@ impl VfsStore for LockingStore {
         let Some((store, file)) = resolve(data, name) else {
             return Ok(false);
         };
-        let slot = store.slot(&file);
-        let main = footprint::database_of(&file);
-        if footprint::part_of(&file) == Part::Log && main != file && store.reserved(main) {
+        let slot = store.slot(file);
+        let main = footprint::database_of(file);
+        if footprint::part_of(file) == Part::Log && main != file && store.reserved(main) {
             // Only a hot journal matters, and none is hot while a writer
             // holds the lock: what is read is that lock.
             footprint::read(slot, Part::Reserved);
         } else {
-            footprint::read(slot, footprint::part_of(&file));
+            footprint::read(slot, footprint::part_of(file));
         }
-        let exists = store.files.borrow().contains_key(&file);
+        let exists = store.files.borrow().contains_key(file);
         Ok(exists)
     }
 
@@ -1283,8 +1289,8 @@ impl VfsStore for LockingStore {
                 format!("no store holds {name:?}").into(),
             )
         })?;
-        footprint::write(store.slot(&file), footprint::part_of(&file));
-        store.delete(&file)
+        footprint::write(store.slot(file), footprint::part_of(file));
+        store.delete(file)
     }
 }
 

@@ -263,6 +263,8 @@ struct Node {
     sleep: Vec<(usize, Footprint)>,
     /// The step taken from here on the current run.
     taken: Option<Event>,
+    /// Every attempt's vector clock here, after the steps above.
+    clocks: Vec<Vec<u32>>,
     /// The union of everything below, per class.
     summary: Summary,
     /// The run's state here, when it can be gone back to without replaying
@@ -543,9 +545,7 @@ impl Dpor {
             // was found below applies to every attempt of the class.
             node.done.push((attempt, footprint));
             let summary = node.summary.clone();
-            let attempts = node.keys.len();
-            let clocks = self.clocks(attempts);
-            self.hide(&summary, &clocks);
+            self.hide(&summary);
         }
     }
 
@@ -613,24 +613,11 @@ impl Dpor {
         ids
     }
 
-    /// The current clock of every attempt after the steps on the path.
-    fn clocks(&self, attempts: usize) -> Vec<Vec<u32>> {
-        let mut clocks = vec![vec![0u32; attempts]; attempts];
-        for event in self.path.iter().filter_map(|n| n.taken.as_ref()) {
-            clocks[event.attempt].clone_from(&event.clock);
-            for &w in &event.woken {
-                join(&mut clocks[w], &event.clock);
-            }
-        }
-        clocks
-    }
-
     /// Takes a step of `attempt` from the last node and pushes the state it
     /// leads to (or settles it: a cut, a terminal state).
     fn take(&mut self, explorer: &Explorer, run: &mut Run<'_>, attempt: usize) -> Result<()> {
         let depth = self.path.len() - 1;
-        let attempts = run.statuses().len();
-        let mut clocks = self.clocks(attempts);
+        let mut clocks = self.path[depth].clocks.clone();
         let progressed = run.step(attempt)? != Progress::Blocked;
         self.stats.steps += 1;
         let (footprint, woken) = run.last_effects().clone();
@@ -679,7 +666,7 @@ impl Dpor {
         let class = node.classes[attempt];
         add_to(&mut node.summary, class, event.footprint);
         node.taken = Some(event);
-        self.push(explorer, run, sleep, &clocks)
+        self.push(explorer, run, sleep, clocks)
     }
 
     /// A race between the step at `i` and `event` (taken at `depth`, or,
@@ -766,7 +753,7 @@ impl Dpor {
         explorer: &Explorer,
         run: &mut Run<'_>,
         sleep: Vec<(usize, Footprint)>,
-        clocks: &[Vec<u32>],
+        clocks: Vec<Vec<u32>>,
     ) -> Result<()> {
         let keys = run.attempt_keys();
         let classes: Vec<u64> = (0..keys.len()).map(|i| run.class_of(i)).collect();
@@ -784,6 +771,7 @@ impl Dpor {
             done: Vec::new(),
             sleep,
             taken: None,
+            clocks,
             summary: Vec::new(),
             checkpoint: None,
         };
@@ -796,12 +784,12 @@ impl Dpor {
             match self.visited.get_mut(&key) {
                 // Under way: a cycle.
                 Some(seen) if seen.summary.is_none() => {
-                    self.cut(None, clocks);
+                    self.cut(None);
                     return Ok(());
                 }
                 Some(seen) if is_subset(&seen.sleep, &identities) => {
                     let summary = seen.summary.clone();
-                    self.cut(summary, clocks);
+                    self.cut(summary);
                     return Ok(());
                 }
                 Some(seen) => {
@@ -812,7 +800,7 @@ impl Dpor {
                     // Another worker may have explored it completely.
                     let shared = self.shared.as_ref();
                     if let Some(summary) = shared.and_then(|s| s.get(key, &identities)) {
-                        self.cut(Some(Rc::new(summary)), clocks);
+                        self.cut(Some(Rc::new(summary)));
                         return Ok(());
                     }
                     self.visited.insert(
@@ -851,7 +839,9 @@ impl Dpor {
 
     /// Every attempt not over at the last node is treated as taking, after
     /// the path, the steps `summary` lists for its class.
-    fn hide(&mut self, summary: &Summary, clocks: &[Vec<u32>]) {
+    fn hide(&mut self, summary: &Summary) {
+        let node = self.path.last_mut().expect("a node");
+        let clocks = std::mem::take(&mut node.clocks);
         let node = self.path.last().expect("a node");
         let pairs: Vec<(usize, Footprint)> = summary
             .iter()
@@ -865,11 +855,12 @@ impl Dpor {
         for (a, footprint) in pairs {
             self.hidden(a, &clocks[a], &footprint);
         }
+        self.path.last_mut().expect("a node").clocks = clocks;
     }
 
     /// A cut at the last node: the hidden steps (its summary, or everything
     /// for a state still being explored) race with the path; the node leaves.
-    fn cut(&mut self, summary: Option<Rc<Summary>>, clocks: &[Vec<u32>]) {
+    fn cut(&mut self, summary: Option<Rc<Summary>>) {
         let summary = summary.unwrap_or_else(|| {
             let node = self.path.last().expect("a node");
             let mut all = Summary::new();
@@ -878,7 +869,7 @@ impl Dpor {
             }
             Rc::new(all)
         });
-        self.hide(&summary, clocks);
+        self.hide(&summary);
         self.path.pop();
         if let Some(parent) = self.path.last_mut() {
             merge(&mut parent.summary, &summary);
@@ -933,7 +924,7 @@ impl Dpor {
     fn visit(&mut self, explorer: &Explorer, run: &mut Run<'_>) -> Result<()> {
         let attempts = run.statuses().len();
         let clocks = vec![vec![0u32; attempts]; attempts];
-        self.push(explorer, run, Vec::new(), &clocks)
+        self.push(explorer, run, Vec::new(), clocks)
     }
 }
 
