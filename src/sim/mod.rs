@@ -648,6 +648,10 @@ pub struct Run<'s> {
     /// Every attempt's locks as [`Run::locks`] last read them: only a step
     /// or a crash changes them, and the search asks after every step.
     locks_now: std::cell::RefCell<Option<Rc<Locks>>>,
+    /// Each attempt's own state hashed ([`Attempt::hash_state`]), while the
+    /// attempt is unchanged: only its step, its crash and a restore change
+    /// an attempt, and the search hashes every attempt after every step.
+    state_hashes: Vec<std::cell::Cell<Option<u64>>>,
 }
 
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
@@ -709,6 +713,7 @@ impl<'s> Run<'s> {
         }
         let at_end = vec![None; attempts.len()];
         let at_end_hash = vec![None; attempts.len()];
+        let state_hashes = vec![std::cell::Cell::new(None); attempts.len()];
         Ok(Run {
             scenario,
             store,
@@ -727,6 +732,7 @@ impl<'s> Run<'s> {
             clock: std::cell::Cell::new(0),
             broken: Vec::new(),
             locks_now: std::cell::RefCell::new(None),
+            state_hashes,
         })
     }
 
@@ -838,6 +844,33 @@ impl<'s> Run<'s> {
         read
     }
 
+    /// Every attempt's locks after attempt `stepped` took a step from
+    /// `before`: a step changes its own attempt's locks and no other's (a
+    /// connection's locks change only by its own calls, and a crash is not a
+    /// step), so only those are read again.
+    fn locks_after_step(&self, before: &Locks, stepped: usize) -> Rc<Locks> {
+        let mut locks = before.clone();
+        let conns: Vec<&Conn> = self.attempts[stepped]
+            .connections()
+            .iter()
+            .flatten()
+            .collect();
+        let levels = Conn::lock_levels(&conns);
+        locks[stepped] = conns
+            .iter()
+            .zip(levels)
+            .map(|(c, level)| (level, c.shm_locks()))
+            .collect();
+        debug_assert_eq!(
+            locks,
+            self.read_locks(),
+            "a step changed another attempt's locks"
+        );
+        let locks = Rc::new(locks);
+        *self.locks_now.borrow_mut() = Some(Rc::clone(&locks));
+        locks
+    }
+
     fn read_locks(&self) -> Locks {
         let all: Vec<&Conn> = self
             .attempts
@@ -882,15 +915,21 @@ impl<'s> Run<'s> {
     }
 
     /// Hashes one attempt's class, state, status and locks.
-    pub fn attempt_key(
-        &self,
-        index: usize,
-        attempt: &dyn Attempt,
-        locks: &[(LockLevel, ShmLocks)],
-    ) -> u64 {
+    fn attempt_key(&self, index: usize, locks: &[(LockLevel, ShmLocks)]) -> u64 {
+        let attempt = self.attempts[index].as_ref();
         let mut hasher = state_hasher();
         attempt.class().hash(&mut hasher);
-        attempt.hash_state(&mut hasher);
+        let own = match self.state_hashes[index].get() {
+            Some(known) => known,
+            None => {
+                let mut own = state_hasher();
+                attempt.hash_state(&mut own);
+                let own = own.finish();
+                self.state_hashes[index].set(Some(own));
+                own
+            }
+        };
+        own.hash(&mut hasher);
         // The strongest level; then, in WAL mode, the wal-index locks of
         // each connection that holds any.
         (strongest(locks) as u8).hash(&mut hasher);
@@ -922,10 +961,8 @@ impl<'s> Run<'s> {
     /// [`Run::attempt_key`]). Equal keys in one run mean interchangeable attempts.
     pub fn attempt_keys(&self) -> Vec<u64> {
         let locks = self.locks();
-        self.attempts
-            .iter()
-            .enumerate()
-            .map(|(i, a)| self.attempt_key(i, a.as_ref(), &locks[i]))
+        (0..self.attempts.len())
+            .map(|i| self.attempt_key(i, &locks[i]))
             .collect()
     }
 
@@ -941,7 +978,7 @@ impl<'s> Run<'s> {
         let mut seen = Vec::new();
         let mut distinct = Vec::new();
         for i in self.runnable() {
-            let key = self.attempt_key(i, self.attempts[i].as_ref(), &locks[i]);
+            let key = self.attempt_key(i, &locks[i]);
             if !seen.contains(&key) {
                 seen.push(key);
                 distinct.push(i);
@@ -1022,6 +1059,7 @@ impl<'s> Run<'s> {
             .fold(0, |bits, (i, _)| bits | 1 << i);
         footprint::begin();
         let report = self.attempts[attempt].step(&ctx);
+        self.state_hashes[attempt].set(None);
         let mut touched = footprint::end();
         if self.clock.get() != time {
             touched.global = true;
@@ -1037,8 +1075,7 @@ impl<'s> Run<'s> {
                 error: error.clone(),
             },
         };
-        self.locks_now.take();
-        let after = self.locks();
+        let after = self.locks_after_step(&before, attempt);
         // A released lock (or an attempt that is over) may let the blocked ones through.
         let released = before.iter().zip(after.iter()).any(|(b, a)| released(b, a))
             || self.statuses[attempt].is_over();
@@ -1175,6 +1212,9 @@ impl<'s> Run<'s> {
         {
             return Ok(false);
         }
+        for hash in &self.state_hashes {
+            hash.set(None);
+        }
         for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
             attempt.roll_back(saved.as_ref());
         }
@@ -1239,6 +1279,7 @@ impl<'s> Run<'s> {
             ));
         }
         self.attempts[attempt].crash();
+        self.state_hashes[attempt].set(None);
         self.locks_now.take();
         self.statuses[attempt] = Status::Finished {
             outcome: Outcome::new("crashed"),

@@ -169,7 +169,10 @@ impl std::ops::Deref for Image {
 }
 
 thread_local! {
-    static STORES: RefCell<HashMap<String, Weak<StoreInner>>> = RefCell::new(HashMap::new());
+    /// Every store of the thread, by name (looked up at every file access:
+    /// foldhash rather than SipHash).
+    static STORES: RefCell<HashMap<String, Weak<StoreInner>, foldhash::fast::FixedState>> =
+        RefCell::new(HashMap::default());
     static NEXT_ID: Cell<u64> = const { Cell::new(1) };
     /// The next [`FileCell::version`].
     static NEXT_VERSION: Cell<u64> = const { Cell::new(1) };

@@ -725,6 +725,18 @@ impl Dpor {
     /// conflicting step not ordered before it races with it.
     fn hidden(&mut self, attempt: usize, clock: &[u32], footprint: &Footprint) {
         let depth = self.path.len() - 1;
+        let races: Vec<usize> = (0..depth)
+            .filter(|&i| {
+                self.path[i].taken.as_ref().is_some_and(|earlier| {
+                    earlier.attempt != attempt
+                        && earlier.clock[earlier.attempt] > clock[earlier.attempt]
+                        && earlier.footprint.conflicts(footprint)
+                })
+            })
+            .collect();
+        if races.is_empty() {
+            return;
+        }
         let event = Event {
             attempt,
             footprint: *footprint,
@@ -732,15 +744,6 @@ impl Dpor {
             woken: Vec::new(),
             clock: clock.to_vec(),
         };
-        let races: Vec<usize> = (0..depth)
-            .filter(|&i| {
-                self.path[i].taken.as_ref().is_some_and(|earlier| {
-                    earlier.attempt != attempt
-                        && earlier.footprint.conflicts(footprint)
-                        && earlier.clock[earlier.attempt] > clock[earlier.attempt]
-                })
-            })
-            .collect();
         for i in races {
             self.reverse(i, depth, &event, true);
         }
