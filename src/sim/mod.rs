@@ -575,7 +575,7 @@ pub struct Ended<'a> {
     /// Every attempt's status.
     pub statuses: &'a [Status],
     /// The store's files when each attempt was over.
-    pub at_end: &'a [Option<Snapshot>],
+    pub at_end: &'a [Option<Rc<Snapshot>>],
 }
 
 impl Ended<'_> {
@@ -636,7 +636,7 @@ pub struct Run<'s> {
     /// A scratch store the committed tables are read from when recording.
     observer: Option<Store>,
     /// The store's files when each attempt was over.
-    at_end: Vec<Option<Snapshot>>,
+    at_end: Vec<Option<Rc<Snapshot>>>,
     /// A hash of those files, for the attempts a check observes there.
     at_end_hash: Vec<Option<u64>>,
     /// What the last step touched, and the attempts it let run again.
@@ -667,7 +667,7 @@ pub struct Checkpoint {
     attempts: Vec<Box<dyn std::any::Any>>,
     statuses: Vec<Status>,
     choices: Vec<usize>,
-    at_end: Vec<Option<Snapshot>>,
+    at_end: Vec<Option<Rc<Snapshot>>>,
     at_end_hash: Vec<Option<u64>>,
     clock: i64,
     broken: Vec<Option<(usize, Check)>>,
@@ -1095,7 +1095,7 @@ impl<'s> Run<'s> {
             touched.writes_blocked |= 1 << attempt;
         }
         if self.statuses[attempt].is_over() {
-            self.at_end[attempt] = Some(self.store.snapshot());
+            self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
             // Its status changes what waiters and status readers see.
             touched.writes_status |= 1 << attempt;
             if self.scenario.observes_end_of(attempt) {
@@ -1284,7 +1284,7 @@ impl<'s> Run<'s> {
         self.statuses[attempt] = Status::Finished {
             outcome: Outcome::new("crashed"),
         };
-        self.at_end[attempt] = Some(self.store.snapshot());
+        self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
         if self.scenario.observes_end_of(attempt) {
             let mut hasher = state_hasher();
             self.store.hash_files(&mut hasher);
