@@ -2462,7 +2462,7 @@ impl Attempt for ProgramAttempt {
         now >= self.instance.not_before
     }
 
-    fn save(&self) -> Option<Box<dyn std::any::Any>> {
+    fn save(&self) -> Option<Rc<dyn std::any::Any>> {
         // Each open transaction is kept as the work it did, with the lock
         // it holds: none, SHARED or RESERVED (a commit under way, or a
         // transaction holding more, may have written the database file).
@@ -2482,7 +2482,7 @@ impl Attempt for ProgramAttempt {
                 }
             }
         }
-        Some(Box::new(Saved {
+        Some(Rc::new(Saved {
             instance: Rc::clone(&self.instance),
             open: self.conns.iter().map(Option::is_some).collect(),
             state,
@@ -2608,9 +2608,9 @@ impl Attempt for ClockAttempt {
         false
     }
 
-    fn save(&self) -> Option<Box<dyn std::any::Any>> {
+    fn save(&self) -> Option<Rc<dyn std::any::Any>> {
         // A clock keeps no state of its own: the run keeps the time.
-        Some(Box::new(Rc::clone(&self.instance)))
+        Some(Rc::new(Rc::clone(&self.instance)))
     }
 
     fn restore(&mut self, saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {

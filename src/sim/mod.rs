@@ -258,7 +258,9 @@ pub trait Attempt {
     fn phase(&self) -> &'static str;
 
     /// Hashes everything that determines the attempt's future: its position
-    /// and everything it has read. The runner adds its lock levels.
+    /// and everything it has read. The runner adds its lock levels. Of an
+    /// attempt that saves itself ([`Attempt::save`]), only what the copy
+    /// keeps: a restored attempt's hash is taken from the checkpoint.
     fn hash_state(&self, state: &mut dyn Hasher);
 
     /// Attempts with equal `class` and equal state behave identically, so
@@ -296,8 +298,9 @@ pub trait Attempt {
     /// open transaction as the statements it ran and the lock it holds (not
     /// what they cache). `None` when it cannot be copied: a transaction of
     /// its holds more than RESERVED (a commit under way may have written the
-    /// database file), or the attempt keeps no copy of itself.
-    fn save(&self) -> Option<Box<dyn std::any::Any>> {
+    /// database file), or the attempt keeps no copy of itself. The run
+    /// shares the copy among its checkpoints until the attempt changes.
+    fn save(&self) -> Option<Rc<dyn std::any::Any>> {
         None
     }
 
@@ -652,6 +655,14 @@ pub struct Run<'s> {
     /// attempt is unchanged: only its step, its crash and a restore change
     /// an attempt, and the search hashes every attempt after every step.
     state_hashes: Vec<std::cell::Cell<Option<u64>>>,
+    /// Each attempt's copy ([`Attempt::save`]) while the attempt is
+    /// unchanged, as the state hashes: a checkpoint after a step copies only
+    /// the attempt that took it, and shares the others' with the one before.
+    saved: Vec<std::cell::RefCell<Option<Rc<dyn std::any::Any>>>>,
+    /// Each attempt's key ([`Run::attempt_key`]) while neither the attempt,
+    /// its locks, its status nor its end changed: its own step, its crash
+    /// or a restore, or another's step or crash that wakes it.
+    keys: Vec<std::cell::Cell<Option<u64>>>,
 }
 
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
@@ -664,7 +675,10 @@ pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
 /// the steps that led there (see [`Run::checkpoint`]).
 pub struct Checkpoint {
     files: Snapshot,
-    attempts: Vec<Box<dyn std::any::Any>>,
+    attempts: Vec<Rc<dyn std::any::Any>>,
+    /// Each attempt's own state hashed, where the run had it then: an
+    /// attempt's [`Attempt::hash_state`] reads only what its copy keeps.
+    hashes: Vec<Option<u64>>,
     statuses: Vec<Status>,
     choices: Vec<usize>,
     at_end: Vec<Option<Rc<Snapshot>>>,
@@ -714,6 +728,10 @@ impl<'s> Run<'s> {
         let at_end = vec![None; attempts.len()];
         let at_end_hash = vec![None; attempts.len()];
         let state_hashes = vec![std::cell::Cell::new(None); attempts.len()];
+        let keys = vec![std::cell::Cell::new(None); attempts.len()];
+        let saved = (0..attempts.len())
+            .map(|_| std::cell::RefCell::new(None))
+            .collect();
         Ok(Run {
             scenario,
             store,
@@ -733,6 +751,8 @@ impl<'s> Run<'s> {
             broken: Vec::new(),
             locks_now: std::cell::RefCell::new(None),
             state_hashes,
+            saved,
+            keys,
         })
     }
 
@@ -790,7 +810,8 @@ impl<'s> Run<'s> {
         let now = self.clock.get();
         (0..self.attempts.len())
             .filter(|&i| {
-                self.statuses[i] == Status::Runnable && self.attempts[i].ready(now, &self.statuses)
+                matches!(self.statuses[i], Status::Runnable)
+                    && self.attempts[i].ready(now, &self.statuses)
             })
             .collect()
     }
@@ -914,8 +935,23 @@ impl<'s> Run<'s> {
         hasher.finish()
     }
 
-    /// Hashes one attempt's class, state, status and locks.
+    /// Hashes one attempt's class, state, status and locks (`locks`, the
+    /// run's own: [`Run::locks`]).
     fn attempt_key(&self, index: usize, locks: &[(LockLevel, ShmLocks)]) -> u64 {
+        if let Some(known) = self.keys[index].get() {
+            debug_assert_eq!(
+                known,
+                self.hash_attempt(index, locks),
+                "attempt {index}'s key changed while it was kept"
+            );
+            return known;
+        }
+        let key = self.hash_attempt(index, locks);
+        self.keys[index].set(Some(key));
+        key
+    }
+
+    fn hash_attempt(&self, index: usize, locks: &[(LockLevel, ShmLocks)]) -> u64 {
         let attempt = self.attempts[index].as_ref();
         let mut hasher = state_hasher();
         attempt.class().hash(&mut hasher);
@@ -955,6 +991,14 @@ impl<'s> Run<'s> {
             }
         }
         hasher.finish()
+    }
+
+    /// Forgets what was kept of attempt `index` while it was unchanged (its
+    /// state hash, its copy): it took a step, crashed or was restored.
+    fn changed(&self, index: usize) {
+        self.state_hashes[index].set(None);
+        self.keys[index].set(None);
+        self.saved[index].borrow_mut().take();
     }
 
     /// Every attempt's key: its class, state, status and locks hashed (see
@@ -1055,11 +1099,11 @@ impl<'s> Run<'s> {
             .statuses
             .iter()
             .enumerate()
-            .filter(|(_, s)| **s != Status::Runnable)
+            .filter(|(_, s)| !matches!(s, Status::Runnable))
             .fold(0, |bits, (i, _)| bits | 1 << i);
         footprint::begin();
         let report = self.attempts[attempt].step(&ctx);
-        self.state_hashes[attempt].set(None);
+        self.changed(attempt);
         let mut touched = footprint::end();
         if self.clock.get() != time {
             touched.global = true;
@@ -1113,11 +1157,14 @@ impl<'s> Run<'s> {
         }
         let woken: Vec<usize> = (0..self.statuses.len())
             .filter(|&i| {
-                i != attempt && self.statuses[i] == Status::Runnable && idle_before & (1 << i) != 0
+                i != attempt
+                    && matches!(self.statuses[i], Status::Runnable)
+                    && idle_before & (1 << i) != 0
             })
             .collect();
         for &i in &woken {
             touched.writes_blocked |= 1 << i;
+            self.keys[i].set(None);
         }
         self.last_effects = (touched, woken);
         self.check_invariants(self.choices.len() - 1)?;
@@ -1175,7 +1222,15 @@ impl<'s> Run<'s> {
         let attempts = self
             .attempts
             .iter()
-            .map(|a| a.save())
+            .zip(&self.saved)
+            .map(|(attempt, kept)| {
+                if let Some(saved) = kept.borrow().as_ref() {
+                    return Some(Rc::clone(saved));
+                }
+                let saved = attempt.save()?;
+                *kept.borrow_mut() = Some(Rc::clone(&saved));
+                Some(saved)
+            })
             .collect::<Option<Vec<_>>>()?;
         let (journals, strongest) = self.writers_journals();
         if strongest > LockLevel::Reserved {
@@ -1189,6 +1244,7 @@ impl<'s> Run<'s> {
                 files.without(&journals)
             },
             attempts,
+            hashes: self.state_hashes.iter().map(std::cell::Cell::get).collect(),
             statuses: self.statuses.clone(),
             choices: self.choices.clone(),
             at_end: self.at_end.clone(),
@@ -1212,8 +1268,8 @@ impl<'s> Run<'s> {
         {
             return Ok(false);
         }
-        for hash in &self.state_hashes {
-            hash.set(None);
+        for attempt in 0..self.attempts.len() {
+            self.changed(attempt);
         }
         for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
             attempt.roll_back(saved.as_ref());
@@ -1240,6 +1296,22 @@ impl<'s> Run<'s> {
         self.broken.clone_from(&checkpoint.broken);
         self.last_effects = (Footprint::default(), Vec::new());
         self.locks_now.take();
+        // Each attempt is as the checkpoint saved it (the search checks the
+        // run's state key after a restore, and starts anew if not).
+        for (kept, saved) in self.saved.iter().zip(&checkpoint.attempts) {
+            *kept.borrow_mut() = Some(Rc::clone(saved));
+        }
+        for (index, hash) in checkpoint.hashes.iter().enumerate() {
+            debug_assert!(
+                hash.is_none_or(|hash| {
+                    let mut own = state_hasher();
+                    self.attempts[index].hash_state(&mut own);
+                    own.finish() == hash
+                }),
+                "attempt {index}'s state differs from the checkpoint's"
+            );
+            self.state_hashes[index].set(*hash);
+        }
         Ok(true)
     }
 
@@ -1279,7 +1351,7 @@ impl<'s> Run<'s> {
             ));
         }
         self.attempts[attempt].crash();
-        self.state_hashes[attempt].set(None);
+        self.changed(attempt);
         self.locks_now.take();
         self.statuses[attempt] = Status::Finished {
             outcome: Outcome::new("crashed"),
@@ -1295,6 +1367,7 @@ impl<'s> Run<'s> {
                 && (*status == Status::Blocked || *status == (Status::Waiting { on: attempt }))
             {
                 *status = Status::Runnable;
+                self.keys[i].set(None);
             }
         }
         Ok(())
