@@ -1751,7 +1751,6 @@ struct ProgramAttempt {
 
 /// What a program attempt is, apart from its connections: all a
 /// checkpoint keeps of it ([`Attempt::save`]).
-#[derive(Clone)]
 struct AttemptState {
     pc: usize,
     /// Shared with the checkpoints that saved them, until changed.
@@ -1778,6 +1777,59 @@ struct AttemptState {
     /// Per database, the lock that transaction held when saved (a
     /// rewound run's: the lock to take back).
     levels: Vec<LockLevel>,
+}
+
+impl Clone for AttemptState {
+    fn clone(&self) -> Self {
+        AttemptState {
+            pc: self.pc,
+            captures: Rc::clone(&self.captures),
+            log: Rc::clone(&self.log),
+            retries: self.retries,
+            taken: self.taken,
+            done_steps: self.done_steps,
+            over: self.over,
+            changes: self.changes,
+            now: self.now,
+            error: self.error.clone(),
+            rowid: self.rowid,
+            open_work: self.open_work.clone(),
+            levels: self.levels.clone(),
+        }
+    }
+
+    /// Field by field, keeping this state's allocations: a rewound run
+    /// takes back every attempt's state at every rewind.
+    fn clone_from(&mut self, source: &Self) {
+        let AttemptState {
+            pc,
+            captures,
+            log,
+            retries,
+            taken,
+            done_steps,
+            over,
+            changes,
+            now,
+            error,
+            rowid,
+            open_work,
+            levels,
+        } = source;
+        self.pc = *pc;
+        self.captures.clone_from(captures);
+        self.log.clone_from(log);
+        self.retries = *retries;
+        self.taken = *taken;
+        self.done_steps = *done_steps;
+        self.over = *over;
+        self.changes = *changes;
+        self.now = *now;
+        self.error.clone_from(error);
+        self.rowid = *rowid;
+        self.open_work.clone_from(open_work);
+        self.levels.clone_from(levels);
+    }
 }
 
 impl AttemptState {

@@ -1074,7 +1074,8 @@ impl Conn {
         if sqlite.is_autocommit() {
             return Ok(false);
         }
-        sqlite.execute_batch("ROLLBACK")?;
+        // Prepared once per connection: a search rolls back at every rewind.
+        sqlite.prepare_cached("ROLLBACK")?.execute([])?;
         Ok(true)
     }
 

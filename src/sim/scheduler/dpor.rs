@@ -264,7 +264,7 @@ struct Node {
     /// The step taken from here on the current run.
     taken: Option<Event>,
     /// Every attempt's vector clock here, after the steps above.
-    clocks: Vec<Vec<u32>>,
+    clocks: Clocks,
     /// The union of everything below, per class.
     summary: Summary,
     /// The run's state here, when it can be gone back to without replaying
@@ -624,7 +624,7 @@ impl Dpor {
         // This step's clock, and the earlier steps it races with: those it
         // depends on that do not happen before it through a later one
         // (walking back, each dependency joins the clock first).
-        let mut clock = clocks[attempt].clone();
+        let mut clock = clocks.row(attempt).to_vec();
         let mut races = Vec::new();
         for (i, node) in self.path[..depth].iter().enumerate().rev() {
             let earlier = node.taken.as_ref().expect("a step on the path");
@@ -647,9 +647,9 @@ impl Dpor {
         for i in races {
             self.reverse(i, depth, &event, false);
         }
-        clocks[attempt].clone_from(&event.clock);
+        clocks.row_mut(attempt).copy_from_slice(&event.clock);
         for &w in &event.woken {
-            join(&mut clocks[w], &event.clock);
+            join(clocks.row_mut(w), &event.clock);
         }
         // The child's sleep set: what slept here or was explored here, and
         // stays independent of this step.
@@ -756,7 +756,7 @@ impl Dpor {
         explorer: &Explorer,
         run: &mut Run<'_>,
         sleep: Vec<(usize, Footprint)>,
-        clocks: Vec<Vec<u32>>,
+        clocks: Clocks,
     ) -> Result<()> {
         let keys = run.attempt_keys();
         let classes: Vec<u64> = (0..keys.len()).map(|i| run.class_of(i)).collect();
@@ -856,7 +856,7 @@ impl Dpor {
             })
             .collect();
         for (a, footprint) in pairs {
-            self.hidden(a, &clocks[a], &footprint);
+            self.hidden(a, clocks.row(a), &footprint);
         }
         self.path.last_mut().expect("a node").clocks = clocks;
     }
@@ -926,7 +926,7 @@ impl Dpor {
     /// The first node: the initial state.
     fn visit(&mut self, explorer: &Explorer, run: &mut Run<'_>) -> Result<()> {
         let attempts = run.statuses().len();
-        let clocks = vec![vec![0u32; attempts]; attempts];
+        let clocks = Clocks::new(attempts);
         self.push(explorer, run, Vec::new(), clocks)
     }
 }
@@ -941,6 +941,31 @@ fn counted(path: &[Node], root: &[usize]) -> Vec<usize> {
         }
     }
     counted
+}
+
+/// Every attempt's vector clock, in one allocation (a node copies its
+/// parent's at every step).
+#[derive(Debug, Clone, Default)]
+struct Clocks {
+    attempts: usize,
+    cells: Vec<u32>,
+}
+
+impl Clocks {
+    fn new(attempts: usize) -> Self {
+        Clocks {
+            attempts,
+            cells: vec![0; attempts * attempts],
+        }
+    }
+
+    fn row(&self, attempt: usize) -> &[u32] {
+        &self.cells[attempt * self.attempts..(attempt + 1) * self.attempts]
+    }
+
+    fn row_mut(&mut self, attempt: usize) -> &mut [u32] {
+        &mut self.cells[attempt * self.attempts..(attempt + 1) * self.attempts]
+    }
 }
 
 fn join(into: &mut [u32], from: &[u32]) {
