@@ -230,7 +230,8 @@ def main():
         lines.append("")
         lines.append(
             f"The page's exhaustive search of three producers and two relays (Run, from the click to the verdict): "
-            f"one worker {one['ms'] / 1000:.1f} s; split across {split['workers']} workers (after its first half second) "
+            f"one worker {one['ms'] / 1000:.1f} s; split across {split['workers']} workers "
+            f"(after its first {split.get('splitAfterMs', '?')} ms) "
             f"{split['ms'] / 1000:.1f} s: {one['ms'] / split['ms']:.2f}x"
         )
     calls = wasm.get("calls") or []

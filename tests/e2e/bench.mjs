@@ -311,7 +311,9 @@ try {
         });
         return performance.now() - start;
       });
-      split.push({ workers, ms, status: await fresh.locator('#run-status').textContent() });
+      // When the page splits a search (the page's own constant).
+      const splitAfterMs = await fresh.evaluate(async () => (await import('./js/engine.js')).SPLIT_AFTER_MS);
+      split.push({ workers, ms, splitAfterMs, status: await fresh.locator('#run-status').textContent() });
       await context.close();
     }
     json.pageSplit = split;
