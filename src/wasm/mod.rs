@@ -104,13 +104,8 @@ fn js_error(error: Error) -> JsError {
 /// value by value from Rust instead (serde-wasm-bindgen), a request's
 /// result of about a hundred strings and numbers cost several times more.
 fn to_js<T: Serialize>(value: &T) -> Result<JsValue, JsError> {
-    // A session's result is a kilobyte or two: written into room for it,
-    // not grown from serde_json's 128 bytes by doubling.
-    let mut bytes = Vec::with_capacity(4096);
-    serde_json::to_writer(&mut bytes, value)
+    let text = serde_json::to_string(value)
         .map_err(|e| JsError::new(&format!("cannot convert the result for JavaScript: {e}")))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| JsError::new("cannot convert the result for JavaScript: not UTF-8"))?;
     js_sys::JSON::parse(&text)
         .map_err(|_| JsError::new("cannot convert the result for JavaScript: not JSON"))
 }
