@@ -2137,7 +2137,7 @@ impl ProgramAttempt {
             let who: Vec<&str> = peers
                 .iter()
                 .filter(|p| phases.iter().any(|ph| ph == p.phase))
-                .map(|p| p.label.as_str())
+                .map(|p| &*p.label)
                 .collect();
             if !who.is_empty() {
                 return say.replace("{peers}", &who.join(" and "));
@@ -2604,7 +2604,9 @@ impl Attempt for ProgramAttempt {
                 };
                 // Its errors (BUSY on a commit, a constraint) are the ones
                 // it met the first time; the run's key tells if not.
-                let _ = with_budget(MAX_STATEMENT_INSTRUCTIONS, || conn.execute(sql, values));
+                let _ = with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                    conn.execute_discarding(sql, values)
+                });
             }
         }
         Ok(())

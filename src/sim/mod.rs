@@ -150,7 +150,7 @@ pub struct Peer {
     /// The other attempt's index.
     pub index: usize,
     /// The other attempt's label.
-    pub label: String,
+    pub label: Rc<str>,
     /// A word for where it is in its program (an attempt's own vocabulary).
     pub phase: &'static str,
     /// Whether it has finished.
@@ -663,6 +663,9 @@ pub struct Run<'s> {
     /// its locks, its status nor its end changed: its own step, its crash
     /// or a restore, or another's step or crash that wakes it.
     keys: Vec<std::cell::Cell<Option<u64>>>,
+    /// Each attempt's label, for its peers' explanations (shared, not
+    /// copied at every step).
+    labels: Vec<Rc<str>>,
 }
 
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
@@ -729,6 +732,7 @@ impl<'s> Run<'s> {
         let at_end_hash = vec![None; attempts.len()];
         let state_hashes = vec![std::cell::Cell::new(None); attempts.len()];
         let keys = vec![std::cell::Cell::new(None); attempts.len()];
+        let labels = attempts.iter().map(|a| Rc::from(a.label())).collect();
         let saved = (0..attempts.len())
             .map(|_| std::cell::RefCell::new(None))
             .collect();
@@ -753,6 +757,7 @@ impl<'s> Run<'s> {
             state_hashes,
             saved,
             keys,
+            labels,
         })
     }
 
@@ -1038,7 +1043,7 @@ impl<'s> Run<'s> {
             .filter(|&(i, _)| i != except)
             .map(|(i, a)| Peer {
                 index: i,
-                label: a.label().to_string(),
+                label: Rc::clone(&self.labels[i]),
                 phase: a.phase(),
                 finished: self.statuses[i].is_over(),
                 lock: strongest(&locks[i]),

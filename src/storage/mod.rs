@@ -967,6 +967,17 @@ impl Conn {
         run_sql(&sqlite, sql, params)
     }
 
+    /// Runs one SQL statement to completion, as [`Conn::execute`], without
+    /// collecting its rows: a statement redone for its effect on the
+    /// connection (its locks, its transaction), whose result is known.
+    pub fn execute_discarding(&self, sql: &str, params: &[SqlValue]) -> Result<()> {
+        let sqlite = self.sqlite()?;
+        let mut statement = sqlite.prepare_cached(sql)?;
+        let mut rows = statement.query(rusqlite::params_from_iter(params))?;
+        while rows.next()?.is_some() {}
+        Ok(())
+    }
+
     /// Runs one SQL statement with named parameters (see [`run_sql_named`]).
     pub fn execute_named(
         &self,
