@@ -61,9 +61,10 @@ record() { SUMMARY+=("$(printf '%-38s %-6s %4ss  %s' "$1" "$STATUS" "$ELAPSED" "
 # take disk (about 700 MB for the two debug builds).
 export CARGO_INCREMENTAL=0
 
-# The whole run's build outputs reach about 2.5 GB. On a disk with less than
-# this much free at the start, each is removed once no later step needs it
-# (the next run then builds it again).
+# The whole run's build outputs reach about 1.5 GB (1,518 MB at their peak on
+# a fresh clone, 2026-12-02). On a disk with less than PRUNE_BELOW_MB free at
+# the start (a wide margin over that), each is removed once no later step
+# needs it (the next run then builds it again).
 PRUNE_BELOW_MB=${REPLAYGROUND_PRUNE_BELOW_MB:-12000}
 FREE_MB=$(df -Pm "$REPLAYGROUND_ROOT" | awk 'NR == 2 { print $4 }')
 # prune DIR...: removes build outputs no later step uses, when the disk is short.
