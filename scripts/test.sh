@@ -61,7 +61,7 @@ record() { SUMMARY+=("$(printf '%-38s %-6s %4ss  %s' "$1" "$STATUS" "$ELAPSED" "
 # take disk (about 700 MB for the two debug builds).
 export CARGO_INCREMENTAL=0
 
-# The whole run's build outputs reach about 1.5 GB (1,518 MB at their peak on
+# The whole run's build outputs reach about 1.5 GB (1,522 MB at their peak on
 # a fresh clone, 2026-12-02). On a disk with less than PRUNE_BELOW_MB free at
 # the start (a wide margin over that), each is removed once no later step
 # needs it (the next run then builds it again).
