@@ -283,7 +283,7 @@ export function explore(id, options, onProgress) {
   current = search('explore', [id, options], (progress) => {
     onProgress?.(progress);
     const elapsed = performance.now() - began;
-    if (!prepared && !progress.done && elapsed > PREPARE_AFTER_MS) {
+    if (!prepared && !cancelled && !progress.done && elapsed > PREPARE_AFTER_MS) {
       prepared = true;
       for (let index = 1; index < SEARCH_WORKERS; index += 1) helper(index - 1);
     }
