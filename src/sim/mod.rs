@@ -682,6 +682,11 @@ pub struct Checkpoint {
     /// Each attempt's own state hashed, where the run had it then: an
     /// attempt's [`Attempt::hash_state`] reads only what its copy keeps.
     hashes: Vec<Option<u64>>,
+    /// Every attempt's locks and key, where the run knew them then (each a
+    /// function of what a restore puts back; debug builds check both
+    /// against a fresh reading after every restore).
+    locks: Option<Rc<Locks>>,
+    keys: Vec<Option<u64>>,
     statuses: Vec<Status>,
     choices: Vec<usize>,
     at_end: Vec<Option<Rc<Snapshot>>>,
@@ -1250,6 +1255,8 @@ impl<'s> Run<'s> {
             },
             attempts,
             hashes: self.state_hashes.iter().map(std::cell::Cell::get).collect(),
+            locks: self.locks_now.borrow().clone(),
+            keys: self.keys.iter().map(std::cell::Cell::get).collect(),
             statuses: self.statuses.clone(),
             choices: self.choices.clone(),
             at_end: self.at_end.clone(),
@@ -1273,23 +1280,65 @@ impl<'s> Run<'s> {
         {
             return Ok(false);
         }
+        // An attempt that has not changed since the copy the checkpoint
+        // holds was taken (nor been restored since to another) is as it was
+        // then: the steps since were others'. Its open transactions stay as
+        // they are (each holds its lock since before the checkpoint, so no
+        // one committed to that database since); its other connections'
+        // page caches are checked below, as every connection's is after a
+        // rewind (without that check the three-producer search split four
+        // ways found false violations: a relay read another branch's rows).
+        let unchanged: Vec<bool> = self
+            .saved
+            .iter()
+            .zip(&checkpoint.attempts)
+            .map(|(kept, saved)| kept.borrow().as_ref().is_some_and(|k| Rc::ptr_eq(k, saved)))
+            .collect();
         for attempt in 0..self.attempts.len() {
             self.changed(attempt);
         }
-        for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
-            attempt.roll_back(saved.as_ref());
+        let changed = |i: &usize| !unchanged[*i];
+        for (i, attempt) in self
+            .attempts
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| changed(i))
+        {
+            attempt.roll_back(checkpoint.attempts[i].as_ref());
         }
         self.locks_now.take();
         // The journals of the write transactions kept open stay.
         let (kept, _) = self.writers_journals();
         self.store.rewind(&checkpoint.files, &kept)?;
-        for (attempt, saved) in self.attempts.iter_mut().zip(&checkpoint.attempts) {
-            if !attempt.restore(saved.as_ref(), self.store)? {
+        for (i, attempt) in self
+            .attempts
+            .iter_mut()
+            .enumerate()
+            .filter(|(i, _)| changed(i))
+        {
+            if !attempt.restore(checkpoint.attempts[i].as_ref(), self.store)? {
                 return Ok(false);
             }
         }
+        // An unchanged attempt's connection outside a transaction may hold
+        // a page cache that a later branch would leave stale under the same
+        // change counter ([`crate::storage::Conn::forget_stale_cache`]).
+        for (i, attempt) in self.attempts.iter().enumerate() {
+            if !changed(&i) {
+                for conn in attempt.connections().iter().flatten() {
+                    if !conn.in_transaction() {
+                        conn.forget_stale_cache()?;
+                    }
+                }
+            }
+        }
         for writers in [false, true] {
-            for attempt in &mut self.attempts {
+            for (_, attempt) in self
+                .attempts
+                .iter_mut()
+                .enumerate()
+                .filter(|(i, _)| changed(i))
+            {
                 attempt.resume(writers)?;
             }
         }
@@ -1300,7 +1349,14 @@ impl<'s> Run<'s> {
         self.clock.set(checkpoint.clock);
         self.broken.clone_from(&checkpoint.broken);
         self.last_effects = (Footprint::default(), Vec::new());
-        self.locks_now.take();
+        debug_assert!(
+            checkpoint
+                .locks
+                .as_ref()
+                .is_none_or(|locks| **locks == self.read_locks()),
+            "the locks differ from the checkpoint's"
+        );
+        *self.locks_now.borrow_mut() = checkpoint.locks.clone();
         // Each attempt is as the checkpoint saved it (the search checks the
         // run's state key after a restore, and starts anew if not).
         for (kept, saved) in self.saved.iter().zip(&checkpoint.attempts) {
@@ -1316,6 +1372,11 @@ impl<'s> Run<'s> {
                 "attempt {index}'s state differs from the checkpoint's"
             );
             self.state_hashes[index].set(*hash);
+        }
+        // Checked against a fresh hash when next asked, in debug builds
+        // ([`Run::attempt_key`]).
+        for (kept, key) in self.keys.iter().zip(&checkpoint.keys) {
+            kept.set(*key);
         }
         Ok(true)
     }

@@ -252,8 +252,6 @@ struct Node {
     live: Vec<usize>,
     /// Every attempt's key here (class, state, status, locks).
     keys: Vec<u64>,
-    /// Every attempt's class.
-    classes: Vec<u64>,
     /// Attempts to explore from here (including those explored).
     backtrack: Vec<usize>,
     /// Explored from here: the attempt, its step's footprint and the summary
@@ -273,6 +271,12 @@ struct Node {
 }
 
 impl Node {
+    /// Whether every runnable attempt is in its backtrack set: a race with
+    /// its step can add nothing.
+    fn saturated(&self) -> bool {
+        self.enabled.iter().all(|a| self.backtrack.contains(a))
+    }
+
     /// The attempts of its backtrack set still to explore: not taken yet,
     /// not asleep.
     fn pending(&self) -> impl Iterator<Item = usize> + '_ {
@@ -321,6 +325,8 @@ pub struct Dpor {
     reverse: bool,
     /// See [`Dpor::rewind_misses`].
     rewind_misses: u64,
+    /// Every attempt's class (the same in every state of a scenario).
+    classes: Vec<u64>,
 }
 
 impl Dpor {
@@ -357,6 +363,7 @@ impl Dpor {
             shared: None,
             reverse: false,
             rewind_misses: 0,
+            classes: Vec::new(),
         }
     }
 
@@ -663,7 +670,7 @@ impl Dpor {
             .collect();
         sleep.dedup_by_key(|(a, _)| *a);
         node.done.push((attempt, event.footprint));
-        let class = node.classes[attempt];
+        let class = self.classes[attempt];
         add_to(&mut node.summary, class, event.footprint);
         node.taken = Some(event);
         self.push(explorer, run, sleep, clocks)
@@ -674,6 +681,9 @@ impl Dpor {
     /// `event.clock`): adds to the backtrack set at `i` an attempt that starts
     /// the reversed order.
     fn reverse(&mut self, i: usize, depth: usize, event: &Event, hidden: bool) {
+        if self.path[i].saturated() {
+            return;
+        }
         let earlier = self.path[i].taken.as_ref().expect("a step on the path");
         let (p, mark) = (earlier.attempt, earlier.clock[earlier.attempt]);
         let after_i = |clock: &[u32]| clock[p] >= mark;
@@ -731,7 +741,7 @@ impl Dpor {
                     earlier.attempt != attempt
                         && earlier.clock[earlier.attempt] > clock[earlier.attempt]
                         && earlier.footprint.conflicts(footprint)
-                })
+                }) && !self.path[i].saturated()
             })
             .collect();
         if races.is_empty() {
@@ -759,7 +769,10 @@ impl Dpor {
         clocks: Clocks,
     ) -> Result<()> {
         let keys = run.attempt_keys();
-        let classes: Vec<u64> = (0..keys.len()).map(|i| run.class_of(i)).collect();
+        // Read at each root: a class is fixed for the attempt's life.
+        if self.path.is_empty() || self.classes.len() != keys.len() {
+            self.classes = (0..keys.len()).map(|i| run.class_of(i)).collect();
+        }
         let enabled = run.runnable();
         let live = (0..keys.len())
             .filter(|&i| !run.statuses()[i].is_over())
@@ -769,7 +782,6 @@ impl Dpor {
             enabled,
             live,
             keys,
-            classes,
             backtrack: Vec::new(),
             done: Vec::new(),
             sleep,
@@ -846,12 +858,13 @@ impl Dpor {
         let node = self.path.last_mut().expect("a node");
         let clocks = std::mem::take(&mut node.clocks);
         let node = self.path.last().expect("a node");
+        let classes = &self.classes;
         let pairs: Vec<(usize, Footprint)> = summary
             .iter()
             .flat_map(|&(class, footprint)| {
                 node.live
                     .iter()
-                    .filter(move |&&a| node.classes[a] == class)
+                    .filter(move |&&a| classes[a] == class)
                     .map(move |&a| (a, footprint))
             })
             .collect();
@@ -868,7 +881,7 @@ impl Dpor {
             let node = self.path.last().expect("a node");
             let mut all = Summary::new();
             for &a in &node.live {
-                add_to(&mut all, node.classes[a], Footprint::GLOBAL);
+                add_to(&mut all, self.classes[a], Footprint::GLOBAL);
             }
             Rc::new(all)
         });
