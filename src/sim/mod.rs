@@ -1294,52 +1294,38 @@ impl<'s> Run<'s> {
             .zip(&checkpoint.attempts)
             .map(|(kept, saved)| kept.borrow().as_ref().is_some_and(|k| Rc::ptr_eq(k, saved)))
             .collect();
+        // The others go back: rolled back, restored, their transactions redone.
+        let rewound: Vec<usize> = (0..self.attempts.len())
+            .filter(|&i| !unchanged[i])
+            .collect();
         for attempt in 0..self.attempts.len() {
             self.changed(attempt);
         }
-        let changed = |i: &usize| !unchanged[*i];
-        for (i, attempt) in self
-            .attempts
-            .iter_mut()
-            .enumerate()
-            .filter(|(i, _)| changed(i))
-        {
-            attempt.roll_back(checkpoint.attempts[i].as_ref());
+        for &i in &rewound {
+            self.attempts[i].roll_back(checkpoint.attempts[i].as_ref());
         }
         self.locks_now.take();
         // The journals of the write transactions kept open stay.
         let (kept, _) = self.writers_journals();
         self.store.rewind(&checkpoint.files, &kept)?;
-        for (i, attempt) in self
-            .attempts
-            .iter_mut()
-            .enumerate()
-            .filter(|(i, _)| changed(i))
-        {
-            if !attempt.restore(checkpoint.attempts[i].as_ref(), self.store)? {
+        for &i in &rewound {
+            if !self.attempts[i].restore(checkpoint.attempts[i].as_ref(), self.store)? {
                 return Ok(false);
             }
         }
         // An unchanged attempt's connection outside a transaction may hold
         // a page cache that a later branch would leave stale under the same
         // change counter ([`crate::storage::Conn::forget_stale_cache`]).
-        for (i, attempt) in self.attempts.iter().enumerate() {
-            if !changed(&i) {
-                for conn in attempt.connections().iter().flatten() {
-                    if !conn.in_transaction() {
-                        conn.forget_stale_cache()?;
-                    }
+        for (attempt, _) in self.attempts.iter().zip(&unchanged).filter(|(_, &u)| u) {
+            for conn in attempt.connections().iter().flatten() {
+                if !conn.in_transaction() {
+                    conn.forget_stale_cache()?;
                 }
             }
         }
         for writers in [false, true] {
-            for (_, attempt) in self
-                .attempts
-                .iter_mut()
-                .enumerate()
-                .filter(|(i, _)| changed(i))
-            {
-                attempt.resume(writers)?;
+            for &i in &rewound {
+                self.attempts[i].resume(writers)?;
             }
         }
         self.statuses.clone_from(&checkpoint.statuses);

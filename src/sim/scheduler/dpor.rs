@@ -770,7 +770,7 @@ impl Dpor {
     ) -> Result<()> {
         let keys = run.attempt_keys();
         // Read at each root: a class is fixed for the attempt's life.
-        if self.path.is_empty() || self.classes.len() != keys.len() {
+        if self.path.is_empty() {
             self.classes = (0..keys.len()).map(|i| run.class_of(i)).collect();
         }
         let enabled = run.runnable();
