@@ -958,7 +958,7 @@ async function runStrategy() {
     ? wholeInput(ui.budget, 'the budget', Number(ui.budget.max))
     : wholeInput(ui.runs, 'runs', Number(ui.runs.max));
   state.paused = null;
-  await search(strategy, (onProgress) => engine.explore(state.arg, options, onProgress));
+  await search(strategy, options.runs, (onProgress) => engine.explore(state.arg, options, onProgress));
 }
 
 // Continues the stopped search for another budget of runs.
@@ -968,32 +968,53 @@ async function continueSearch() {
   const runs = wholeInput(ui.budget, 'the budget', Number(ui.budget.max));
   state.paused = null;
   ui.steps.hidden = true;
-  await search(paused.strategy, (onProgress) => engine.resume(runs, onProgress));
+  await search(paused.strategy, runs, (onProgress) => engine.resume(runs, onProgress));
 }
+
+// How often a running search's progress is drawn, at most (ms). Workers
+// report every 40 ms each; drawing each report cost the page's search a
+// share of a core on a 2-core machine, where the workers need both.
+const PROGRESS_EVERY_MS = 125;
 
 // Drives a search started by `start(onProgress)`: progress while it runs,
 // then its report, and a run loaded (the counterexample, or one that passes).
-async function search(strategy, start) {
+// The bar shows the share of `budget` (its runs) spent, or of the runs a
+// random search planned: never an indeterminate bar, whose animation alone
+// took a quarter of the page's exhaustive search time in headless Chromium.
+async function search(strategy, budget, start) {
   const generation = state.generation;
   const current = () => generation === state.generation;
   const params = state.params;
+  ui.progress.max = budget;
+  ui.progress.value = 0;
   ui.progress.hidden = false;
-  ui.progress.removeAttribute('value');
   ui.cancel.disabled = false;
   status('Exploring…');
-  const search = start((progress) => {
-    if (!current()) return;
-    const { stats, plannedRuns } = progress;
-    if (plannedRuns) {
-      ui.progress.max = plannedRuns;
-      ui.progress.value = stats.runs;
-    }
-    const workers = progress.workers ? ` (split across ${progress.workers} workers)` : '';
+  let latest = null;
+  let timer = null;
+  let running = true;
+  const stopDrawing = () => {
+    running = false;
+    clearTimeout(timer);
+  };
+  const draw = () => {
+    timer = null;
+    if (!current() || !running) return;
+    const { stats, plannedRuns } = latest;
+    ui.progress.max = plannedRuns || budget;
+    ui.progress.value = Math.min(stats.runs, ui.progress.max);
+    const workers = latest.workers ? ` (split across ${latest.workers} workers)` : '';
     status(`Exploring${workers}: ${count(stats.runs, 'run')}${strategy === 'exhaustive' ? `, ${count(stats.distinctStates, 'distinct state')}` : ''}, ${count(stats.violations, 'violation')}…`);
+  };
+  const search = start((progress) => {
+    if (!current() || !running) return;
+    latest = progress;
+    timer ??= setTimeout(draw, PROGRESS_EVERY_MS);
   });
   state.search = search;
   try {
     const report = await search.promise;
+    stopDrawing();
     if (!current()) return;
     // A search that stopped with branches left can go on from there.
     if (report.frontier) state.paused = { generation, strategy };
@@ -1006,6 +1027,7 @@ async function search(strategy, start) {
     state.view = await state.stepper.setSchedule(schedule);
     state.selected = state.view.trace.length - 1;
   } finally {
+    stopDrawing();
     if (state.search === search) state.search = null;
     ui.progress.hidden = true;
     ui.cancel.disabled = true;
