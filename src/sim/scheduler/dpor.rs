@@ -252,8 +252,11 @@ struct Node {
     live: Vec<usize>,
     /// Every attempt's key here (class, state, status, locks).
     keys: Vec<u64>,
-    /// Attempts to explore from here (including those explored).
+    /// Attempts to explore from here (including those explored); grown
+    /// only through [`Node::add_backtrack`].
     backtrack: Vec<usize>,
+    /// How many of `enabled` are in `backtrack` (see [`Node::saturated`]).
+    covered: usize,
     /// Explored from here: the attempt, its step's footprint and the summary
     /// of its subtree once finished.
     done: Vec<(usize, Footprint)>,
@@ -273,8 +276,19 @@ struct Node {
 impl Node {
     /// Whether every runnable attempt is in its backtrack set: a race with
     /// its step can add nothing.
+    /// (Asked for every node of the path at every race and cut: kept as a
+    /// count rather than compared, 8 x 8 attempts at each node of the
+    /// 8-attempt race.)
     fn saturated(&self) -> bool {
-        self.enabled.iter().all(|a| self.backtrack.contains(a))
+        self.covered == self.enabled.len()
+    }
+
+    /// Adds `attempt` to the backtrack set.
+    fn add_backtrack(&mut self, attempt: usize) {
+        if !self.backtrack.contains(&attempt) && self.enabled.contains(&attempt) {
+            self.covered += 1;
+        }
+        self.backtrack.push(attempt);
     }
 
     /// The attempts of its backtrack set still to explore: not taken yet,
@@ -327,6 +341,19 @@ pub struct Dpor {
     rewind_misses: u64,
     /// Every attempt's class (the same in every state of a scenario).
     classes: Vec<u64>,
+    /// Buffers [`Dpor::reverse`] and [`Dpor::hidden`] reuse: they run at
+    /// every race and cut (about 1,300 times in a search of the 8-attempt
+    /// race), and allocating theirs each time was a tenth of its cost.
+    scratch: Scratch,
+}
+
+/// See [`Dpor::scratch`].
+#[derive(Debug, Default)]
+struct Scratch {
+    /// Path positions (`usize::MAX`: the later step).
+    between: Vec<usize>,
+    initials: Vec<usize>,
+    races: Vec<usize>,
 }
 
 impl Dpor {
@@ -364,6 +391,7 @@ impl Dpor {
             reverse: false,
             rewind_misses: 0,
             classes: Vec::new(),
+            scratch: Scratch::default(),
         }
     }
 
@@ -689,22 +717,37 @@ impl Dpor {
         let after_i = |clock: &[u32]| clock[p] >= mark;
         // The steps between that do not happen after the earlier one, then
         // the later step: their initials can start the reversed order.
-        let mut between: Vec<&Event> = self.path[i + 1..depth]
-            .iter()
-            .filter_map(|n| n.taken.as_ref())
-            .filter(|e| !after_i(&e.clock))
-            .collect();
+        let Scratch {
+            between, initials, ..
+        } = &mut self.scratch;
+        between.clear();
+        between.extend((i + 1..depth).filter(|&k| {
+            self.path[k]
+                .taken
+                .as_ref()
+                .is_some_and(|e| !after_i(&e.clock))
+        }));
         // A hidden step may follow any of the steps between (its clock is
         // not known): it is an initial only if there are none; otherwise
         // the first of them is one, and starts the reversed order as well.
         if !hidden || between.is_empty() {
-            between.push(event);
+            between.push(usize::MAX);
         }
-        let mut initials = Vec::new();
-        for (k, e) in between.iter().enumerate() {
-            let preceded = between[..k]
-                .iter()
-                .any(|m| e.clock[m.attempt] >= m.clock[m.attempt]);
+        let path = &self.path;
+        let step = |k: usize| -> &Event {
+            if k == usize::MAX {
+                event
+            } else {
+                path[k].taken.as_ref().expect("a step between")
+            }
+        };
+        initials.clear();
+        for (k, &at) in between.iter().enumerate() {
+            let e = step(at);
+            let preceded = between[..k].iter().any(|&m| {
+                let m = step(m);
+                e.clock[m.attempt] >= m.clock[m.attempt]
+            });
             if !preceded && !initials.contains(&e.attempt) {
                 initials.push(e.attempt);
             }
@@ -719,11 +762,12 @@ impl Dpor {
             initials.first().copied()
         };
         match pick.filter(|a| node.enabled.contains(a)) {
-            Some(a) => node.backtrack.push(a),
+            Some(a) => node.add_backtrack(a),
             None => {
-                for &a in &node.enabled {
+                for k in 0..node.enabled.len() {
+                    let a = node.enabled[k];
                     if !node.backtrack.contains(&a) {
-                        node.backtrack.push(a);
+                        node.add_backtrack(a);
                     }
                 }
             }
@@ -735,16 +779,18 @@ impl Dpor {
     /// conflicting step not ordered before it races with it.
     fn hidden(&mut self, attempt: usize, clock: &[u32], footprint: &Footprint) {
         let depth = self.path.len() - 1;
-        let races: Vec<usize> = (0..depth)
-            .filter(|&i| {
-                self.path[i].taken.as_ref().is_some_and(|earlier| {
+        let mut races = std::mem::take(&mut self.scratch.races);
+        races.clear();
+        races.extend((0..depth).filter(|&i| {
+            !self.path[i].saturated()
+                && self.path[i].taken.as_ref().is_some_and(|earlier| {
                     earlier.attempt != attempt
                         && earlier.clock[earlier.attempt] > clock[earlier.attempt]
                         && earlier.footprint.conflicts(footprint)
-                }) && !self.path[i].saturated()
-            })
-            .collect();
+                })
+        }));
         if races.is_empty() {
+            self.scratch.races = races;
             return;
         }
         let event = Event {
@@ -754,9 +800,10 @@ impl Dpor {
             woken: Vec::new(),
             clock: clock.to_vec(),
         };
-        for i in races {
+        for &i in &races {
             self.reverse(i, depth, &event, true);
         }
+        self.scratch.races = races;
     }
 
     /// Settles the state `run` is in, reached from the last node (or the
@@ -783,6 +830,7 @@ impl Dpor {
             live,
             keys,
             backtrack: Vec::new(),
+            covered: 0,
             done: Vec::new(),
             sleep,
             taken: None,
@@ -931,7 +979,7 @@ impl Dpor {
                 self.finish_node();
                 return Ok(());
             };
-            node.backtrack.push(first);
+            node.add_backtrack(first);
             self.take(explorer, run, first)?;
         }
     }
