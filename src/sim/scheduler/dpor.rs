@@ -350,8 +350,6 @@ pub struct Dpor {
 /// See [`Dpor::scratch`].
 #[derive(Debug, Default)]
 struct Scratch {
-    /// Path positions (`usize::MAX`: the later step).
-    between: Vec<usize>,
     initials: Vec<usize>,
     races: Vec<usize>,
 }
@@ -717,37 +715,23 @@ impl Dpor {
         let after_i = |clock: &[u32]| clock[p] >= mark;
         // The steps between that do not happen after the earlier one, then
         // the later step: their initials can start the reversed order.
-        let Scratch {
-            between, initials, ..
-        } = &mut self.scratch;
-        between.clear();
-        between.extend((i + 1..depth).filter(|&k| {
-            self.path[k]
-                .taken
-                .as_ref()
-                .is_some_and(|e| !after_i(&e.clock))
-        }));
+        let mut between: Vec<&Event> = self.path[i + 1..depth]
+            .iter()
+            .filter_map(|n| n.taken.as_ref())
+            .filter(|e| !after_i(&e.clock))
+            .collect();
         // A hidden step may follow any of the steps between (its clock is
         // not known): it is an initial only if there are none; otherwise
         // the first of them is one, and starts the reversed order as well.
         if !hidden || between.is_empty() {
-            between.push(usize::MAX);
+            between.push(event);
         }
-        let path = &self.path;
-        let step = |k: usize| -> &Event {
-            if k == usize::MAX {
-                event
-            } else {
-                path[k].taken.as_ref().expect("a step between")
-            }
-        };
+        let initials = &mut self.scratch.initials;
         initials.clear();
-        for (k, &at) in between.iter().enumerate() {
-            let e = step(at);
-            let preceded = between[..k].iter().any(|&m| {
-                let m = step(m);
-                e.clock[m.attempt] >= m.clock[m.attempt]
-            });
+        for (k, e) in between.iter().enumerate() {
+            let preceded = between[..k]
+                .iter()
+                .any(|m| e.clock[m.attempt] >= m.clock[m.attempt]);
             if !preceded && !initials.contains(&e.attempt) {
                 initials.push(e.attempt);
             }
