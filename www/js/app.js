@@ -979,8 +979,8 @@ const PROGRESS_EVERY_MS = 125;
 // Drives a search started by `start(onProgress)`: progress while it runs,
 // then its report, and a run loaded (the counterexample, or one that passes).
 // The bar shows the share of `budget` (its runs) spent, or of the runs a
-// random search planned: never an indeterminate bar, whose animation alone
-// took a quarter of the page's exhaustive search time in headless Chromium.
+// random search planned: never an indeterminate bar, which animates (and is
+// redrawn) for as long as the search runs.
 async function search(strategy, budget, start) {
   const generation = state.generation;
   const current = () => generation === state.generation;

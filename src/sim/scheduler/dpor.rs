@@ -280,6 +280,11 @@ impl Node {
     /// count rather than compared, 8 x 8 attempts at each node of the
     /// 8-attempt race.)
     fn saturated(&self) -> bool {
+        debug_assert_eq!(
+            self.covered == self.enabled.len(),
+            self.enabled.iter().all(|a| self.backtrack.contains(a)),
+            "a node's count of covered attempts is off"
+        );
         self.covered == self.enabled.len()
     }
 
@@ -343,7 +348,7 @@ pub struct Dpor {
     classes: Vec<u64>,
     /// Buffers [`Dpor::reverse`] and [`Dpor::hidden`] reuse: they run at
     /// every race and cut (about 1,300 times in a search of the 8-attempt
-    /// race), and allocating theirs each time was a tenth of its cost.
+    /// race), where a new vector each time is an allocation each time.
     scratch: Scratch,
 }
 
