@@ -47,12 +47,9 @@ fn prove(explorer: &Explorer, options: Options) -> Option<(Proof, u64)> {
     prove_sliced(explorer, options, 5_000)
 }
 
-/// The proof of a search advanced `slice` runs at a time. Each call starts
-/// from a new run restored to a checkpoint (the last call's run is gone),
-/// whose connections' page caches are not the rewound run's: a step may then
-/// read a page another step read before, so footprints, races and the states
-/// explored can differ (three producers and two relays: 74,311 runs in
-/// slices of 200 against 74,316 unsliced), but never what is proved.
+/// The proof of a search advanced `slice` runs at a time: the states it
+/// explores may differ with the slicing (see `Dpor`'s rewinding), never
+/// what it proves.
 fn prove_sliced(explorer: &Explorer, options: Options, slice: u64) -> Option<(Proof, u64)> {
     let mut search = Dfs::new(Options {
         max_runs: Some(BUDGET),

@@ -70,11 +70,12 @@
 //! may explore a few more states than without (162,632 against 161,846
 //! there). For the same reason the states explored (never the final states
 //! nor the verdict) depend on where calls to [`Dpor::advance`] start: each
-//! starts from a new run, whose connections come from the pool with other
-//! caches than the last call's run had, so a page one step read before the
-//! slice is read by a later step after it (the keys agree; a footprint moves
-//! one step): three producers and two relays take 74,311 runs and 162,627
-//! states in the page's slices of 200 runs, 74,316 and 162,632 in one call. A connection keeps its cache when its file holds the bytes it
+//! call starts from a new run, whose connections come from the pool with
+//! other page caches than the last call's run had, so a page is read from
+//! the file one step earlier or later (the states' keys agree; a footprint
+//! moves one step): three producers and two relays take 74,311 runs and
+//! 162,627 states in the page's slices of 200 runs, 74,316 and 162,632 in
+//! one call. A connection keeps its cache when its file holds the bytes it
 //! last read ([`crate::storage::Conn::forget_stale_cache`]), and a
 //! transaction the run has open that is the checkpoint's own, with nothing
 //! done since, is kept as it is rather than rolled back and redone.
