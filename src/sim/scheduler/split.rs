@@ -7,7 +7,8 @@
 //! have several. Each of those states is a *task*: everything reachable from
 //! it is searched with partial-order reduction, as if it were the initial
 //! state. Task `j` goes to worker `j mod n`; a worker searches its tasks one
-//! after the other with one cache, and worker 0 also reports the runs that
+//! after the other with one cache (odd workers last first, so that two
+//! workers start far apart), and worker 0 also reports the runs that
 //! ended within the top. Every run passes through a state of the last level
 //! or ended before it, and each task's search reaches every state reachable
 //! from its root (the search is sound from any state), so the union of the
