@@ -61,6 +61,18 @@ pub fn text(map: &Map<String, Value>, field: &'static str, max: usize) -> Result
     }
 }
 
+/// An optional true or false.
+pub fn flag(map: &Map<String, Value>, field: &'static str) -> Result<Option<bool>> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(Error::invalid(
+            field,
+            format!("expected true or false, got {}", describe(other)),
+        )),
+    }
+}
+
 /// An optional whole number in `min..=max`.
 pub fn whole(
     map: &Map<String, Value>,

@@ -57,6 +57,9 @@ export interface RunOptions {
   seed?: number; depth?: number;
   /** An encoded schedule such as "A3B2A", for strategy "replay". */
   schedule?: string;
+  /** false: the run's schedule, verdict and checks without its steps
+   * (no `trace`, and faster); true by default. */
+  trace?: boolean;
 }
 /** How `exploreScenario` and `Exploration` search. */
 export interface ExploreOptions {
@@ -285,7 +288,7 @@ pub fn export_python(
 }
 
 /// Runs a scenario once, with a strategy or an encoded schedule, and
-/// returns the full trace and checks.
+/// returns the full trace (unless option `trace` is false) and checks.
 #[wasm_bindgen(js_name = runScenario)]
 pub fn run_scenario(
     #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
@@ -295,10 +298,14 @@ pub fn run_scenario(
     let mut options = options_arg(&options)?;
     input::only(
         &options,
-        &["params", "strategy", "seed", "depth", "schedule"],
+        &["params", "strategy", "seed", "depth", "schedule", "trace"],
         "options",
     )
     .map_err(js_error)?;
+    let record = input::flag(&options, "trace")
+        .map_err(js_error)?
+        .unwrap_or(true);
+    options.remove("trace");
     let params = options.remove("params").unwrap_or(Value::Null);
     let schedule =
         input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS).map_err(js_error)?;
@@ -315,7 +322,7 @@ pub fn run_scenario(
             ))
         })?;
         let explorer = scenario.explorer(&params).map_err(js_error)?;
-        Schedule::decode(&text).and_then(|s| explorer.replay(&s, true))
+        Schedule::decode(&text).and_then(|s| explorer.replay(&s, record))
     } else {
         if schedule.is_some() {
             return Err(js_error(Error::invalid(
@@ -333,7 +340,7 @@ pub fn run_scenario(
         let explorer = scenario.explorer(&params).map_err(js_error)?;
         strategy
             .scheduler(0)
-            .and_then(|mut scheduler| explorer.run(scheduler.as_mut(), true))
+            .and_then(|mut scheduler| explorer.run(scheduler.as_mut(), record))
     }
     .map_err(js_error)?;
     to_js(&result)

@@ -89,6 +89,8 @@ test('bad scenario arguments from JavaScript get an Error', async () => {
     () => m.runScenario('idem-race', { strategy: 'fastest' }),
     () => m.runScenario(undefined),
     () => new m.Stepper('idem-race').step(-1),
+    () => m.runScenario('idem-race', { trace: 'no' }),
+    () => m.runScenario('idem-race', { strategy: 'replay', schedule: 'A6B6', trace: 0 }),
   ].map((call) => {
     try {
       call();
@@ -100,7 +102,28 @@ test('bad scenario arguments from JavaScript get an Error', async () => {
   assert.deepEqual(errors.map((e) => e.split(':')[0]), [
     'invalid scenario', 'invalid attempts', 'invalid params', 'invalid schedule',
     'invalid schedule', 'invalid strategy', 'invalid scenario', 'invalid attempt',
+    'invalid trace', 'invalid trace',
   ]);
+});
+
+test('a run without its trace has the same schedule, verdict and checks as with it', async () => {
+  const runs = await page.evaluate(async (url) => {
+    const m = await import(url);
+    await m.default();
+    return [true, false].flatMap((trace) => [
+      m.runScenario('idem-check-then-write', { strategy: 'random', seed: 4, trace }),
+      m.runScenario('idem-check-then-write', { strategy: 'replay', schedule: 'A6B3AB4', trace }),
+    ]);
+  }, MODULE);
+  const [tracedRandom, tracedReplay, random, replay] = runs;
+  for (const [traced, bare] of [[tracedRandom, random], [tracedReplay, replay]]) {
+    assert.ok(traced.trace.length > 0);
+    assert.equal(bare.trace, null);
+    for (const key of ['schedule', 'steps', 'verdict', 'statuses', 'checks', 'passed']) {
+      assert.deepEqual(bare[key], traced[key], key);
+    }
+  }
+  assert.equal(replay.passed, false, 'the replayed counterexample still fails');
 });
 
 test('each reference outbox scenario passes from JavaScript, and the sweep has no failing point', async () => {

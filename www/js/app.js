@@ -1022,7 +1022,7 @@ async function search(strategy, budget, start) {
     // Show a run: the counterexample, or, when none was found, one
     // completed run with its checks passing.
     const schedule = report.counterexample?.schedule
-      ?? (await engine.runScenario(state.arg, { params, strategy: 'round-robin' })).schedule;
+      ?? (await engine.runScenario(state.arg, { params, strategy: 'round-robin', trace: false })).schedule;
     if (!current()) return;
     state.view = await state.stepper.setSchedule(schedule);
     state.selected = state.view.trace.length - 1;
