@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::scenarios;
 use crate::sim::explore::Explorer;
+use crate::sim::scheduler::dpor::SharedCache;
 use crate::sim::scheduler::{dfs, Random};
 use crate::storage::{self, SqlValue, Store};
 use crate::{Error, Result};
@@ -218,18 +219,30 @@ const REACH: &[(&str, &str)] = &[
     ),
 ];
 
-/// Searches the first reach scenario (two relays delivering two events)
-/// whole, with every reduction: the work a page's helper worker does when
-/// it starts, so that the browser compiles the search's hot code (a module's
-/// compiled code is shared by the workers of a page) before a user's first
-/// large search needs it. About 40 ms once compiled.
-pub fn warm_up() -> Result<dfs::Stats> {
-    let (name, source) = REACH[0];
+/// A page's helper worker's warm-up: searches three producers and two relays
+/// as the second of two shards of a split search (as a helper does), for
+/// about `ms` milliseconds of `clock` (at least one slice of 200 runs),
+/// handing what it finishes to a cache that stands for the other shard's.
+/// The browser compiles code as it first runs and optimises it only after
+/// it has run a while (a module's compiled code is shared by a page's
+/// workers), so a user's first large search then starts on optimised code.
+/// Returns the counters of what it searched.
+pub fn warm_up(ms: f64, clock: Clock<'_>) -> Result<dfs::Stats> {
+    let (name, source) = REACH[1];
     let explorer =
         Explorer::new(crate::format::parse(source, name)?.build(&serde_json::Value::Null)?)?;
-    Ok(explorer
-        .exhaustive(dfs::Options::default(), u64::MAX, |_| true)?
-        .stats)
+    let mut search = dfs::Dfs::new(dfs::Options {
+        shard: Some(crate::sim::scheduler::split::Shard { index: 1, count: 2 }),
+        ..dfs::Options::default()
+    });
+    let finished = std::sync::Arc::new(SharedCache::sending());
+    search.share(finished.clone());
+    let other = SharedCache::default();
+    let start = clock();
+    while !search.advance(&explorer, 200)? && clock() - start < ms {
+        other.import(&finished.take_published())?;
+    }
+    Ok(search.stats())
 }
 
 /// The runs each reach search may take: to its end on a full budget, a

@@ -523,3 +523,20 @@ fn no_checkpoint_is_taken_while_a_commit_waits_for_a_reader() {
     }
     assert!(run.checkpoint().is_none());
 }
+
+#[test]
+fn the_warm_up_searches_a_shard_in_slices_until_its_time_is_up() {
+    // No time to spend: one slice of 200 runs.
+    let stats = replayground::bench::warm_up(0.0, &|| 0.0).unwrap();
+    assert_eq!(stats.runs, 200);
+    assert!(stats.distinct_states > 0 && stats.violations == 0);
+    // A clock that moves one millisecond per reading, and three to spend:
+    // three slices.
+    let now = std::cell::Cell::new(0.0);
+    let clock = || {
+        now.set(now.get() + 1.0);
+        now.get()
+    };
+    let stats = replayground::bench::warm_up(3.0, &clock).unwrap();
+    assert_eq!(stats.runs, 600);
+}

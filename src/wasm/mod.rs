@@ -881,11 +881,15 @@ pub fn crash_sweep(
     to_js(&scenarios::sweep::crash_sweep(id).map_err(js_error)?)
 }
 
-/// Searches a bundled design (two relays delivering two events) whole and
-/// returns its counters: a helper worker's warm-up (see `engine.js`).
+/// A helper worker's warm-up (see `engine.js`): searches a bundled design
+/// as a shard of a split search for about `ms` milliseconds (1 to 10,000;
+/// 250 if not given) and returns its counters.
 #[wasm_bindgen(js_name = warmUp, unchecked_return_type = "Record<string, number>")]
-pub fn warm_up() -> Result<JsValue, JsError> {
-    to_js(&crate::bench::warm_up().map_err(js_error)?)
+pub fn warm_up(
+    #[wasm_bindgen(unchecked_param_type = "number | undefined")] ms: JsValue,
+) -> Result<JsValue, JsError> {
+    let ms = number_arg("ms", &ms, 1, 10_000)?.unwrap_or(250);
+    to_js(&crate::bench::warm_up(ms as f64, &performance_now).map_err(js_error)?)
 }
 
 /// Measures the engine in this browser: `rounds` timed rounds of `iterations`

@@ -216,6 +216,7 @@ test('every export answers hostile input with an Error or a valid result, never 
       'Stepper.setSchedule': (v) => new m.Stepper('idem-race').setSchedule(v),
       crashSweep: (v) => m.crashSweep(v),
       'benchEngine(rounds)': (v) => (v === undefined || v === null ? 'skipped' : m.benchEngine(v, 1)),
+      'warmUp(ms)': (v) => m.warmUp(v),
       'IdempotencySession.execute': (v) => idem.execute(v),
       'OutboxSession.createOrder': (v) => outbox.createOrder(v),
       'OutboxSession.deliver': (v) => outbox.deliver(v),

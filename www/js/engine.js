@@ -179,10 +179,12 @@ function helper(index) {
 }
 
 // Starts the helpers a split search needs and has each search a bundled
-// design whole (the engine's `warmUp`, about 40 ms once compiled): V8 shares
-// a module's compiled code between the workers of a page, so this compiles
-// the search's hot code for the engine's worker too, and a large search
-// splits sooner once the helpers are ready (SPLIT_WARM_MS). Measured on the
+// design as a shard of a split search for WARM_UP_MS (the engine's
+// `warmUp`): V8 compiles a function when it first runs and optimises it
+// only after it has run a while, and shares a module's compiled code between
+// the workers of a page, so this prepares the search's hot code for the
+// engine's worker too, and a large search splits sooner once the helpers
+// are ready (SPLIT_WARM_MS). Measured on the
 // page's three-producer search on this project's 2-core machine
 // (2026-12-03, Intel): its first search in a page took 1.8-2.0 s to its
 // verdict on one worker, 1.7 s after a warm-up; compiling costs a page's
@@ -192,7 +194,7 @@ export function prepareSearches() {
   const warmed = [];
   for (let index = 0; index + 1 < SEARCH_WORKERS; index += 1) {
     const h = helper(index);
-    h.warm ??= helperCall(h, 'warmUp', []).promise.then(() => {
+    h.warm ??= helperCall(h, 'warmUp', [WARM_UP_MS]).promise.then(() => {
       h.ready = true;
       return true;
     }, () => false);
@@ -200,6 +202,12 @@ export function prepareSearches() {
   }
   return Promise.all(warmed).then((all) => all.every(Boolean));
 }
+
+// How long each helper searches to warm up (the engine's `warmUp`). The
+// page's three-producer search, split, from the click to its verdict, in
+// fresh pages (2026-12-03): 1.45-1.58 s after a warm-up of one slice,
+// 1.42-1.53 s after 300 ms, 1.39-1.43 s after 1,000 ms.
+const WARM_UP_MS = 300;
 
 // Whether every helper a split needs has warmed up.
 const helpersReady = () => {

@@ -132,7 +132,7 @@ const ops = {
   describeScenario: ([scenario]) => wasm.describeScenario(scenario),
   scenarioSource: ([id]) => wasm.scenarioSource(id),
   benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
-  warmUp: () => wasm.warmUp(),
+  warmUp: ([ms]) => wasm.warmUp(ms),
   mergeExplorations: ([scenario, options, parts, cancelled]) => wasm.mergeExplorations(scenario, options, parts, cancelled),
   // With `schedule`, the stepper starts replayed to it: one replay, not a
   // view of the start and then another (a link's run opens sooner). A
