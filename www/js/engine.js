@@ -125,6 +125,7 @@ export const benchEngine = (rounds, iterations) => call('benchEngine', [rounds, 
 
 // A search under way: { promise, cancel() }.
 function search(op, args, onProgress) {
+  stopWarmUps();
   lastSplit = null;
   const started = call(op, args, onProgress);
   return {
@@ -194,10 +195,15 @@ export function prepareSearches() {
   const warmed = [];
   for (let index = 0; index + 1 < SEARCH_WORKERS; index += 1) {
     const h = helper(index);
-    h.warm ??= helperCall(h, 'warmUp', [WARM_UP_MS]).promise.then(() => {
-      h.ready = true;
-      return true;
-    }, () => false);
+    if (!h.warm) {
+      const { id, promise } = helperCall(h, 'warmUp', [WARM_UP_MS]);
+      h.warming = id;
+      h.warm = promise.then(() => {
+        h.warming = null;
+        h.ready = true;
+        return true;
+      }, () => false);
+    }
     warmed.push(h.warm);
   }
   return Promise.all(warmed).then((all) => all.every(Boolean));
@@ -208,6 +214,14 @@ export function prepareSearches() {
 // fresh pages (2026-12-03): 1.45-1.58 s after a warm-up of one slice,
 // 1.42-1.53 s after 300 ms, 1.39-1.43 s after 1,000 ms.
 const WARM_UP_MS = 300;
+
+// Stops the helpers' warm-ups under way (within a slice of it): a search
+// needs the cores. A helper stopped so is ready all the same.
+function stopWarmUps() {
+  for (const h of helpers) {
+    if (h?.warming != null) h.worker.postMessage({ op: 'cancel', target: h.warming });
+  }
+}
 
 // Whether every helper a split needs has warmed up.
 const helpersReady = () => {
@@ -244,6 +258,7 @@ let lastSplit = null;
 // one shard finishes goes to the others, progress is summed, and the shards'
 // parts are merged into one report by the engine's worker.
 function split(count, id, options, op, args, onProgress) {
+  stopWarmUps();
   let cancelled = false;
   const latest = new Array(count).fill(null);
   const shards = [];

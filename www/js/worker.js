@@ -119,6 +119,24 @@ async function drive(id, search, shard) {
   }
 }
 
+// A helper's warm-up (see engine.js prepareSearches): the engine's warmUp
+// for about `ms` in slices of WARM_UP_SLICE_MS, yielding between them, so
+// that a cancel (a search starting in the page) stops it within a slice.
+const WARM_UP_SLICE_MS = 25;
+async function warmUp(id, [ms]) {
+  const until = performance.now() + (Number(ms) || 0);
+  let runs = 0;
+  try {
+    do {
+      runs += wasm.warmUp(WARM_UP_SLICE_MS).runs;
+      await yieldToMessages();
+    } while (!cancelled.has(id) && performance.now() < until);
+  } finally {
+    cancelled.delete(id);
+  }
+  return { runs };
+}
+
 // The operations the page may ask for.
 const ops = {
   versions: () => wasm.versions(),
@@ -132,7 +150,6 @@ const ops = {
   describeScenario: ([scenario]) => wasm.describeScenario(scenario),
   scenarioSource: ([id]) => wasm.scenarioSource(id),
   benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
-  warmUp: ([ms]) => wasm.warmUp(ms),
   mergeExplorations: ([scenario, options, parts, cancelled]) => wasm.mergeExplorations(scenario, options, parts, cancelled),
   // With `schedule`, the stepper starts replayed to it: one replay, not a
   // view of the start and then another (a link's run opens sooner). A
@@ -181,7 +198,7 @@ onmessage = async ({ data }) => {
   }
   try {
     await ready;
-    const searches = { explore, resume };
+    const searches = { explore, resume, warmUp };
     const value = op in searches ? await searches[op](id, args) : await ops[op]?.(args);
     if (value === undefined && !(op in ops) && !(op in searches)) throw new Error(`unknown operation ${op}`);
     postMessage({ id, ok: true, value });
