@@ -1085,7 +1085,12 @@ document.addEventListener('submit', (event) => {
   event.preventDefault();
   action(event.target);
 });
-ui.strategy.addEventListener('change', () => render());
+ui.strategy.addEventListener('change', () => {
+  render();
+  if (ui.strategy.value === 'exhaustive' && document.body.dataset.ready === 'true' && !document.body.dataset.searchWorkers) {
+    prepareSearchesWhenIdle();
+  }
+});
 // The journal mode applies at once: the scenario starts over in that mode,
 // with the parameters in use (not edits not yet applied). A search running
 // is cancelled, and says so; if the scenario cannot start, the switch shows
@@ -1215,6 +1220,9 @@ const PREPARE_SEARCHES_AFTER_MS = 1000;
 // (`data-search-workers`: warm, or cold when one could not warm up).
 function prepareSearchesWhenIdle() {
   const prepare = () => {
+    // Only an exhaustive search splits: with another strategy chosen the
+    // helpers wait until exhaustive is chosen again (the change below).
+    if (ui.strategy.value !== 'exhaustive') return;
     if (state.search) {
       setTimeout(prepareSearchesWhenIdle, PREPARE_SEARCHES_AFTER_MS);
       return;
