@@ -303,8 +303,8 @@ try {
       await fresh.fill('#budget', '1000000');
       const workers = await fresh.evaluate(() => Math.min(Number(navigator.hardwareConcurrency) || 1, 4));
       // A page with helpers starts them about a second after it is ready
-      // and has them search a small design (engine.prepareSearches), as a
-      // user's page has by the time they have written a design.
+      // and has them warm up on a bundled design (engine.prepareSearches),
+      // as a user's page has by the time they have written a design.
       const warmed = workers > 1 && await fresh.locator('body[data-search-workers="warm"]')
         .waitFor({ timeout: 30000 }).then(() => true, () => false);
       const ms = await fresh.evaluate(async () => {

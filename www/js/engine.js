@@ -185,12 +185,10 @@ function helper(index) {
 // only after it has run a while, and shares a module's compiled code between
 // the workers of a page, so this prepares the search's hot code for the
 // engine's worker too, and a large search splits sooner once the helpers
-// are ready (SPLIT_WARM_MS). Measured on the
-// page's three-producer search on this project's 2-core machine
-// (2026-12-03, Intel): its first search in a page took 1.8-2.0 s to its
-// verdict on one worker, 1.7 s after a warm-up; compiling costs a page's
-// first large search about 0.4 s (the same search in a second fresh worker
-// of the page: 1.6 s). Resolves to whether every helper is warm.
+// are ready (SPLIT_WARM_MS). Measured on this project's 2-core machine
+// (2026-12-03, Intel): compiling cost a page's first three-producer search
+// about 0.4 s (2.0 s in a fresh worker, 1.6 s in a second fresh worker of
+// the same page). Resolves to whether every helper is warm.
 export function prepareSearches() {
   const warmed = [];
   for (let index = 0; index + 1 < SEARCH_WORKERS; index += 1) {
@@ -211,8 +209,10 @@ export function prepareSearches() {
 
 // How long each helper searches to warm up (the engine's `warmUp`). The
 // page's three-producer search, split, from the click to its verdict, in
-// fresh pages (2026-12-03): 1.45-1.58 s after a warm-up of one slice,
-// 1.42-1.53 s after 300 ms, 1.39-1.43 s after 1,000 ms.
+// fresh pages (2026-12-03), with the warm-up in one piece: 1.45-1.58 s after
+// one slice, 1.42-1.53 s after 300 ms, 1.39-1.43 s after 1,000 ms; in the
+// worker's 25 ms slices (each starts the bundled search anew, so its first
+// part runs again), 1.40-1.45 s after 300 ms.
 const WARM_UP_MS = 300;
 
 // Stops the helpers' warm-ups under way (within a slice of it): a search
