@@ -13,12 +13,13 @@
 //! This is the first slice of the format: the built-in catalog is not yet
 //! written in it (see the README's status).
 
+mod decode;
 mod program;
 
 use std::collections::BTreeMap;
 
+use decode::{declaration, Decode};
 use indexmap::IndexMap;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::scenarios::params::{self, Param, Params};
@@ -57,242 +58,203 @@ pub fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
         .unwrap_or_default()
 }
 
-/// A scenario file, as written.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct File {
-    /// A short id (letters, digits, dashes); the file name when absent.
-    #[serde(default)]
-    pub id: Option<String>,
-    /// The title.
-    pub title: String,
-    /// What the scenario shows, in a few sentences.
-    #[serde(default)]
-    pub explanation: String,
-    /// Whether the design is meant to fail under some schedule.
-    #[serde(default)]
-    pub fails: bool,
-    /// The journal mode it runs in unless the `journal` parameter says
-    /// otherwise: `rollback` (the default) or `wal`.
-    #[serde(default)]
-    pub journal: Option<String>,
-    /// What changes in WAL mode, in a sentence or two (how a broken design
-    /// fails there, when it is not as in rollback mode).
-    #[serde(default, rename = "wal-note")]
-    pub wal_note: String,
-    /// The pattern it belongs to (`idempotency`, `outbox`, `inbox`, `custom`).
-    #[serde(default)]
-    pub pattern: Option<String>,
-    /// The reference program it reproduces, if any.
-    #[serde(default)]
-    pub suite: Option<String>,
-    /// Whether it is one of the reference program's checks.
-    #[serde(default)]
-    pub reference: bool,
-    /// Libraries of the built-in catalog whose parameters, databases and
-    /// programs this file uses (`idempotency`, `outbox`).
-    #[serde(default)]
-    pub include: Vec<String>,
-    /// Built-in scenarios whose attempts run, in order and with their
-    /// defaults, on the databases before this one's attempts start (a
-    /// reference check that builds on the earlier ones).
-    #[serde(default)]
-    pub before: Vec<String>,
-    /// The parameters, by name, in the order people see them.
-    #[serde(default)]
-    pub params: IndexMap<String, ParamSpec>,
-    /// The databases, by name (the file is `NAME.db`).
-    #[serde(default)]
-    pub databases: BTreeMap<String, Database>,
-    /// Programs attempts share, by name.
-    #[serde(default)]
-    pub programs: BTreeMap<String, ProgramSpec>,
-    /// Values each attempt computes once, before the run: SQL expressions
-    /// over the parameters and the attempt's values (`:quantity`), in order.
-    #[serde(default, rename = "let")]
-    pub lets: IndexMap<String, String>,
-    /// Named SQL queries checks use (`query = "counts"`).
-    #[serde(default)]
-    pub queries: BTreeMap<String, String>,
-    /// Values any program binds when neither the attempt nor a parameter
-    /// gives them (`fail = 0`).
-    #[serde(default)]
-    pub defaults: toml::Table,
-    /// What every step does on a `busy`, `constraint` or `error` it does not
-    /// handle itself (`error = { finish = "error", result = "{error}" }`).
-    #[serde(default)]
-    pub on: On,
-    /// The attempts, in order (the first is A).
-    pub attempts: Vec<AttemptSpec>,
-    /// The checks after every run.
-    #[serde(default)]
-    pub checks: Vec<CheckSpec>,
-    /// SQL checks that must hold on the committed state after every step.
-    #[serde(default)]
-    pub invariants: Vec<CheckSpec>,
+declaration! {
+    /// A scenario file, as written.
+    #[derive(Debug, Clone)]
+    pub struct File {
+        /// A short id (letters, digits, dashes); the file name when absent.
+        pub id: Option<String> = "id" (opt),
+        /// The title.
+        pub title: String = "title" (req),
+        /// What the scenario shows, in a few sentences.
+        pub explanation: String = "explanation" (default),
+        /// Whether the design is meant to fail under some schedule.
+        pub fails: bool = "fails" (default),
+        /// The journal mode it runs in unless the `journal` parameter says
+        /// otherwise: `rollback` (the default) or `wal`.
+        pub journal: Option<String> = "journal" (opt),
+        /// What changes in WAL mode, in a sentence or two (how a broken design
+        /// fails there, when it is not as in rollback mode).
+        pub wal_note: String = "wal-note" (default),
+        /// The pattern it belongs to (`idempotency`, `outbox`, `inbox`, `custom`).
+        pub pattern: Option<String> = "pattern" (opt),
+        /// The reference program it reproduces, if any.
+        pub suite: Option<String> = "suite" (opt),
+        /// Whether it is one of the reference program's checks.
+        pub reference: bool = "reference" (default),
+        /// Libraries of the built-in catalog whose parameters, databases and
+        /// programs this file uses (`idempotency`, `outbox`).
+        pub include: Vec<String> = "include" (default),
+        /// Built-in scenarios whose attempts run, in order and with their
+        /// defaults, on the databases before this one's attempts start (a
+        /// reference check that builds on the earlier ones).
+        pub before: Vec<String> = "before" (default),
+        /// The parameters, by name, in the order people see them.
+        pub params: IndexMap<String, ParamSpec> = "params" (default),
+        /// The databases, by name (the file is `NAME.db`).
+        pub databases: BTreeMap<String, Database> = "databases" (default),
+        /// Programs attempts share, by name.
+        pub programs: BTreeMap<String, ProgramSpec> = "programs" (default),
+        /// Values each attempt computes once, before the run: SQL expressions
+        /// over the parameters and the attempt's values (`:quantity`), in order.
+        pub lets: IndexMap<String, String> = "let" (default),
+        /// Named SQL queries checks use (`query = "counts"`).
+        pub queries: BTreeMap<String, String> = "queries" (default),
+        /// Values any program binds when neither the attempt nor a parameter
+        /// gives them (`fail = 0`).
+        pub defaults: toml::Table = "defaults" (default),
+        /// What every step does on a `busy`, `constraint` or `error` it does not
+        /// handle itself (`error = { finish = "error", result = "{error}" }`).
+        pub on: On = "on" (default),
+        /// The attempts, in order (the first is A).
+        pub attempts: Vec<AttemptSpec> = "attempts" (req),
+        /// The checks after every run.
+        pub checks: Vec<CheckSpec> = "checks" (default),
+        /// SQL checks that must hold on the committed state after every step.
+        pub invariants: Vec<CheckSpec> = "invariants" (default),
+    }
 }
 
-/// A library of the built-in catalog: declarations scenario files include.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Library {
-    /// Parameter declarations a file takes by naming them (`params.key = {}`).
-    #[serde(default)]
-    pub params: IndexMap<String, ParamSpec>,
-    /// Databases every including file has.
-    #[serde(default)]
-    pub databases: BTreeMap<String, Database>,
-    /// Programs every including file may run.
-    #[serde(default)]
-    pub programs: BTreeMap<String, ProgramSpec>,
-    /// Values every attempt computes (see [`File::lets`]).
-    #[serde(default, rename = "let")]
-    pub lets: IndexMap<String, String>,
-    /// Named SQL queries for checks.
-    #[serde(default)]
-    pub queries: BTreeMap<String, String>,
-    /// Values programs bind when nothing else gives them.
-    #[serde(default)]
-    pub defaults: toml::Table,
-    /// What steps do on results they do not handle (see [`File::on`]).
-    #[serde(default)]
-    pub on: On,
+declaration! {
+    /// A library of the built-in catalog: declarations scenario files include.
+    #[derive(Debug, Clone)]
+    pub struct Library {
+        /// Parameter declarations a file takes by naming them (`params.key = {}`).
+        pub params: IndexMap<String, ParamSpec> = "params" (default),
+        /// Databases every including file has.
+        pub databases: BTreeMap<String, Database> = "databases" (default),
+        /// Programs every including file may run.
+        pub programs: BTreeMap<String, ProgramSpec> = "programs" (default),
+        /// Values every attempt computes (see [`File::lets`]).
+        pub lets: IndexMap<String, String> = "let" (default),
+        /// Named SQL queries for checks.
+        pub queries: BTreeMap<String, String> = "queries" (default),
+        /// Values programs bind when nothing else gives them.
+        pub defaults: toml::Table = "defaults" (default),
+        /// What steps do on results they do not handle (see [`File::on`]).
+        pub on: On = "on" (default),
+    }
 }
 
-/// A parameter's declaration in a file. A file that includes a library may
-/// name a parameter the library declares and give only what it changes
-/// (`params.quantity = { default = 3 }`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ParamSpec {
-    /// `whole`, `text` or `choice`.
-    #[serde(rename = "type")]
-    pub kind: Option<String>,
-    /// The default.
-    pub default: Option<toml::Value>,
-    /// One line on what it changes.
-    pub meaning: Option<String>,
-    /// Whole numbers: the smallest value.
-    pub min: Option<i64>,
-    /// Whole numbers: the largest value.
-    pub max: Option<i64>,
-    /// Whole numbers: values are multiples of this.
-    pub step: Option<i64>,
-    /// Whole numbers: the unit, for people ("seconds").
-    pub unit: Option<String>,
-    /// Whole numbers: the values worth trying, offered first.
-    pub marks: Option<Vec<i64>>,
-    /// Text: the most characters.
-    pub max_chars: Option<usize>,
-    /// Choices: the names.
-    pub options: Option<Vec<String>>,
+declaration! {
+    /// A parameter's declaration in a file. A file that includes a library may
+    /// name a parameter the library declares and give only what it changes
+    /// (`params.quantity = { default = 3 }`).
+    #[derive(Debug, Clone, Default)]
+    pub struct ParamSpec {
+        /// `whole`, `text` or `choice`.
+        pub kind: Option<String> = "type" (opt),
+        /// The default.
+        pub default: Option<toml::Value> = "default" (opt),
+        /// One line on what it changes.
+        pub meaning: Option<String> = "meaning" (opt),
+        /// Whole numbers: the smallest value.
+        pub min: Option<i64> = "min" (opt),
+        /// Whole numbers: the largest value.
+        pub max: Option<i64> = "max" (opt),
+        /// Whole numbers: values are multiples of this.
+        pub step: Option<i64> = "step" (opt),
+        /// Whole numbers: the unit, for people ("seconds").
+        pub unit: Option<String> = "unit" (opt),
+        /// Whole numbers: the values worth trying, offered first.
+        pub marks: Option<Vec<i64>> = "marks" (opt),
+        /// Text: the most characters.
+        pub max_chars: Option<usize> = "max-chars" (opt),
+        /// Choices: the names.
+        pub options: Option<Vec<String>> = "options" (opt),
+    }
 }
 
-/// A database of the scenario.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Database {
-    /// The schema, as SQL statements.
-    #[serde(default)]
-    pub schema: String,
-    /// Rows to start from, as SQL statements.
-    #[serde(default)]
-    pub seed: String,
-    /// PRAGMAs every attempt's connection runs when it opens (not a step):
-    /// `PRAGMA foreign_keys = ON`, which SQLite keeps per connection.
-    #[serde(default)]
-    pub pragmas: String,
+declaration! {
+    /// A database of the scenario.
+    #[derive(Debug, Clone)]
+    pub struct Database {
+        /// The schema, as SQL statements.
+        pub schema: String = "schema" (default),
+        /// Rows to start from, as SQL statements.
+        pub seed: String = "seed" (default),
+        /// PRAGMAs every attempt's connection runs when it opens (not a step):
+        /// `PRAGMA foreign_keys = ON`, which SQLite keeps per connection.
+        pub pragmas: String = "pragmas" (default),
+    }
 }
 
-/// A program: steps attempts run.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ProgramSpec {
-    /// The steps.
-    pub steps: Vec<StepSpec>,
+declaration! {
+    /// A program: steps attempts run.
+    #[derive(Debug, Clone)]
+    pub struct ProgramSpec {
+        /// The steps.
+        pub steps: Vec<StepSpec> = "steps" (req),
+    }
 }
 
-/// An attempt: a program of steps on its own connection(s).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct AttemptSpec {
-    /// A word for what the attempt is ("client", "relay").
-    #[serde(default)]
-    pub role: Option<String>,
-    /// Its label in traces ("relay", "P"); a letter by its position when absent.
-    #[serde(default)]
-    pub label: Option<String>,
-    /// How many copies race: a number, or the name of a whole parameter.
-    #[serde(default)]
-    pub replicas: Option<toml::Value>,
-    /// The database its steps use unless a step names another (the only
-    /// one, when there is one).
-    #[serde(default)]
-    pub database: Option<String>,
-    /// Starts only once the attempt with this role or label is over (a
-    /// client's retry that starts once its first request ended); that
-    /// attempt comes earlier in the file and is not replicated.
-    #[serde(default)]
-    pub after: Option<String>,
-    /// The program, written here…
-    #[serde(default)]
-    pub steps: Vec<StepSpec>,
-    /// …or one of the file's (or an included library's) programs.
-    #[serde(default)]
-    pub program: Option<String>,
-    /// Values the program binds by name (`:key`), for this attempt: a
-    /// number or text, or `":param"` for a parameter's value.
-    #[serde(default)]
-    pub with: toml::Table,
-    /// The process dies after this many of its own steps.
-    #[serde(default)]
-    pub crash_after: Option<CrashSpec>,
-    /// It takes no step before the virtual clock reaches this (a number,
-    /// or an SQL expression over the parameters such as `":window"`).
-    #[serde(default)]
-    pub not_before: Option<toml::Value>,
-    /// Or it is the virtual clock itself.
-    #[serde(default)]
-    pub clock: Option<ClockSpec>,
+declaration! {
+    /// An attempt: a program of steps on its own connection(s).
+    #[derive(Debug, Clone)]
+    pub struct AttemptSpec {
+        /// A word for what the attempt is ("client", "relay").
+        pub role: Option<String> = "role" (opt),
+        /// Its label in traces ("relay", "P"); a letter by its position when absent.
+        pub label: Option<String> = "label" (opt),
+        /// How many copies race: a number, or the name of a whole parameter.
+        pub replicas: Option<toml::Value> = "replicas" (opt),
+        /// The database its steps use unless a step names another (the only
+        /// one, when there is one).
+        pub database: Option<String> = "database" (opt),
+        /// Starts only once the attempt with this role or label is over (a
+        /// client's retry that starts once its first request ended); that
+        /// attempt comes earlier in the file and is not replicated.
+        pub after: Option<String> = "after" (opt),
+        /// The program, written here…
+        pub steps: Vec<StepSpec> = "steps" (default),
+        /// …or one of the file's (or an included library's) programs.
+        pub program: Option<String> = "program" (opt),
+        /// Values the program binds by name (`:key`), for this attempt: a
+        /// number or text, or `":param"` for a parameter's value.
+        pub with: toml::Table = "with" (default),
+        /// The process dies after this many of its own steps.
+        pub crash_after: Option<CrashSpec> = "crash-after" (opt),
+        /// It takes no step before the virtual clock reaches this (a number,
+        /// or an SQL expression over the parameters such as `":window"`).
+        pub not_before: Option<toml::Value> = "not-before" (opt),
+        /// Or it is the virtual clock itself.
+        pub clock: Option<ClockSpec> = "clock" (opt),
+    }
 }
 
-/// A crash after a number of the attempt's own steps.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct CrashSpec {
-    /// After how many steps: a number, or the parameter that says (a
-    /// whole number, or a choice of numbers and `none`).
-    pub steps: toml::Value,
-    /// The crash step's name.
-    #[serde(default)]
-    pub name: Option<String>,
-    /// The crashed outcome's result (an exit code).
-    #[serde(default)]
-    pub result: Option<String>,
-    /// The sentence for the trace.
-    #[serde(default)]
-    pub note: Option<String>,
+declaration! {
+    /// A crash after a number of the attempt's own steps.
+    #[derive(Debug, Clone)]
+    pub struct CrashSpec {
+        /// After how many steps: a number, or the parameter that says (a
+        /// whole number, or a choice of numbers and `none`).
+        pub steps: toml::Value = "steps" (req),
+        /// The crash step's name.
+        pub name: Option<String> = "name" (opt),
+        /// The crashed outcome's result (an exit code).
+        pub result: Option<String> = "result" (opt),
+        /// The sentence for the trace.
+        pub note: Option<String> = "note" (opt),
+    }
 }
 
-/// The virtual clock as an attempt: each of its steps advances time.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ClockSpec {
-    /// Seconds per step.
-    pub tick: i64,
-    /// It stops at this time (a number or an SQL expression over the parameters).
-    pub until: toml::Value,
-    /// It may not pass this time…
-    #[serde(default)]
-    pub hold_at: Option<toml::Value>,
-    /// …while the attempt with this label or role is not over.
-    #[serde(default)]
-    pub hold_for: Option<String>,
+declaration! {
+    /// The virtual clock as an attempt: each of its steps advances time.
+    #[derive(Debug, Clone)]
+    pub struct ClockSpec {
+        /// Seconds per step.
+        pub tick: i64 = "tick" (req),
+        /// It stops at this time (a number or an SQL expression over the parameters).
+        pub until: toml::Value = "until" (req),
+        /// It may not pass this time…
+        pub hold_at: Option<toml::Value> = "hold-at" (opt),
+        /// …while the attempt with this label or role is not over.
+        pub hold_for: Option<String> = "hold-for" (opt),
+    }
 }
 
 /// A step's capture: one name for the first column, or a name per column.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum Capture {
     /// The first column.
     One(String),
@@ -301,8 +263,7 @@ pub enum Capture {
 }
 
 /// A step's sentence: one, or one per result (`rows`, `none`, `ok`, a case's value).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone)]
 pub enum NoteSpec {
     /// One sentence.
     One(String),
@@ -310,108 +271,93 @@ pub enum NoteSpec {
     By(BTreeMap<String, String>),
 }
 
-/// Why a step saw what it saw: the first entry whose phases some other
-/// attempt is in fills `{because}`.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Because {
-    /// Phases (or, for attempts that are over, outcomes) of other attempts;
-    /// none: always (the last entry, what to say otherwise).
-    #[serde(default)]
-    pub peers_in: Vec<String>,
-    /// The words; `{peers}` names those attempts.
-    pub say: String,
+declaration! {
+    /// Why a step saw what it saw: the first entry whose phases some other
+    /// attempt is in fills `{because}`.
+    #[derive(Debug, Clone)]
+    pub struct Because {
+        /// Phases (or, for attempts that are over, outcomes) of other attempts;
+        /// none: always (the last entry, what to say otherwise).
+        pub peers_in: Vec<String> = "peers-in" (default),
+        /// The words; `{peers}` names those attempts.
+        pub say: String = "say" (req),
+    }
 }
 
-/// One step: a SQL statement or an action, and what to do with its result.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct StepSpec {
-    /// The step's name (what a trace and a `goto` call it).
-    #[serde(default)]
-    pub name: String,
-    /// Another name for `goto`, where several steps share a name.
-    #[serde(default)]
-    pub id: Option<String>,
-    /// The step runs only for attempts where this SQL expression over the
-    /// parameters and the attempt's values is true; otherwise it is not
-    /// there (evaluated once, before the run).
-    #[serde(default)]
-    pub when: Option<String>,
-    /// One SQL statement; `:name` binds a capture, a value, a parameter,
-    /// or `:attempt` (0 for A), `:label` ("A"), `:now` (the virtual clock).
-    #[serde(default)]
-    pub sql: Option<String>,
-    /// Or an action: `crash` (the process dies here), `lose-reply` (the
-    /// attempt ends and its client never hears the answer), `work` (it
-    /// works outside the database: a handler, a call), `fail` (it fails
-    /// here: the attempt fails unless `on.ok` says otherwise).
-    #[serde(default)]
-    pub action: Option<String>,
-    /// The database of the statement (the attempt's, when absent).
-    #[serde(default)]
-    pub database: Option<String>,
-    /// Keep columns of the first row under these names (NULL if no row).
-    #[serde(default)]
-    pub capture: Option<Capture>,
-    /// Values to keep once the step is done (`{ kind = "error" }`).
-    #[serde(default)]
-    pub set: toml::Table,
-    /// The sentence for the trace; `{name}` inserts a capture, value or
-    /// parameter, `{label}` the attempt, `{rows}` the row count,
-    /// `{because}` the first matching `because`.
-    #[serde(default)]
-    pub note: Option<NoteSpec>,
-    /// What the attempt is doing while this is its next step, for the
-    /// others' `because`.
-    #[serde(default)]
-    pub phase: Option<String>,
-    /// Explanations of what the step saw, by what the others are doing.
-    #[serde(default)]
-    pub because: Vec<Because>,
-    /// What to do on each result.
-    #[serde(default)]
-    pub on: On,
-    /// Or: the steps of another program, here (`{name}` in their names is
-    /// filled from `with`).
-    #[serde(default, rename = "use")]
-    pub use_program: Option<String>,
-    /// Values for the used program's steps.
-    #[serde(default)]
-    pub with: toml::Table,
-    /// With `use`: the used program's finishes do not end the attempt: they
-    /// add this to its log (`{outcome}` is the outcome they would have
-    /// had) and the attempt goes on after the `use`.
-    #[serde(default)]
-    pub log: Option<String>,
+declaration! {
+    /// One step: a SQL statement or an action, and what to do with its result.
+    #[derive(Debug, Clone)]
+    pub struct StepSpec {
+        /// The step's name (what a trace and a `goto` call it).
+        pub name: String = "name" (default),
+        /// Another name for `goto`, where several steps share a name.
+        pub id: Option<String> = "id" (opt),
+        /// The step runs only for attempts where this SQL expression over the
+        /// parameters and the attempt's values is true; otherwise it is not
+        /// there (evaluated once, before the run).
+        pub when: Option<String> = "when" (opt),
+        /// One SQL statement; `:name` binds a capture, a value, a parameter,
+        /// or `:attempt` (0 for A), `:label` ("A"), `:now` (the virtual clock).
+        pub sql: Option<String> = "sql" (opt),
+        /// Or an action: `crash` (the process dies here), `lose-reply` (the
+        /// attempt ends and its client never hears the answer), `work` (it
+        /// works outside the database: a handler, a call), `fail` (it fails
+        /// here: the attempt fails unless `on.ok` says otherwise).
+        pub action: Option<String> = "action" (opt),
+        /// The database of the statement (the attempt's, when absent).
+        pub database: Option<String> = "database" (opt),
+        /// Keep columns of the first row under these names (NULL if no row).
+        pub capture: Option<Capture> = "capture" (opt),
+        /// Values to keep once the step is done (`{ kind = "error" }`).
+        pub set: toml::Table = "set" (default),
+        /// The sentence for the trace; `{name}` inserts a capture, value or
+        /// parameter, `{label}` the attempt, `{rows}` the row count,
+        /// `{because}` the first matching `because`.
+        pub note: Option<NoteSpec> = "note" (opt),
+        /// What the attempt is doing while this is its next step, for the
+        /// others' `because`.
+        pub phase: Option<String> = "phase" (opt),
+        /// Explanations of what the step saw, by what the others are doing.
+        pub because: Vec<Because> = "because" (default),
+        /// What to do on each result.
+        pub on: On = "on" (default),
+        /// Or: the steps of another program, here (`{name}` in their names is
+        /// filled from `with`).
+        pub use_program: Option<String> = "use" (opt),
+        /// Values for the used program's steps.
+        pub with: toml::Table = "with" (default),
+        /// With `use`: the used program's finishes do not end the attempt: they
+        /// add this to its log (`{outcome}` is the outcome they would have
+        /// had) and the attempt goes on after the `use`.
+        pub log: Option<String> = "log" (opt),
+    }
 }
 
-/// What a step does on each kind of result. Absent: `ok`, `rows` and
-/// `none` go on to the next step, `busy` waits for the lock, `constraint`
-/// and `error` fail the attempt.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct On {
-    /// The statement succeeded (when neither `rows` nor `none` is given).
-    pub ok: Option<ActionSpec>,
-    /// It returned at least one row.
-    pub rows: Option<ActionSpec>,
-    /// It returned no row.
-    pub none: Option<ActionSpec>,
-    /// The first column of the first row is one of these values.
-    #[serde(default)]
-    pub cases: BTreeMap<String, ActionSpec>,
-    /// SQLite answered BUSY.
-    pub busy: Option<ActionSpec>,
-    /// A constraint failed (UNIQUE, CHECK, FOREIGN KEY, NOT NULL).
-    pub constraint: Option<ActionSpec>,
-    /// Any other error.
-    pub error: Option<ActionSpec>,
+declaration! {
+    /// What a step does on each kind of result. Absent: `ok`, `rows` and
+    /// `none` go on to the next step, `busy` waits for the lock, `constraint`
+    /// and `error` fail the attempt.
+    #[derive(Debug, Clone, Default)]
+    pub struct On {
+        /// The statement succeeded (when neither `rows` nor `none` is given).
+        pub ok: Option<ActionSpec> = "ok" (opt),
+        /// It returned at least one row.
+        pub rows: Option<ActionSpec> = "rows" (opt),
+        /// It returned no row.
+        pub none: Option<ActionSpec> = "none" (opt),
+        /// The first column of the first row is one of these values.
+        pub cases: BTreeMap<String, ActionSpec> = "cases" (default),
+        /// SQLite answered BUSY.
+        pub busy: Option<ActionSpec> = "busy" (opt),
+        /// A constraint failed (UNIQUE, CHECK, FOREIGN KEY, NOT NULL).
+        pub constraint: Option<ActionSpec> = "constraint" (opt),
+        /// Any other error.
+        pub error: Option<ActionSpec> = "error" (opt),
+    }
 }
 
 /// What to do next.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(untagged)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum ActionSpec {
     /// `"next"`, `"wait"` (busy only: stay until the lock is free), or
     /// `"retry"` (roll back and start the program again, at most 3 times).
@@ -421,57 +367,94 @@ pub enum ActionSpec {
     Table(ActionTable),
 }
 
-/// The table form of an action.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ActionTable {
-    /// Jump to the step of this name (the first one there is).
-    pub goto: Option<String>,
-    /// End the attempt with this outcome.
-    pub finish: Option<String>,
-    /// The outcome's result: `:capture`, or text where `{name}` is filled in.
-    pub result: Option<String>,
-    /// Fail the attempt with this reason.
-    pub fail: Option<String>,
-    /// With `goto`: then back off until no other attempt holds a write lock.
-    #[serde(default)]
-    pub back_off: bool,
-    /// Instead, stay at this step while an attempt with this role or
-    /// label is not over (a relay that polls while producers write).
-    pub wait_while: Option<String>,
-    /// Add this text to the attempt's log (`{log}` in results and notes).
-    pub log: Option<String>,
+impl Decode for Capture {
+    fn decode(value: &decode::Value<'_>) -> decode::Result<Self> {
+        match value.get_ref() {
+            toml::de::DeValue::String(_) => String::decode(value).map(Capture::One),
+            toml::de::DeValue::Array(_) => Vec::decode(value).map(Capture::Many),
+            _ => Err(decode::invalid_type(
+                value,
+                "a column's name or an array of names",
+            )),
+        }
+    }
 }
 
-/// A check after a run.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct CheckSpec {
-    /// What it checks, for people; `{name}` inserts a parameter.
-    pub name: String,
-    /// The check applies only when this SQL expression over the parameters is true.
-    pub when: Option<String>,
-    /// SQL on the committed state (or `query`, one the file names)…
-    pub sql: Option<String>,
-    /// A named query instead of `sql`.
-    pub query: Option<String>,
-    /// …of this database (the only one, when there is one)…
-    pub database: Option<String>,
-    /// …as it was when the attempt of this label was over…
-    pub after: Option<String>,
-    /// …must answer this: a value (one row, one column) or an array of rows.
-    pub expect: Option<toml::Value>,
-    /// Or: the attempt of this label…
-    pub attempt: Option<String>,
-    /// …ended with this outcome (with `attempt`); or how many attempts
-    /// ended with it (with `count`)…
-    pub outcome: Option<String>,
-    /// …and this result (with `attempt`).
-    pub result: Option<String>,
-    /// How many attempts ended with `outcome`.
-    pub count: Option<toml::Value>,
-    /// Or: every attempt that ended with one of these outcomes got the same result.
-    pub same_result: Option<Vec<String>>,
+impl Decode for NoteSpec {
+    fn decode(value: &decode::Value<'_>) -> decode::Result<Self> {
+        match value.get_ref() {
+            toml::de::DeValue::String(_) => String::decode(value).map(NoteSpec::One),
+            toml::de::DeValue::Table(_) => BTreeMap::decode(value).map(NoteSpec::By),
+            _ => Err(decode::invalid_type(
+                value,
+                "a sentence or a table of sentences by result",
+            )),
+        }
+    }
+}
+
+impl Decode for ActionSpec {
+    fn decode(value: &decode::Value<'_>) -> decode::Result<Self> {
+        match value.get_ref() {
+            toml::de::DeValue::String(_) => String::decode(value).map(ActionSpec::Word),
+            toml::de::DeValue::Table(_) => ActionTable::decode(value).map(ActionSpec::Table),
+            _ => Err(decode::invalid_type(value, "an action: a word or a table")),
+        }
+    }
+}
+
+declaration! {
+    /// The table form of an action.
+    #[derive(Debug, Clone, PartialEq)]
+    pub struct ActionTable {
+        /// Jump to the step of this name (the first one there is).
+        pub goto: Option<String> = "goto" (opt),
+        /// End the attempt with this outcome.
+        pub finish: Option<String> = "finish" (opt),
+        /// The outcome's result: `:capture`, or text where `{name}` is filled in.
+        pub result: Option<String> = "result" (opt),
+        /// Fail the attempt with this reason.
+        pub fail: Option<String> = "fail" (opt),
+        /// With `goto`: then back off until no other attempt holds a write lock.
+        pub back_off: bool = "back-off" (default),
+        /// Instead, stay at this step while an attempt with this role or
+        /// label is not over (a relay that polls while producers write).
+        pub wait_while: Option<String> = "wait-while" (opt),
+        /// Add this text to the attempt's log (`{log}` in results and notes).
+        pub log: Option<String> = "log" (opt),
+    }
+}
+
+declaration! {
+    /// A check after a run.
+    #[derive(Debug, Clone)]
+    pub struct CheckSpec {
+        /// What it checks, for people; `{name}` inserts a parameter.
+        pub name: String = "name" (req),
+        /// The check applies only when this SQL expression over the parameters is true.
+        pub when: Option<String> = "when" (opt),
+        /// SQL on the committed state (or `query`, one the file names)…
+        pub sql: Option<String> = "sql" (opt),
+        /// A named query instead of `sql`.
+        pub query: Option<String> = "query" (opt),
+        /// …of this database (the only one, when there is one)…
+        pub database: Option<String> = "database" (opt),
+        /// …as it was when the attempt of this label was over…
+        pub after: Option<String> = "after" (opt),
+        /// …must answer this: a value (one row, one column) or an array of rows.
+        pub expect: Option<toml::Value> = "expect" (opt),
+        /// Or: the attempt of this label…
+        pub attempt: Option<String> = "attempt" (opt),
+        /// …ended with this outcome (with `attempt`); or how many attempts
+        /// ended with it (with `count`)…
+        pub outcome: Option<String> = "outcome" (opt),
+        /// …and this result (with `attempt`).
+        pub result: Option<String> = "result" (opt),
+        /// How many attempts ended with `outcome`.
+        pub count: Option<toml::Value> = "count" (opt),
+        /// Or: every attempt that ended with one of these outcomes got the same result.
+        pub same_result: Option<Vec<String>> = "same-result" (opt),
+    }
 }
 
 /// Where in the source a problem is, and what it is.
@@ -530,10 +513,8 @@ fn parse_file(source: &str, fallback_id: &str, trial: bool) -> Result<File> {
             ),
         ));
     }
-    let mut file: File = toml::from_str(source).map_err(|e| {
-        let message = e.message().to_string();
-        at(source, e.span(), &message)
-    })?;
+    let mut file: File =
+        decode::from_str(source).map_err(|e| at(source, Some(e.span), &e.message))?;
     if file.id.is_none() {
         file.id = Some(fallback_id.to_string());
     }
@@ -699,8 +680,8 @@ fn library(name: &str) -> Result<Library> {
     }
     let source = crate::scenarios::library_source(name)
         .ok_or_else(|| Error::invalid("library", format!("no library {}", params::quote(name))))?;
-    let parsed: Library = toml::from_str(source)
-        .map_err(|e| Error::invalid("library", format!("library {name}: {}", e.message())))?;
+    let parsed: Library = decode::from_str(source)
+        .map_err(|e| Error::invalid("library", format!("library {name}: {}", e.message)))?;
     PARSED.with(|p| p.borrow_mut().insert(name.to_string(), parsed.clone()));
     Ok(parsed)
 }
@@ -822,7 +803,7 @@ fn alone_file<'a>(
         .collect();
     text.push_str(&format!("with = {{ {} }}\n", with.join(", ")));
     let mut file: File =
-        toml::from_str(&text).map_err(|e| Error::invalid("scenario", e.message().to_string()))?;
+        decode::from_str(&text).map_err(|e| Error::invalid("scenario", e.message))?;
     file.merge_libraries()?;
     validate(&file)?;
     Ok(file)
