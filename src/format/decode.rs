@@ -37,6 +37,7 @@ pub struct Mistake {
 /// What reading a declaration gives.
 pub type Result<T> = std::result::Result<T, Mistake>;
 
+#[inline(never)]
 fn mistake(span: Range<usize>, message: String) -> Mistake {
     Mistake { message, span }
 }
@@ -52,6 +53,7 @@ pub trait Decode: Sized {
 }
 
 /// The message for a value of the wrong type.
+#[inline(never)]
 pub fn invalid_type(value: &Value<'_>, expected: &str) -> Mistake {
     let found = match value.get_ref() {
         DeValue::String(s) => format!("string {}", serde_json::Value::from(s.as_ref())),
@@ -113,17 +115,29 @@ impl<'a, 'i> Fields<'a, 'i> {
         Ok(Fields { table, span })
     }
 
+    /// The value of `key`. Not inlined: the lookup (a hash of the key) is
+    /// the same for every field of every declaration.
+    #[inline(never)]
+    fn get(&self, key: &str) -> Option<&'a Value<'i>> {
+        self.table.get(key)
+    }
+
+    #[inline(never)]
+    fn missing(&self, key: &str) -> Mistake {
+        mistake(self.span.clone(), format!("missing field `{key}`"))
+    }
+
     /// A key the table must have.
     pub fn req<T: Decode>(&self, key: &str) -> Result<T> {
-        match self.table.get(key) {
+        match self.get(key) {
             Some(value) => T::decode(value),
-            None => Err(mistake(self.span.clone(), format!("missing field `{key}`"))),
+            None => Err(self.missing(key)),
         }
     }
 
     /// A key the table may have.
     pub fn opt<T: Decode>(&self, key: &str) -> Result<Option<T>> {
-        self.table.get(key).map(T::decode).transpose()
+        self.get(key).map(T::decode).transpose()
     }
 
     /// A key the table may have, its type's default when it has not.
@@ -251,10 +265,13 @@ impl<T: Decode> Decode for BTreeMap<String, T> {
         "a map"
     }
     fn decode(value: &Value<'_>) -> Result<Self> {
-        table(value, Self::expected())?
-            .iter()
-            .map(|(k, v)| Ok((k.get_ref().to_string(), T::decode(v)?)))
-            .collect()
+        // Inserted one by one: collecting would sort the entries first, with
+        // a stable sort compiled once per value type.
+        let mut out = BTreeMap::new();
+        for (k, v) in table(value, Self::expected())? {
+            out.insert(k.get_ref().to_string(), T::decode(v)?);
+        }
+        Ok(out)
     }
 }
 

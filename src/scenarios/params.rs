@@ -271,12 +271,14 @@ pub struct Params(Map<String, Value>);
 impl Params {
     /// Every declared parameter at its default.
     pub fn defaults(declared: &[Param]) -> Params {
-        Params(
-            declared
-                .iter()
-                .map(|p| (p.name.to_string(), p.default_value()))
-                .collect(),
-        )
+        // Inserted one by one (here and below): collecting into the map
+        // would sort the entries first, a stable sort compiled for each
+        // kind of entry the module collects.
+        let mut values = Map::new();
+        for p in declared {
+            values.insert(p.name.to_string(), p.default_value());
+        }
+        Params(values)
     }
 
     /// Values bound by name as they are, for an attempt the engine builds
@@ -351,13 +353,13 @@ impl Params {
     /// The values that differ from the defaults of `declared`, as a link or
     /// an embed would carry them.
     pub fn changed(&self, declared: &[Param]) -> Map<String, Value> {
-        declared
-            .iter()
-            .filter_map(|p| {
-                let value = self.0.get(p.name)?;
-                (*value != p.default_value()).then(|| (p.name.to_string(), value.clone()))
-            })
-            .collect()
+        let mut changed = Map::new();
+        for p in declared {
+            if let Some(value) = self.0.get(p.name).filter(|v| **v != p.default_value()) {
+                changed.insert(p.name.to_string(), value.clone());
+            }
+        }
+        changed
     }
 
     /// Every value, by name.

@@ -514,21 +514,20 @@ impl StoreInner {
     /// since it was last copied or restored is not copied again: it shares
     /// those bytes.
     pub(crate) fn snapshot_files(&self) -> BTreeMap<String, Rc<Image>> {
-        let mut files: BTreeMap<String, Rc<Image>> = self
-            .files
-            .borrow()
-            .iter()
-            .map(|(name, data)| {
-                let mut copy_of = data.copy_of.borrow_mut();
-                let image = copy_of.get_or_insert_with(|| {
-                    let image = Image::of(&data.bytes.borrow());
-                    image.version.set(data.version.get());
-                    image.hash.set(data.hash.get());
-                    Rc::new(image)
-                });
-                (name.clone(), Rc::clone(image))
-            })
-            .collect();
+        // Inserted one by one: collecting would sort the entries first (a
+        // stable sort compiled for this one kind of entry), and a store
+        // holds a few files.
+        let mut files = BTreeMap::new();
+        for (name, data) in self.files.borrow().iter() {
+            let mut copy_of = data.copy_of.borrow_mut();
+            let image = copy_of.get_or_insert_with(|| {
+                let image = Image::of(&data.bytes.borrow());
+                image.version.set(data.version.get());
+                image.hash.set(data.hash.get());
+                Rc::new(image)
+            });
+            files.insert(name.clone(), Rc::clone(image));
+        }
         for (name, node) in self.shm.borrow().iter() {
             files.insert(name.clone(), Rc::new(Image::of(&node.bytes())));
         }
