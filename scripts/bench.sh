@@ -17,6 +17,10 @@ OUT="$REPLAYGROUND_ROOT/target/bench"
 mkdir -p "$OUT"
 cargo build -q --release --locked --bin replayground
 scripts/build-wasm.sh
+# SQLite alone (scripts/sqlite-alone): the floor of the module's size and start.
+ALONE="$REPLAYGROUND_ROOT/target/sqlite-alone"
+(cd scripts/sqlite-alone && CARGO_TARGET_DIR="$ALONE" wasm-pack --log-level warn build --target web --release \
+  --out-dir "$ALONE/pkg" --mode no-install -- --locked)
 echo "bench: native ($ROUNDS rounds x $ITERATIONS)" >&2
 target/release/replayground bench --json --rounds "$ROUNDS" --iterations "$ITERATIONS" >"$OUT/native.json"
 echo "bench: headless Chromium ($ROUNDS rounds x $ITERATIONS)" >&2
@@ -25,9 +29,10 @@ WASM=www/pkg/replayground_bg.wasm
 # brotli -q 11 of files concatenated: a module and the JS glue that loads it.
 br() { cat "$@" | brotli -q 11 -c | wc -c; }
 PEERS=tests/e2e/node_modules
-printf '{"raw": %s, "gzip": %s, "brotli": %s, "withGlueBrotli": {"replayground": %s, "@sqlite.org/sqlite-wasm": %s, "sql.js": %s}}\n' \
+printf '{"raw": %s, "gzip": %s, "brotli": %s, "withGlueBrotli": {"replayground": %s, "SQLite alone": %s, "@sqlite.org/sqlite-wasm": %s, "sql.js": %s}}\n' \
   "$(stat -c %s "$WASM")" "$(gzip -9 -c "$WASM" | wc -c)" "$(br "$WASM")" \
   "$(br "$WASM" www/pkg/replayground.js)" \
+  "$(br "$ALONE/pkg/sqlite_alone_bg.wasm" "$ALONE/pkg/sqlite_alone.js")" \
   "$(br "$PEERS/@sqlite.org/sqlite-wasm/dist/sqlite3.wasm" "$PEERS/@sqlite.org/sqlite-wasm/dist/index.mjs")" \
   "$(br "$PEERS/sql.js/dist/sql-wasm-browser.wasm" "$PEERS/sql.js/dist/sql-wasm-browser.js")" >"$OUT/size.json"
 # Where the module's bytes go, from the linked module before wasm-opt (it has names).

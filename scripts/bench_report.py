@@ -285,6 +285,10 @@ def main():
             lines.append(
                 "wasm + JS glue, brotli -q 11: "
                 + ", ".join(f"{n} {v:,} bytes" for n, v in sorted(glue.items(), key=lambda kv: kv[1]))
+                + ("; SQLite alone is scripts/sqlite-alone, SQLite built as the module builds it (the same "
+                   "crates and SQLite flags, one export that opens an in-memory database and asks its "
+                   "version): the floor of any module with this SQLite in it"
+                   if "SQLite alone" in glue else "")
             )
     breakdown = report.get("breakdown")
     if breakdown:

@@ -15,6 +15,8 @@ const PEERS = {
   'sqlite-wasm': path.join(here, 'node_modules', '@sqlite.org', 'sqlite-wasm', 'dist'),
   'sql.js': path.join(here, 'node_modules', 'sql.js', 'dist'),
   replayground: path.join(here, '..', '..', 'www', 'pkg'),
+  // SQLite alone, built as the module builds it (scripts/sqlite-alone).
+  'sqlite-alone': path.join(here, '..', '..', 'target', 'sqlite-alone', 'pkg'),
 };
 const TYPES = { '.mjs': 'text/javascript', '.js': 'text/javascript', '.wasm': 'application/wasm' };
 
@@ -27,6 +29,12 @@ const FIRST_QUERY = {
 import init, { versions } from '/peers/replayground/replayground.js';
 await init();
 versions();
+document.title = 'answered ' + performance.now();
+</script>`,
+  'SQLite alone': `<script type="module">
+import init, { version } from '/peers/sqlite-alone/sqlite_alone.js';
+await init();
+version();
 document.title = 'answered ' + performance.now();
 </script>`,
   'sql.js': `<script src="/peers/sql.js/sql-wasm-browser.js"></script>
