@@ -127,22 +127,73 @@ impl<'a, 'i> Fields<'a, 'i> {
         mistake(self.span.clone(), format!("missing field `{key}`"))
     }
 
-    /// A key the table must have.
-    pub fn req<T: Decode>(&self, key: &str) -> Result<T> {
-        match self.get(key) {
+    /// A key the table must have. Its type's placeholder if it has not, or
+    /// once `failed` holds a mistake (the first is kept): a declaration is
+    /// built whole and then refused, so that no field's value is dropped on
+    /// the way out of every later field (drop code for each field at each
+    /// place an earlier one could fail).
+    pub fn req<T: Required>(&self, key: &str, failed: &mut Option<Mistake>) -> T {
+        if failed.is_some() {
+            return T::placeholder();
+        }
+        let result = match self.get(key) {
             Some(value) => T::decode(value),
             None => Err(self.missing(key)),
-        }
+        };
+        keep(result, failed).unwrap_or_else(T::placeholder)
     }
 
     /// A key the table may have.
-    pub fn opt<T: Decode>(&self, key: &str) -> Result<Option<T>> {
-        self.get(key).map(T::decode).transpose()
+    pub fn opt<T: Decode>(&self, key: &str, failed: &mut Option<Mistake>) -> Option<T> {
+        if failed.is_some() {
+            return None;
+        }
+        match self.get(key) {
+            Some(value) => keep(T::decode(value), failed),
+            None => None,
+        }
     }
 
     /// A key the table may have, its type's default when it has not.
-    pub fn default<T: Decode + Default>(&self, key: &str) -> Result<T> {
-        Ok(self.opt(key)?.unwrap_or_default())
+    pub fn default<T: Decode + Default>(&self, key: &str, failed: &mut Option<Mistake>) -> T {
+        self.opt(key, failed).unwrap_or_default()
+    }
+}
+
+/// The value of `result`, or `None` with its mistake kept in `failed`.
+/// Nothing more is read once a mistake is kept (`req` and `opt` look first).
+fn keep<T>(result: Result<T>, failed: &mut Option<Mistake>) -> Option<T> {
+    result.map_err(|m| *failed = Some(m)).ok()
+}
+
+/// A type a declaration may require: what stands in for it in a declaration
+/// being refused.
+pub trait Required: Decode {
+    /// A value never seen: the declaration it is in is refused.
+    fn placeholder() -> Self;
+}
+
+impl Required for String {
+    fn placeholder() -> Self {
+        String::new()
+    }
+}
+
+impl Required for i64 {
+    fn placeholder() -> Self {
+        0
+    }
+}
+
+impl<T: Decode> Required for Vec<T> {
+    fn placeholder() -> Self {
+        Vec::new()
+    }
+}
+
+impl Required for toml::Value {
+    fn placeholder() -> Self {
+        toml::Value::Boolean(false)
     }
 }
 
@@ -170,9 +221,14 @@ macro_rules! declaration {
         impl $crate::format::decode::Decode for $name {
             fn decode(value: &$crate::format::decode::Value<'_>) -> $crate::format::decode::Result<Self> {
                 let fields = $crate::format::decode::Fields::new(value, &[$($key),*])?;
-                Ok($name {
-                    $($field: fields.$how($key)?,)*
-                })
+                let mut failed = None;
+                let read = $name {
+                    $($field: fields.$how($key, &mut failed),)*
+                };
+                match failed {
+                    None => Ok(read),
+                    Some(mistake) => Err(mistake),
+                }
             }
         }
     };
@@ -447,6 +503,10 @@ mod tests {
         assert_eq!(message, "missing field `title`");
         let (message, _) = mistake_of("title = \"t\"\n");
         assert_eq!(message, "missing field `attempts`");
+        // Of two mistakes, the one of the field declared first is said.
+        let (message, at) = mistake_of("fails = 1\ntitle = 5\n");
+        assert_eq!(message, "invalid type: integer `5`, expected a string");
+        assert_eq!(at, "5");
         let (message, at) = mistake_of(&format!("{HEAD}[[checks]]\nsql = \"SELECT 1\"\n"));
         assert_eq!(message, "missing field `name`");
         assert!(at.contains("checks"), "{at}");
