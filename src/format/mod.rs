@@ -776,9 +776,9 @@ fn alone(
 
 /// The file of [`alone`]: one attempt whose values are parameters.
 ///
-/// Written as TOML text and parsed as every file is: deserializing from a
-/// `toml::Value` instead would compile a second copy of every declaration's
-/// deserializer into the module (about 60 KB of wasm).
+/// Written as TOML text and parsed as every file is (`decode` reads toml's
+/// parsed tables, so text is the one way in; a session builds it once per
+/// program and names, see `alone`).
 fn alone_file<'a>(
     name: &str,
     program: &str,
