@@ -1107,9 +1107,11 @@ impl Conn {
         self.store.kill(self.id);
         let _active = ActiveConn::set(self.id);
         if let Err((sqlite, _)) = sqlite.close() {
-            // Only outstanding statements make close fail, and none are kept;
-            // were one kept, leaking the dead handle is still safe.
+            // Only outstanding statements make close fail: the dead handle is
+            // leaked (safe: it is never used again), and what its files held
+            // in the store goes as a dead process's descriptors do.
             std::mem::forget(sqlite);
+            self.store.close_all_of(self.id);
         }
         Ok(())
     }

@@ -385,6 +385,28 @@ impl StoreInner {
         }
     }
 
+    /// Closes every file `conn` still has open, as the death of its process
+    /// closes its descriptors and unmaps its shared memory: for a killed
+    /// connection whose handle SQLite could not close (a statement was still
+    /// open), so that nothing it held outlives it. The handle itself is
+    /// never used again.
+    pub(crate) fn close_all_of(&self, conn: ConnId) {
+        let mut locks = self.locks.borrow_mut();
+        let shm = self.shm.borrow();
+        self.handles.borrow_mut().retain(|&id, handle| {
+            if handle.conn != conn {
+                return true;
+            }
+            if let Some(file) = locks.get_mut(&handle.file) {
+                file.unlock(&mut handle.level, LockLevel::None);
+            }
+            for node in shm.values() {
+                node.detach(id);
+            }
+            false
+        });
+    }
+
     /// The shared memory of database `file`, if it has any (asked after
     /// every step: a store in rollback mode answers without naming it).
     fn shm_node(&self, file: &str) -> Option<Rc<ShmNode>> {
@@ -1263,7 +1285,12 @@ impl VfsStore for LockingStore {
         Ok(())
     }
 
-    fn access(data: &VfsData, name: &str, _mode: AccessMode) -> VfsResult<bool> {
+    /// `xAccess`, as `unixAccess`: a file of zero bytes does not exist for
+    /// `SQLITE_ACCESS_EXISTS` (SQLite asks so of a journal or a log, and an
+    /// empty one left by `journal_mode = TRUNCATE`, or a log no transaction
+    /// has been written to, is not hot); for read-write access the name is
+    /// enough.
+    fn access(data: &VfsData, name: &str, mode: AccessMode) -> VfsResult<bool> {
         let Some((store, file)) = resolve(data, name) else {
             return Ok(false);
         };
@@ -1276,7 +1303,13 @@ impl VfsStore for LockingStore {
         } else {
             footprint::read(slot, footprint::part_of(file));
         }
-        let exists = store.files.borrow().contains_key(file);
+        let files = store.files.borrow();
+        let exists = match mode {
+            AccessMode::Exists => files
+                .get(file)
+                .is_some_and(|data| !data.borrow().is_empty()),
+            AccessMode::Read | AccessMode::ReadWrite => files.contains_key(file),
+        };
         Ok(exists)
     }
 

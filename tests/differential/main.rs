@@ -40,6 +40,12 @@ enum Outcome {
     Closed,
     /// Kill or close of a connection that is not open.
     NotOpen,
+    /// A statement left open after one step: what `sqlite3_step` returned
+    /// (100 a row, 101 done, or an extended error code; the error of its
+    /// preparation, if it could not be prepared).
+    Stepped(i32),
+    /// The files beside the database, by name, with their sizes in bytes.
+    Files(Vec<(String, u64)>),
 }
 
 type Recording = BTreeMap<String, Vec<Outcome>>;
@@ -59,6 +65,42 @@ trait Side {
     fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String);
     fn kill(&mut self, conn: usize) -> Outcome;
     fn close(&mut self, conn: usize) -> Outcome;
+    /// Opens a statement, steps it once and keeps it open; also tells the
+    /// lock the connection holds afterwards.
+    fn open(&mut self, conn: usize, sql: &str) -> (Outcome, String);
+    /// The files of the store, in name order.
+    fn files(&mut self) -> Outcome;
+}
+
+/// Prepares `sql` on `db`, steps it once and leaves it open: the step's
+/// result code, and the statement (null if it could not be prepared).
+///
+/// # Safety
+/// `db` must be an open connection; the statement must be finalized before
+/// the connection closes gracefully (a killed connection is never closed).
+unsafe fn open_cursor(
+    db: *mut rusqlite::ffi::sqlite3,
+    sql: &str,
+) -> (i32, *mut rusqlite::ffi::sqlite3_stmt) {
+    use rusqlite::ffi;
+    let sql = std::ffi::CString::new(sql).expect("no NUL in SQL");
+    let mut statement = std::ptr::null_mut();
+    let rc = unsafe {
+        ffi::sqlite3_prepare_v2(db, sql.as_ptr(), -1, &mut statement, std::ptr::null_mut())
+    };
+    if rc != ffi::SQLITE_OK {
+        return (
+            unsafe { ffi::sqlite3_extended_errcode(db) },
+            std::ptr::null_mut(),
+        );
+    }
+    let rc = unsafe { ffi::sqlite3_step(statement) };
+    let rc = if rc == ffi::SQLITE_ROW || rc == ffi::SQLITE_DONE {
+        rc
+    } else {
+        unsafe { ffi::sqlite3_extended_errcode(db) }
+    };
+    (rc, statement)
 }
 
 /// The lock a connection holds, as recorded: its level on the database file,
@@ -90,6 +132,11 @@ fn run(schedule: &Schedule, side: &mut dyn Side) -> Run {
             }
             Action::Kill => (side.kill(*conn), None),
             Action::Close => (side.close(*conn), None),
+            Action::Open(sql) => {
+                let (outcome, lock) = side.open(*conn, sql);
+                (outcome, Some(lock))
+            }
+            Action::Files => (side.files(), None),
         };
         outcomes.push(outcome);
         locks.push(lock);
@@ -100,6 +147,8 @@ fn run(schedule: &Schedule, side: &mut dyn Side) -> Run {
 struct VfsSide {
     store: Store,
     conns: HashMap<usize, Conn>,
+    /// The statements left open on each connection.
+    cursors: HashMap<usize, Vec<*mut rusqlite::ffi::sqlite3_stmt>>,
 }
 
 impl VfsSide {
@@ -114,26 +163,29 @@ impl VfsSide {
         VfsSide {
             store,
             conns: HashMap::new(),
+            cursors: HashMap::new(),
         }
+    }
+
+    /// Connection `conn`, opened on first use.
+    fn conn(&mut self, conn: usize) -> Result<&Conn, Outcome> {
+        if !self.conns.contains_key(&conn) {
+            let c = self
+                .store
+                .connect("main.db", &format!("c{conn}"))
+                .map_err(|e| Outcome::Error(e.sqlite_code().unwrap_or(-1)))?;
+            self.conns.insert(conn, c);
+        }
+        Ok(&self.conns[&conn])
     }
 }
 
 impl Side for VfsSide {
     fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String) {
-        if !self.conns.contains_key(&conn) {
-            match self.store.connect("main.db", &format!("c{conn}")) {
-                Ok(c) => {
-                    self.conns.insert(conn, c);
-                }
-                Err(e) => {
-                    return (
-                        Outcome::Error(e.sqlite_code().unwrap_or(-1)),
-                        "none".to_string(),
-                    )
-                }
-            }
-        }
-        let c = &self.conns[&conn];
+        let c = match self.conn(conn) {
+            Ok(c) => c,
+            Err(outcome) => return (outcome, "none".to_string()),
+        };
         let outcome = match c.execute(sql, &[]) {
             Ok(rows) => Outcome::Rows(rows.rows),
             Err(e) => Outcome::Error(e.sqlite_code().unwrap_or(-1)),
@@ -141,7 +193,26 @@ impl Side for VfsSide {
         (outcome, lock_text(c.lock_level(), c.shm_locks()))
     }
 
+    fn open(&mut self, conn: usize, sql: &str) -> (Outcome, String) {
+        let c = match self.conn(conn) {
+            Ok(c) => c,
+            Err(outcome) => return (outcome, "none".to_string()),
+        };
+        let sqlite = c.sqlite().unwrap();
+        // SAFETY: the connection is open; the statement is finalized before
+        // a graceful close (`close`) and never touched after a kill.
+        let (rc, statement) = unsafe { open_cursor(sqlite.handle(), sql) };
+        drop(sqlite);
+        let lock = lock_text(c.lock_level(), c.shm_locks());
+        if !statement.is_null() {
+            self.cursors.entry(conn).or_default().push(statement);
+        }
+        (Outcome::Stepped(rc), lock)
+    }
+
     fn kill(&mut self, conn: usize) -> Outcome {
+        // A dead process's statements die with it: never finalized.
+        self.cursors.remove(&conn);
         match self.conns.remove(&conn) {
             Some(mut c) => {
                 c.kill().unwrap();
@@ -154,10 +225,41 @@ impl Side for VfsSide {
     fn close(&mut self, conn: usize) -> Outcome {
         match self.conns.remove(&conn) {
             Some(c) => {
+                let sqlite = c.sqlite().unwrap();
+                for statement in self.cursors.remove(&conn).unwrap_or_default() {
+                    // SAFETY: opened on this connection, which is still open.
+                    unsafe { rusqlite::ffi::sqlite3_finalize(statement) };
+                }
+                drop(sqlite);
                 drop(c);
                 Outcome::Closed
             }
             None => Outcome::NotOpen,
+        }
+    }
+
+    fn files(&mut self) -> Outcome {
+        let mut files: Vec<(String, u64)> = self
+            .store
+            .files()
+            .into_iter()
+            .map(|(name, size)| (name, size as u64))
+            .collect();
+        files.sort();
+        Outcome::Files(files)
+    }
+}
+
+impl Drop for VfsSide {
+    fn drop(&mut self) {
+        for (conn, statements) in self.cursors.drain() {
+            if let Some(c) = self.conns.get(&conn) {
+                let _sqlite = c.sqlite().unwrap();
+                for statement in statements {
+                    // SAFETY: opened on this connection, which is still open.
+                    unsafe { rusqlite::ffi::sqlite3_finalize(statement) };
+                }
+            }
         }
     }
 }
@@ -385,6 +487,32 @@ mod files {
         }
     }
 
+    impl FileSide {
+        /// Sends one request line to connection `conn`'s worker: its outcome,
+        /// and the lock the connection holds afterwards.
+        fn request(&mut self, conn: usize, request: serde_json::Value) -> (Outcome, String) {
+            let worker = self.worker(conn);
+            writeln!(worker.stdin, "{request}").unwrap();
+            worker.stdin.flush().unwrap();
+            let mut line = String::new();
+            worker.stdout.read_line(&mut line).unwrap();
+            let reply: Reply = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("sql-worker replied {line:?}: {e}"));
+            let outcome = match (reply.rows, reply.code, reply.stepped) {
+                (Some(rows), _, _) => Outcome::Rows(rows),
+                (None, Some(code), _) => Outcome::Error(code),
+                (None, None, Some(rc)) => Outcome::Stepped(rc),
+                (None, None, None) => panic!("sql-worker replied {line:?}"),
+            };
+            let level = *LOCK_LEVELS
+                .get(reply.lock)
+                .unwrap_or_else(|| panic!("sql-worker replied lock {}", reply.lock));
+            let pid = self.workers[&conn].child.id();
+            let shm = shm_locks(pid, &self.dir.join("main.db-shm"));
+            (outcome, lock_text(level, shm))
+        }
+    }
+
     /// The lock levels, by SQLite's numbering (NONE 0 to EXCLUSIVE 4).
     const LOCK_LEVELS: [LockLevel; 5] = [
         LockLevel::None,
@@ -398,26 +526,33 @@ mod files {
     /// slot i is byte 120 + i, the DMS byte 128.
     const SHM_BASE: u64 = 120;
 
-    /// The POSIX locks process `pid` holds on the file `shm`, as the kernel
-    /// lists them in /proc/locks, read as shared-memory locks.
+    /// The POSIX locks process `pid` holds on the file `shm`, read as
+    /// shared-memory locks: the `lock:` lines of `/proc/PID/fdinfo/FD` for
+    /// the descriptor the process has the file open on. The kernel writes
+    /// them in one pass over that file's own locks, so no other process's
+    /// locks appear and none of its churn can shift them (`/proc/locks`, the
+    /// machine's whole table, is produced a page at a time from a list other
+    /// processes change in between: lines were skipped or repeated).
     fn shm_locks(pid: u32, shm: &std::path::Path) -> ShmLocks {
-        use std::os::unix::fs::MetadataExt;
         let mut locks = ShmLocks::default();
-        let Ok(meta) = std::fs::metadata(shm) else {
+        let Some(fd) = descriptor_of(pid, shm) else {
             return locks;
         };
-        let table = std::fs::read_to_string("/proc/locks").expect("/proc/locks is readable");
-        for line in table.lines() {
-            // "1: POSIX  ADVISORY  READ 1234 08:01:5678 120 120"; waiters ("->") are skipped.
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.len() < 8 || fields[1] != "POSIX" {
+        let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{fd}")) else {
+            // The descriptor closed between the listing and the read.
+            return locks;
+        };
+        for line in info.lines() {
+            // "lock:\t1: POSIX  ADVISORY  READ 1234 08:01:5678 120 120".
+            let Some(lock) = line.strip_prefix("lock:") else {
                 continue;
-            }
-            let inode = fields[5]
-                .rsplit(':')
-                .next()
-                .and_then(|i| i.parse::<u64>().ok());
-            if fields[4].parse::<u32>().ok() != Some(pid) || inode != Some(meta.ino()) {
+            };
+            let fields: Vec<&str> = lock.split_whitespace().collect();
+            assert!(
+                fields.len() >= 8 && fields[0].ends_with(':'),
+                "unexpected lock line in /proc/{pid}/fdinfo/{fd}: {line:?}"
+            );
+            if fields[1] != "POSIX" || fields[4].parse::<u32>().ok() != Some(pid) {
                 continue;
             }
             let start: u64 = fields[6].parse().expect("lock start");
@@ -444,33 +579,43 @@ mod files {
         locks
     }
 
+    /// The descriptor on which process `pid` has `path` open, if it does.
+    fn descriptor_of(pid: u32, path: &std::path::Path) -> Option<String> {
+        std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .ok()?
+            .flatten()
+            .find(|entry| std::fs::read_link(entry.path()).is_ok_and(|target| target == path))
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+    }
+
     #[derive(Deserialize)]
     struct Reply {
         rows: Option<Vec<Vec<SqlValue>>>,
         code: Option<i32>,
+        stepped: Option<i32>,
         lock: usize,
     }
 
     impl Side for FileSide {
         fn sql(&mut self, conn: usize, sql: &str) -> (Outcome, String) {
-            let worker = self.worker(conn);
-            writeln!(worker.stdin, "{}", serde_json::to_string(sql).unwrap()).unwrap();
-            worker.stdin.flush().unwrap();
-            let mut line = String::new();
-            worker.stdout.read_line(&mut line).unwrap();
-            let reply: Reply = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("sql-worker replied {line:?}: {e}"));
-            let outcome = match (reply.rows, reply.code) {
-                (Some(rows), _) => Outcome::Rows(rows),
-                (None, Some(code)) => Outcome::Error(code),
-                (None, None) => panic!("sql-worker replied {line:?}"),
-            };
-            let level = *LOCK_LEVELS
-                .get(reply.lock)
-                .unwrap_or_else(|| panic!("sql-worker replied lock {}", reply.lock));
-            let pid = self.workers[&conn].child.id();
-            let shm = shm_locks(pid, &self.dir.join("main.db-shm"));
-            (outcome, lock_text(level, shm))
+            self.request(conn, serde_json::json!(sql))
+        }
+
+        fn open(&mut self, conn: usize, sql: &str) -> (Outcome, String) {
+            self.request(conn, serde_json::json!({ "open": sql }))
+        }
+
+        fn files(&mut self) -> Outcome {
+            let mut files: Vec<(String, u64)> = std::fs::read_dir(&self.dir)
+                .unwrap()
+                .map(|entry| {
+                    let entry = entry.unwrap();
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    (name, entry.metadata().unwrap().len())
+                })
+                .collect();
+            files.sort();
+            Outcome::Files(files)
         }
 
         fn kill(&mut self, conn: usize) -> Outcome {
@@ -510,8 +655,84 @@ mod files {
         }
     }
 
+    /// Another process taking and releasing POSIX locks on a file of its own
+    /// in a tight loop, as a build or another test suite does on a busy
+    /// machine: about 200 locks at a time, a few hundred thousand changes a
+    /// second to the kernel's table of locks. Stopped when dropped.
+    struct LockChurn {
+        child: Child,
+    }
+
+    impl LockChurn {
+        const SCRIPT: &'static str = "
+import fcntl, os, sys, tempfile
+fd, path = tempfile.mkstemp()
+os.unlink(path)
+os.write(fd, bytes(1024))
+sys.stdout.write('ready\\n')
+sys.stdout.flush()
+while True:
+    for i in range(200):
+        fcntl.lockf(fd, fcntl.LOCK_SH if i % 2 else fcntl.LOCK_EX, 1, 2 * i)
+    for i in range(200):
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 2 * i)
+";
+
+        fn start() -> LockChurn {
+            let mut child = Command::new("python3")
+                .args(["-c", Self::SCRIPT])
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("start python3 to churn locks");
+            let mut ready = String::new();
+            BufReader::new(child.stdout.take().unwrap())
+                .read_line(&mut ready)
+                .unwrap();
+            assert_eq!(ready.trim(), "ready", "the lock churn did not start");
+            LockChurn { child }
+        }
+
+        /// The most locks the helper was seen holding in `reads` readings of
+        /// the machine's lock table.
+        fn most_locks_seen(&self, reads: usize) -> usize {
+            let pid = format!(" {} ", self.child.id());
+            (0..reads)
+                .map(|_| {
+                    std::fs::read_to_string("/proc/locks")
+                        .unwrap()
+                        .lines()
+                        .filter(|line| line.contains(&pid))
+                        .count()
+                })
+                .max()
+                .unwrap_or(0)
+        }
+
+        /// Whether it is still running.
+        fn running(&mut self) -> bool {
+            self.child.try_wait().unwrap().is_none()
+        }
+    }
+
+    impl Drop for LockChurn {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Both sides, every schedule, while another process churns the
+    /// machine's lock table all along (see [`LockChurn`]): what the real
+    /// side reads of its workers' locks must not depend on what else the
+    /// machine is doing.
     #[test]
     fn the_vfs_matches_real_sqlite_files_statement_by_statement() {
+        let mut churn = LockChurn::start();
+        let seen = churn.most_locks_seen(50);
+        assert!(
+            seen >= 20,
+            "the lock churn was seen holding at most {seen} locks"
+        );
         let mut real_results = Recording::new();
         let mut real_locks = LockRecording::new();
         let mut failures = Vec::new();
@@ -544,6 +765,11 @@ mod files {
                 std::fs::write(format!("{dir}/{file}"), json).unwrap();
             }
         }
+        assert!(
+            churn.running(),
+            "the lock churn stopped before the suite ended"
+        );
+        drop(churn);
         assert!(failures.is_empty(), "{}", failures.join("\n"));
         assert!(
             recording() == real_results && lock_recording() == real_locks,

@@ -10,6 +10,12 @@ pub enum Action {
     Kill,
     /// Close the connection gracefully (SQLite rolls back an open transaction).
     Close,
+    /// Prepare a statement, step it once and leave it open (a cursor not read
+    /// to its end: it keeps its read lock or snapshot until the connection
+    /// closes, or dies with it).
+    Open(String),
+    /// List the store's files with their sizes (no connection acts).
+    Files,
 }
 
 /// One step: connection index and action.
@@ -32,6 +38,15 @@ pub const FINAL: [&str; 2] = ["SELECT id, v FROM t ORDER BY id", "PRAGMA integri
 /// The connection index the final checks use.
 pub const FINAL_CONN: usize = 9;
 
+/// What ends every schedule: the final checks on a fresh connection, then
+/// the listing of the files left beside the database.
+fn final_ops() -> impl Iterator<Item = Op> {
+    FINAL
+        .iter()
+        .map(|sql| (FINAL_CONN, Action::Sql(sql.to_string())))
+        .chain([(FINAL_CONN, Action::Files)])
+}
+
 fn schedule(name: &str, steps: &[(usize, &str)]) -> Schedule {
     let mut ops: Vec<Op> = steps
         .iter()
@@ -39,16 +54,16 @@ fn schedule(name: &str, steps: &[(usize, &str)]) -> Schedule {
             let action = match step {
                 "kill" => Action::Kill,
                 "close" => Action::Close,
-                sql => Action::Sql(sql.to_string()),
+                "files" => Action::Files,
+                _ => match step.strip_prefix("open:") {
+                    Some(sql) => Action::Open(sql.to_string()),
+                    None => Action::Sql(step.to_string()),
+                },
             };
             (conn, action)
         })
         .collect();
-    ops.extend(
-        FINAL
-            .iter()
-            .map(|sql| (FINAL_CONN, Action::Sql(sql.to_string()))),
-    );
+    ops.extend(final_ops());
     Schedule {
         name: name.to_string(),
         ops,
@@ -799,11 +814,7 @@ fn random_from(
                 };
                 (conn, action)
             }));
-            ops.extend(
-                FINAL
-                    .iter()
-                    .map(|sql| (FINAL_CONN, Action::Sql(sql.to_string()))),
-            );
+            ops.extend(final_ops());
             Schedule {
                 name: format!("{name}-{seed}-{n}"),
                 ops,
@@ -821,7 +832,140 @@ pub fn all() -> Vec<Schedule> {
     all.extend(attached());
     all.extend(wal());
     all.extend(random_wal(7, 40, 16));
+    all.extend(empty_files_and_dead_cursors());
     all
+}
+
+/// Files of zero bytes, which SQLite's unix VFS says do not exist
+/// (`unixAccess` asks for a size above zero): an empty log beside a
+/// database, an empty journal left by `journal_mode = TRUNCATE`; and
+/// connections killed while a statement is still open, whose file
+/// descriptors and mappings go with their process.
+pub fn empty_files_and_dead_cursors() -> Vec<Schedule> {
+    vec![
+        schedule(
+            "wal-empty-log-then-exclusive-locking-mode-asks-for-wal-again",
+            &[
+                (A, INS),
+                (A, INS),
+                WAL,
+                (C, "open:SELECT id, v FROM t ORDER BY id"),
+                (A, "PRAGMA locking_mode = EXCLUSIVE"),
+                (A, COUNT),
+                (A, "files"),
+                (A, "PRAGMA journal_mode = WAL"),
+                (A, COUNT),
+                (C, "close"),
+                (A, COUNT),
+                (A, "PRAGMA journal_mode = WAL"),
+                (A, "files"),
+            ],
+        ),
+        schedule(
+            "wal-empty-log-then-leaving-wal-while-a-reader-keeps-it",
+            &[
+                (A, INS),
+                (A, INS),
+                WAL,
+                (C, COUNT),
+                (A, "files"),
+                (A, "PRAGMA journal_mode = TRUNCATE"),
+                (A, "PRAGMA wal_checkpoint(PASSIVE)"),
+                (A, COUNT),
+                (C, "close"),
+                (A, "PRAGMA journal_mode = TRUNCATE"),
+                (A, "files"),
+            ],
+        ),
+        schedule(
+            "truncate-rollback-on-an-empty-database-leaves-an-empty-journal",
+            &[
+                (A, "ATTACH 'empty.db' AS e"),
+                (A, "PRAGMA e.journal_mode = TRUNCATE"),
+                (A, "BEGIN"),
+                (A, "CREATE TABLE e.x (a)"),
+                (A, "ROLLBACK"),
+                (A, "files"),
+                (B, "ATTACH 'empty.db' AS e"),
+                (B, "SELECT count(*) FROM e.sqlite_master"),
+                (B, "files"),
+                (A, "close"),
+                (B, "close"),
+                (B, "files"),
+            ],
+        ),
+        schedule(
+            "truncate-rollback-leaves-an-empty-journal-the-next-reader-keeps",
+            &[
+                (A, "PRAGMA journal_mode = TRUNCATE"),
+                (A, "BEGIN"),
+                (A, INS),
+                (A, "ROLLBACK"),
+                (A, "files"),
+                (B, COUNT),
+                (B, "files"),
+                (A, "close"),
+                (B, "close"),
+                (B, "files"),
+            ],
+        ),
+        schedule(
+            "wal-a-killed-cursor-takes-its-shared-memory-with-it",
+            &[
+                WAL,
+                (A, INS),
+                (A, "PRAGMA wal_checkpoint(TRUNCATE)"),
+                (C, "open:SELECT id, v FROM t ORDER BY id"),
+                (C, "kill"),
+                (A, COUNT),
+                (A, "files"),
+                (A, "close"),
+                (A, "files"),
+                (B, COUNT),
+                (B, "close"),
+                (B, "files"),
+            ],
+        ),
+        schedule(
+            "wal-a-killed-cursor-mid-transaction-leaves-its-log-for-recovery",
+            &[
+                WAL,
+                (C, "BEGIN"),
+                (C, INS),
+                (C, "open:SELECT id, v FROM t ORDER BY id"),
+                (C, "kill"),
+                (A, COUNT),
+                (A, INS),
+                (A, "close"),
+                (A, "files"),
+            ],
+        ),
+        schedule(
+            "a-killed-cursor-releases-its-shared-lock",
+            &[
+                (A, INS),
+                (C, "open:SELECT id, v FROM t ORDER BY id"),
+                (A, "BEGIN EXCLUSIVE"),
+                (C, "kill"),
+                (A, "BEGIN EXCLUSIVE"),
+                (A, INS),
+                (A, "COMMIT"),
+                (A, "files"),
+            ],
+        ),
+        schedule(
+            "a-cursor-closed-with-its-connection-ends-its-read",
+            &[
+                (A, INS),
+                (B, "open:SELECT id, v FROM t ORDER BY id"),
+                (A, "BEGIN EXCLUSIVE"),
+                (B, "close"),
+                (A, "BEGIN EXCLUSIVE"),
+                (A, "COMMIT"),
+                (A, "files"),
+            ],
+        ),
+    ]
 }
 
 /// WAL mode: the first step of every schedule turns it on (it persists in
