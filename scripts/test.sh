@@ -112,6 +112,11 @@ prune "$REPLAYGROUND_ROOT/tests/fuzz/target"
 run soak cargo run -q --release --locked --bin replayground -- soak --runs 20000
 record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* s' "$LOGS/soak.log" || echo 'no summary')"
 
+# The conformance designs as a user's CI runs them: every verdict against its
+# declaration (`fails`), exit 1 if any is not as declared.
+run conformance cargo run -q --release --locked --bin replayground -- test tests/conformance
+record "replayground test tests/conformance" "$(grep -o '^[0-9]* passed, [0-9]* failed' "$LOGS/conformance.log" || echo 'no summary')"
+
 # Release tests unwind, as every test does: with the release profile's
 # panic = "abort", cargo builds the library twice (abort for the binary,
 # unwind for the tests) into the same file (the cdylib and rlib outputs carry

@@ -191,6 +191,22 @@ mod cli {
             #[arg(long)]
             json: bool,
         },
+        /// Search every scenario exhaustively and compare its verdict with its
+        /// declaration (`fails`): one line per scenario, then `N passed, N
+        /// failed`; exits 0 only when every scenario behaves as declared.
+        Test {
+            /// Scenario files, folders of them (every `*.toml` file in them and
+            /// below, `*.lib.toml` libraries excepted), or built-in ids.
+            #[arg(required = true)]
+            paths: Vec<String>,
+            /// At most this many runs per search (default: none). A search that
+            /// stops on it without a failing run has proved nothing: it fails.
+            #[arg(long)]
+            runs: Option<u64>,
+            /// Print JSON (one object per scenario, and the counts) instead of text.
+            #[arg(long)]
+            json: bool,
+        },
         /// Replay an encoded schedule step by step.
         Replay {
             /// The scenario's id or a scenario file.
@@ -268,6 +284,9 @@ mod cli {
                 "  [{mark}] {}: expected {}, actual {}",
                 check.name, check.expected, check.actual
             );
+        }
+        if let Some(declaration) = &result.declaration {
+            println!("  verdict: {}", declaration.verdict_as_declared);
         }
     }
 
@@ -487,6 +506,130 @@ mod cli {
         Ok(Some(file))
     }
 
+    /// The scenarios `replayground test` runs for `targets`: files, every
+    /// scenario file under a folder (sorted), built-in ids.
+    fn test_targets(targets: &[String]) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+        fn walk(dir: &std::path::Path, out: &mut Vec<String>) -> std::io::Result<()> {
+            let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+            entries.sort_by_key(|e| e.file_name());
+            for entry in entries {
+                let path = entry.path();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if path.is_dir() {
+                    walk(&path, out)?;
+                } else if name.ends_with(".toml") && !name.ends_with(".lib.toml") {
+                    out.push(path.to_string_lossy().into_owned());
+                }
+            }
+            Ok(())
+        }
+        let mut out = Vec::new();
+        for target in targets {
+            let path = std::path::Path::new(target);
+            if path.is_dir() {
+                walk(path, &mut out).map_err(|e| format!("cannot read {target}: {e}"))?;
+            } else {
+                out.push(target.clone());
+            }
+        }
+        Ok(out)
+    }
+
+    /// `replayground test`: each scenario searched exhaustively, its verdict
+    /// against its declaration.
+    fn test(
+        targets: &[String],
+        runs: Option<u64>,
+        json: bool,
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        if runs == Some(0) {
+            return Err("invalid --runs: use at least 1".into());
+        }
+        let strategy = Strategy {
+            runs,
+            ..Strategy::of(StrategyKind::Exhaustive)
+        }
+        .checked()?;
+        let (mut passed, mut failed) = (0u64, 0u64);
+        let mut lines = Vec::new();
+        for target in test_targets(targets)? {
+            let start = std::time::Instant::now();
+            let outcome = build_scenario(&target, None)
+                .and_then(|scenario| Ok(Explorer::new(scenario)?))
+                .and_then(|explorer| Ok(strategy.search().run_to_end(&explorer)?));
+            let elapsed = start.elapsed().as_secs_f64() * 1000.0;
+            let (ok, text, value) = match outcome {
+                Ok(report) => {
+                    let verdict = report.declaration.as_ref().map_or_else(
+                        || "its parameters are not its defaults: no declaration applies".into(),
+                        |d| d.verdict_as_declared.clone(),
+                    );
+                    let verdict = match &report.bounded_by {
+                        Some(bound) if report.counterexample.is_none() => {
+                            format!("{verdict} (stopped by the {bound})")
+                        }
+                        _ => verdict,
+                    };
+                    let s = &report.stats;
+                    let text = format!(
+                        "{verdict}; {}, {}, {elapsed:.0} ms{}",
+                        count(s.runs, "run"),
+                        count(s.distinct_states, "state"),
+                        report
+                            .counterexample
+                            .as_ref()
+                            .map(|c| format!("; counterexample {}", c.schedule))
+                            .unwrap_or_default()
+                    );
+                    let value = serde_json::json!({
+                        "scenario": target,
+                        "declared": report.declaration.as_ref().map(|d| d.declared),
+                        "asDeclared": report.declaration.as_ref().and_then(|d| d.as_declared),
+                        "complete": report.complete,
+                        "boundedBy": report.bounded_by, "runs": s.runs,
+                        "states": s.distinct_states, "cycles": s.cycles, "elapsedMs": elapsed,
+                        "counterexample": report.counterexample.as_ref().map(|c| &c.schedule),
+                        "verdict": verdict,
+                    });
+                    let ok = report
+                        .declaration
+                        .as_ref()
+                        .is_some_and(|d| d.as_declared == Some(true));
+                    (ok, text, value)
+                }
+                Err(e) => (
+                    false,
+                    e.to_string(),
+                    serde_json::json!({ "scenario": target, "error": e.to_string(), "elapsedMs": elapsed }),
+                ),
+            };
+            if ok {
+                passed += 1;
+            } else {
+                failed += 1;
+            }
+            if json {
+                lines.push(value);
+            } else {
+                println!("{} {target}: {text}", if ok { "ok  " } else { "FAIL" });
+            }
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&serde_json::json!({
+                    "scenarios": lines, "passed": passed, "failed": failed,
+                }))?
+            );
+        } else {
+            println!("{passed} passed, {failed} failed");
+        }
+        if failed > 0 {
+            std::process::exit(1);
+        }
+        Ok(())
+    }
+
     /// A scenario by id or file, with parameters given as JSON.
     fn build_scenario(
         id: &str,
@@ -557,6 +700,27 @@ mod cli {
                 count(s.steps, "step"),
                 elapsed.as_secs_f64() * 1000.0
             );
+            for (n, what) in [
+                (
+                    s.stopped_by_steps,
+                    "an attempt took more than the steps an attempt may take",
+                ),
+                (
+                    s.stopped_by_instructions,
+                    "a statement ran more than the SQLite instructions a statement may run",
+                ),
+            ] {
+                if n > 0 {
+                    println!("  {} stopped by a bound: {what}", count(n, "run"));
+                }
+            }
+            if s.cycles > 0 {
+                println!(
+                    "  {} came back to a state of {} own path: a schedule that can go round for ever, which never completes",
+                    count(s.cycles, "run"),
+                    if s.cycles == 1 { "its" } else { "their" }
+                );
+            }
             println!(
                 "  naive interleavings: {} for these runs' step counts; {} as (NK)!/(K!)^N",
                 report.naive_interleavings, report.naive_interleavings_uniform
@@ -576,6 +740,9 @@ mod cli {
                     count(s.max_depth, "step")
                 );
             }
+            if let Some(declaration) = &report.declaration {
+                println!("  verdict: {}", declaration.verdict_as_declared);
+            }
             match &report.counterexample {
                 None => println!("  no violation found"),
                 Some(c) => {
@@ -585,8 +752,9 @@ mod cli {
                         "first found"
                     };
                     println!(
-                        "  counterexample ({kind}, {} steps): {}",
-                        c.steps, c.schedule
+                        "  counterexample ({kind}, {}): {}",
+                        count(c.steps as u64, "step"),
+                        c.schedule
                     );
                     print_run(&c.run);
                 }
@@ -713,9 +881,10 @@ mod cli {
                     );
                 } else {
                     println!(
-                        "{target}: ok: scenario {} ({} attempts); one round-robin run {}",
+                        "{target}: ok: scenario {} ({} attempts, declared to {}); one round-robin run {}",
                         parsed.id(),
                         result.labels.len(),
+                        if parsed.fails { "fail" } else { "hold" },
                         if result.passed {
                             "passes its checks"
                         } else {
@@ -767,6 +936,7 @@ mod cli {
                 };
                 return explore(&scenario, params.as_deref(), strategy, workers, json);
             }
+            Command::Test { paths, runs, json } => return test(&paths, runs, json),
             Command::Soak { runs, seed, json } => {
                 if runs == 0 {
                     return Err("invalid --runs: use at least 1".into());

@@ -10,6 +10,7 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 use replayground::format;
 use replayground::sim::explore::Explorer;
 use replayground::sim::strategy::{Kind, Strategy};
+use replayground::sim::Bound;
 
 mod common;
 use common::DESIGNS;
@@ -151,13 +152,33 @@ steps = [ { name = "read a pragma", sql = "PRAGMA busy_timeout", on.rows = { fin
         .statuses
         .iter()
         .map(|s| match s {
-            replayground::sim::Status::Failed { error } => error.clone(),
+            replayground::sim::Status::Failed { error, .. } => error.clone(),
             other => format!("{other:?}"),
         })
         .collect();
     assert!(
-        failures[0].contains("ran more than 20000000 SQLite instructions"),
+        failures[0].contains("more than 20000000 SQLite instructions"),
         "{failures:?}"
+    );
+    // The two loops are stopped by bounds, and the run does not complete.
+    let bounds: Vec<Option<Bound>> = run
+        .statuses
+        .iter()
+        .map(|s| match s {
+            replayground::sim::Status::Failed { bound, .. } => *bound,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(bounds[0], Some(Bound::Instructions));
+    assert_eq!(bounds[2], Some(Bound::Steps));
+    assert!(bounds.iter().skip(3).all(Option::is_none), "{bounds:?}");
+    assert!(!run.passed);
+    assert!(
+        run.checks[0]
+            .actual
+            .starts_with("stopped by a bound: A ran a statement of more than"),
+        "{:?}",
+        run.checks[0]
     );
     assert!(
         failures[1].contains("string or blob too big"),

@@ -91,7 +91,9 @@ fn the_deferred_begin_deadlocks_with_a_rollback_journal_and_goes_stale_in_wal() 
         .run
         .statuses
         .iter()
-        .filter(|s| matches!(s, Status::Failed { error } if error.contains("SQLITE_BUSY_SNAPSHOT")))
+        .filter(
+            |s| matches!(s, Status::Failed { error, .. } if error.contains("SQLITE_BUSY_SNAPSHOT")),
+        )
         .collect();
     assert_eq!(stale.len(), 1, "{:?}", wal.run.statuses);
     // The retry policy that fixes the deadlock fixes the stale snapshot too.

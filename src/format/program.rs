@@ -19,8 +19,8 @@ use super::{
 };
 use crate::scenarios::params::{quote, Params};
 use crate::sim::{
-    Attempt, Check, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult, Status, StepCtx,
-    StepReport,
+    Attempt, Bound, Check, Declared, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult,
+    Status, StepCtx, StepReport,
 };
 use crate::storage::{is_busy_snapshot, is_interrupt, with_budget};
 use crate::storage::{Conn, Journal, LockLevel, SqlValue, Store};
@@ -1443,6 +1443,18 @@ impl Scenario for FileScenario {
         self.file.id()
     }
 
+    fn declared(&self) -> Option<Declared> {
+        let declared = self.file.declared_params().ok()?;
+        self.params
+            .changed(&declared)
+            .is_empty()
+            .then_some(if self.file.fails {
+                Declared::Fails
+            } else {
+                Declared::Holds
+            })
+    }
+
     fn params(&self) -> Map<String, Value> {
         self.params.values().clone()
     }
@@ -1989,9 +2001,17 @@ impl ProgramAttempt {
     }
 
     fn finish_failed(&mut self, why: String) -> (Progress, Option<String>) {
+        self.finish_stopped(why, None)
+    }
+
+    /// The attempt is over, failed, or stopped by `bound`.
+    fn finish_stopped(&mut self, why: String, bound: Option<Bound>) -> (Progress, Option<String>) {
         self.end("failed");
         (
-            Progress::Failed { error: why.clone() },
+            Progress::Failed {
+                error: why.clone(),
+                bound,
+            },
             Some(format!("fails: {why}")),
         )
     }
@@ -2170,6 +2190,7 @@ impl Attempt for ProgramAttempt {
                 result: SqlResult::None,
                 progress: Progress::Failed {
                     error: "the attempt is already over".into(),
+                    bound: None,
                 },
                 note: format!("{label} is already over"),
             };
@@ -2186,9 +2207,10 @@ impl Attempt for ProgramAttempt {
         };
         if self.state.taken > instance.max_steps {
             let max = instance.max_steps;
-            let (progress, _) = self.finish_failed(format!(
-                "took more than {max} steps: its program may loop for ever"
-            ));
+            let (progress, _) = self.finish_stopped(
+                format!("took more than {max} steps: its program may loop for ever"),
+                Some(Bound::Steps),
+            );
             let note = format!("{label} stops: more than {max} steps");
             return report(None, vec![], SqlResult::None, progress, note);
         }
@@ -2329,6 +2351,15 @@ impl Attempt for ProgramAttempt {
         let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
         let error_text = error.as_ref().map(explain).unwrap_or_default();
         let (progress, extra) = match (&chosen, &step.kind, answer) {
+            // A statement stopped by its instruction budget did not answer:
+            // no handler of the design's applies, and the run does not
+            // complete (a recursive query that never ends is a verdict).
+            _ if error.as_ref().is_some_and(is_interrupt) => self.finish_stopped(
+                format!(
+                    "ran a statement of more than {MAX_STATEMENT_INSTRUCTIONS} SQLite instructions, which was stopped: it may loop for ever"
+                ),
+                Some(Bound::Instructions),
+            ),
             (Some(action), _, _) => self.apply(step, action, ctx),
             (None, StepKind::Crash, _) => {
                 self.crash();

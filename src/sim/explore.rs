@@ -8,13 +8,16 @@ use serde::Serialize;
 
 use super::scheduler::dfs::{self, Dfs};
 use super::scheduler::split::{self, Part};
-use super::scheduler::{Replay, Scheduler};
-use super::{Check, Choice, Run, Scenario, Schedule, Status, TraceStep, Verdict};
+use super::scheduler::{Replay, RoundRobin, Scheduler};
+use super::{AsDeclared, Check, Choice, Run, Scenario, Schedule, Status, TraceStep, Verdict};
 use crate::storage::{Snapshot, Store};
 use crate::{Error, Result};
 
-/// No run of a scenario may take more steps than this.
-pub const MAX_RUN_STEPS: usize = 10_000;
+/// No run of a scenario may take more steps than this: the engine's guard.
+/// A scenario file never reaches it, since each of its attempts is stopped
+/// by a bound of its own first (a verdict, [`super::Bound::Steps`]; see the
+/// assertion beside `format::MAX_ATTEMPT_STEPS`).
+pub const MAX_RUN_STEPS: usize = 30_000;
 
 /// The outcome of one run.
 #[derive(Debug, Clone, Serialize)]
@@ -40,6 +43,11 @@ pub struct RunResult {
     pub passed: bool,
     /// The full trace, when recorded.
     pub trace: Option<Vec<TraceStep>>,
+    /// The run beside what the scenario's author declared of it, if the
+    /// declaration applies to these parameters: a failing run shows a
+    /// design fails; a passing one shows nothing of the others.
+    #[serde(flatten)]
+    pub declaration: Option<AsDeclared>,
 }
 
 impl RunResult {
@@ -117,6 +125,10 @@ pub struct ExploreReport {
     pub counterexample: Option<Counterexample>,
     /// What an exhaustive search stopped early had left to explore.
     pub frontier: Option<dfs::Frontier>,
+    /// The verdict beside what the scenario's author declared of it, if
+    /// the declaration applies to these parameters.
+    #[serde(flatten)]
+    pub declaration: Option<AsDeclared>,
 }
 
 /// The number of interleavings of attempts taking `steps[i]` steps each:
@@ -216,6 +228,7 @@ impl<'m> Sampler<'m> {
             }
             self.stats.runs += 1;
             self.stats.terminal_runs += 1;
+            self.stats.count_bounds(&result.statuses);
             self.stats.steps += result.steps as u64;
             if !result.passed {
                 self.stats.violations += 1;
@@ -247,6 +260,10 @@ impl<'m> Sampler<'m> {
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform),
+            declaration: explorer
+                .scenario
+                .declared()
+                .map(|d| d.judge(counterexample.is_some(), false)),
             counterexample,
             frontier: None,
         })
@@ -323,8 +340,23 @@ impl Explorer {
         let verdict = run.verdict().ok_or_else(|| {
             Error::Store("the run is not over: some attempt can still take a step".into())
         })?;
+        // An attempt a bound stopped did not complete, whatever else holds.
+        let labels = run.labels();
+        let stopped: Vec<String> = run
+            .statuses()
+            .iter()
+            .zip(&labels)
+            .filter_map(|(status, label)| match status {
+                Status::Failed {
+                    error,
+                    bound: Some(_),
+                } => Some(format!("{label} {error}")),
+                _ => None,
+            })
+            .collect();
         let actual = match &verdict {
-            Verdict::Completed => "completed".to_string(),
+            Verdict::Completed if stopped.is_empty() => "completed".to_string(),
+            Verdict::Completed => format!("stopped by a bound: {}", stopped.join("; ")),
             Verdict::Deadlock { waits } => format!("deadlock: {}", waits.join("; ")),
         };
         let mut checks = vec![Check::equal("the run completes", "completed", actual)];
@@ -335,7 +367,7 @@ impl Explorer {
             params: self.scenario.params(),
             schedule: run.schedule().encode(),
             steps: run.steps(),
-            labels: run.labels(),
+            labels,
             verdict,
             statuses: run.statuses().to_vec(),
             checks,
@@ -345,6 +377,7 @@ impl Explorer {
             } else {
                 None
             },
+            declaration: self.scenario.declared().map(|d| d.judge(!passed, false)),
         })
     }
 
@@ -529,6 +562,10 @@ impl Explorer {
         Ok(ExploreReport {
             scenario: self.scenario.id().to_string(),
             strategy: "exhaustive".to_string(),
+            declaration: self
+                .scenario
+                .declared()
+                .map(|d| d.judge(counterexample.is_some(), bounded_by.is_none())),
             complete: bounded_by.is_none(),
             bounded_by,
             stats,
@@ -539,6 +576,30 @@ impl Explorer {
             counterexample,
             frontier,
         })
+    }
+
+    /// The failing run of a cycle: the cycle's path, then round the cycle
+    /// again and again (each attempt of it standing for the one it did on
+    /// the first round) until a step of it cannot be taken, which happens
+    /// when an attempt is stopped by its step bound; then every attempt able
+    /// to step, in turn, until the run stops. Its schedule.
+    pub(crate) fn unroll(&self, cycle: &dfs::Cycle) -> Result<Schedule> {
+        let mut lasso = Lasso {
+            cycle,
+            position: 0,
+            stands_for: (0..cycle.stands_for.len()).collect(),
+            off: false,
+        };
+        let result = self.run(&mut lasso, false)?;
+        if result.passed {
+            return Err(Error::Store(format!(
+                "a run of scenario {:?} came back to the state after step {} of {}, yet going round that cycle ended in a run that passes: the state's key missed a difference",
+                self.scenario_id(),
+                cycle.from,
+                cycle.schedule
+            )));
+        }
+        Schedule::decode(&result.schedule)
     }
 
     /// Shrinks a failing schedule to a shortest failing run (breadth-first
@@ -607,3 +668,54 @@ impl Drop for Explorer {
 
 /// Runs the breadth-first shrinker may spend.
 pub const SHRINK_BUDGET: u64 = 20_000;
+
+/// The scheduler of [`Explorer::unroll`].
+struct Lasso<'c> {
+    cycle: &'c dfs::Cycle,
+    /// The next step of the cycle's schedule to take.
+    position: usize,
+    /// For each attempt of the first round, the attempt that stands for it
+    /// in this round (the identity until the run first comes back).
+    stands_for: Vec<usize>,
+    /// Whether the cycle could not be followed any more: round-robin since.
+    off: bool,
+}
+
+impl Scheduler for Lasso<'_> {
+    fn describe(&self) -> String {
+        format!(
+            "round the cycle after step {} of {}",
+            self.cycle.from, self.cycle.schedule
+        )
+    }
+
+    fn choose(&mut self, choice: &super::Choice<'_>) -> Result<usize> {
+        let steps = self.cycle.schedule.steps();
+        if !self.off {
+            if self.position == steps.len() {
+                // Round again: the attempt standing for `a` in the state the
+                // run came back to stands for it in this round's state too.
+                self.position = self.cycle.from;
+                self.stands_for = self
+                    .stands_for
+                    .iter()
+                    .map(|&a| {
+                        self.cycle
+                            .stands_for
+                            .iter()
+                            .position(|&b| b == a)
+                            .unwrap_or(a)
+                    })
+                    .collect();
+            }
+            let attempt = steps[self.position];
+            let pick = self.stands_for.get(attempt).copied().unwrap_or(attempt);
+            if choice.runnable.contains(&pick) {
+                self.position += 1;
+                return Ok(pick);
+            }
+            self.off = true;
+        }
+        RoundRobin.choose(choice)
+    }
+}

@@ -44,7 +44,24 @@ pub enum Progress {
     Failed {
         /// The error.
         error: String,
+        /// The bound that stopped it, if a bound did (then the run does not
+        /// complete: see [`Bound`]).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        bound: Option<Bound>,
     },
+}
+
+/// A bound the engine sets on every run, so that every run ends. A run in
+/// which an attempt is stopped by one has not completed: it is a violation,
+/// whatever the scenario's own checks say (a livelock, a loop that never
+/// ends), and the counterexample names the bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Bound {
+    /// An attempt took more steps than an attempt may take.
+    Steps,
+    /// A statement ran more SQLite instructions than a statement may run.
+    Instructions,
 }
 
 /// How an attempt ended, as its client saw it.
@@ -353,6 +370,9 @@ pub enum Status {
     Failed {
         /// The error.
         error: String,
+        /// The bound that stopped it, if a bound did.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        bound: Option<Bound>,
     },
 }
 
@@ -569,6 +589,79 @@ pub trait Scenario {
     fn invariants(&self, _committed: &Store) -> Result<Vec<Check>> {
         Ok(Vec::new())
     }
+    /// What its author declared of it (`fails`), when the declaration
+    /// applies to the parameters it runs with: a declaration is of the
+    /// default parameters.
+    fn declared(&self) -> Option<Declared> {
+        None
+    }
+}
+
+/// What a scenario's author declared: that some schedule breaks it, or
+/// that none does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Declared {
+    /// `fails = true`: some schedule violates its checks.
+    Fails,
+    /// `fails = false` (the default): no schedule does.
+    Holds,
+}
+
+impl Declared {
+    /// Whether a verdict agrees with the declaration: `failed`, whether a
+    /// failing run was found; `proved`, whether every schedule was covered.
+    /// `None` when the verdict cannot tell (no failing run found by a
+    /// search that did not cover every schedule).
+    pub fn agrees(self, failed: bool, proved: bool) -> Option<bool> {
+        match (failed, proved) {
+            (true, _) => Some(self == Declared::Fails),
+            (false, true) => Some(self == Declared::Holds),
+            (false, false) => None,
+        }
+    }
+
+    /// A verdict judged against the declaration.
+    pub fn judge(self, failed: bool, proved: bool) -> AsDeclared {
+        AsDeclared {
+            declared: self,
+            as_declared: self.agrees(failed, proved),
+            verdict_as_declared: self.describe(failed, proved),
+        }
+    }
+
+    /// The verdict and the declaration, in words: "fails, as declared",
+    /// "holds, but this design is declared to fail".
+    pub fn describe(self, failed: bool, proved: bool) -> String {
+        let verdict = match (failed, proved) {
+            (true, _) => "fails",
+            (false, true) => "holds",
+            (false, false) => "no violation found, not every schedule covered",
+        };
+        let declared = match self {
+            Declared::Fails => "declared to fail",
+            Declared::Holds => "declared to hold",
+        };
+        match self.agrees(failed, proved) {
+            Some(true) => format!("{verdict}, as declared"),
+            Some(false) => format!("{verdict}, but this design is {declared}"),
+            None => format!("{verdict}: this design is {declared}"),
+        }
+    }
+}
+
+/// A verdict beside its scenario's declaration (JSON: `declared`,
+/// `asDeclared`, `verdictAsDeclared`, flattened into the result).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AsDeclared {
+    /// What the author declared.
+    pub declared: Declared,
+    /// Whether the verdict agrees (`None` when it cannot tell: see
+    /// [`Declared::agrees`]).
+    pub as_declared: Option<bool>,
+    /// Both in words ([`Declared::describe`]).
+    pub verdict_as_declared: String,
 }
 
 /// What a scenario's checks see of a run that stopped.
@@ -594,7 +687,7 @@ impl Ended<'_> {
     pub fn kind(&self, index: usize) -> String {
         match self.statuses.get(index) {
             Some(Status::Finished { outcome }) => outcome.kind.clone(),
-            Some(Status::Failed { error }) => format!("failed: {error}"),
+            Some(Status::Failed { error, .. }) => format!("failed: {error}"),
             Some(_) => "not finished".to_string(),
             None => "no such attempt".to_string(),
         }
@@ -995,9 +1088,10 @@ impl<'s> Run<'s> {
                 2u8.hash(&mut hasher);
                 outcome.hash(&mut hasher);
             }
-            Status::Failed { error } => {
+            Status::Failed { error, bound } => {
                 3u8.hash(&mut hasher);
                 error.hash(&mut hasher);
+                bound.hash(&mut hasher);
             }
         }
         hasher.finish()
@@ -1125,8 +1219,9 @@ impl<'s> Run<'s> {
             Progress::Finished { outcome } => Status::Finished {
                 outcome: outcome.clone(),
             },
-            Progress::Failed { error } => Status::Failed {
+            Progress::Failed { error, bound } => Status::Failed {
                 error: error.clone(),
+                bound: *bound,
             },
         };
         let after = self.locks_after_step(&before, attempt);
@@ -1591,7 +1686,7 @@ pub fn run_alone(
         steps.push(report);
         match progress {
             Progress::Finished { outcome } => return Ok((outcome, steps)),
-            Progress::Failed { error } => return Err(Error::Store(error)),
+            Progress::Failed { error, .. } => return Err(Error::Store(error)),
             Progress::Blocked => {
                 return Err(Error::Store(format!(
                     "{} was refused a lock although it runs alone",

@@ -1058,16 +1058,29 @@ function showReport(report) {
   // A search split across workers sums their counts.
   const split = report.reductions?.find((r) => r.startsWith('split across'));
   if (split) coverage += `; ${split}, counts summed`;
+  // Runs a bound cut short: each is a run that never completes.
+  const cut = [
+    [s.cycles, 'came back to a state of its own path (it can go round for ever)', 'came back to a state of their own path (they can go round for ever)'],
+    [s.stoppedBySteps, 'was stopped by the step bound of an attempt', 'were stopped by the step bound of an attempt'],
+    [s.stoppedByInstructions, 'was stopped by the instruction bound of a statement', 'were stopped by the instruction bound of a statement'],
+  ].filter(([n]) => n > 0).map(([n, one, many]) => `${count(n, 'run')} ${n === 1 ? one : many}`);
+  if (cut.length) coverage += `; ${cut.join('; ')}`;
+  // The verdict beside the design's declaration (absent when its
+  // parameters are not the ones it was declared for).
+  const declared = report.verdictAsDeclared
+    ? `${report.verdictAsDeclared[0].toUpperCase()}${report.verdictAsDeclared.slice(1)}. `
+    : '';
   const context = runContext(report.strategy);
   const c = report.counterexample;
   if (!c) {
     // A sampled search that found nothing passes what it tried; a stopped
     // exhaustive search has not passed yet.
     const passed = report.complete || (!exhaustive && report.boundedBy !== 'cancelled');
-    status(`No violation in ${context} (${coverage}). Shown: one completed run.`, passed ? 'pass' : '');
+    const tone = report.asDeclared === false ? 'fail' : passed ? 'pass' : '';
+    status(`${declared}No violation in ${context} (${coverage}). Shown: one completed run.`, tone);
     return;
   }
-  status(`Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${c.schedule}; ${coverage}).`, 'fail');
+  status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${c.schedule}; ${coverage}).`, 'fail');
   ui.steps.replaceChildren(...c.explanation.map((line) => el('li', line.replace(/^\d+\. /, ''))));
   ui.steps.hidden = false;
 }

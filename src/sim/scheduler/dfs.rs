@@ -28,7 +28,7 @@ use std::collections::HashSet;
 use super::dpor::{Dpor, SharedCache};
 use super::split::{self, Part, Shard};
 use crate::sim::explore::Explorer;
-use crate::sim::{Progress, Schedule};
+use crate::sim::{Bound, Progress, Schedule};
 use crate::Result;
 
 /// What the search may do.
@@ -83,6 +83,9 @@ impl Default for Options {
     }
 }
 
+/// The keys of the states along a path, each with its attempts' keys.
+type PathKeys = Vec<(u64, Vec<u64>)>;
+
 /// Counters of a search.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -105,6 +108,104 @@ pub struct Stats {
     pub cut_by_bound: u64,
     /// The most steps any run took (replays included).
     pub max_depth: u64,
+    /// Runs that came back to a state of their own path: schedules that can
+    /// go round for ever, never completing (each is a violation, counted in
+    /// `violations`; see [`Cycle`]).
+    #[serde(default)]
+    pub cycles: u64,
+    /// Runs in which an attempt was stopped by its step bound ([`Bound::Steps`]).
+    #[serde(default)]
+    pub stopped_by_steps: u64,
+    /// Runs in which a statement was stopped by its instruction budget
+    /// ([`Bound::Instructions`]).
+    #[serde(default)]
+    pub stopped_by_instructions: u64,
+}
+
+impl Stats {
+    /// Adds the counters of another part of the same search (the distinct
+    /// final states excepted: only their keys can be merged).
+    pub(crate) fn add(&mut self, other: &Stats) {
+        let Stats {
+            runs,
+            terminal_runs,
+            steps,
+            distinct_states,
+            final_states: _,
+            violations,
+            cut_by_bound,
+            max_depth,
+            cycles,
+            stopped_by_steps,
+            stopped_by_instructions,
+        } = *other;
+        self.runs += runs;
+        self.terminal_runs += terminal_runs;
+        self.steps += steps;
+        self.distinct_states += distinct_states;
+        self.violations += violations;
+        self.cut_by_bound += cut_by_bound;
+        self.max_depth = self.max_depth.max(max_depth);
+        self.cycles += cycles;
+        self.stopped_by_steps += stopped_by_steps;
+        self.stopped_by_instructions += stopped_by_instructions;
+    }
+
+    /// Counts the bounds that stopped attempts of a run that ended with
+    /// `statuses`.
+    pub(crate) fn count_bounds(&mut self, statuses: &[crate::sim::Status]) {
+        let stopped_by = |wanted: Bound| {
+            statuses.iter().any(|status| {
+                matches!(status, crate::sim::Status::Failed { bound: Some(b), .. } if *b == wanted)
+            })
+        };
+        self.stopped_by_steps += u64::from(stopped_by(Bound::Steps));
+        self.stopped_by_instructions += u64::from(stopped_by(Bound::Instructions));
+    }
+}
+
+/// A run that came back to a state it had been in: from there it can take
+/// the same steps again and again, for ever. The search cuts it there; its
+/// counterexample is the run that goes round until an attempt is stopped by
+/// its step bound ([`crate::sim::explore::Explorer::unroll`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Cycle {
+    /// The run's schedule up to the state it came back to.
+    pub schedule: Schedule,
+    /// How many of its steps lead to that state the first time: the cycle
+    /// is `schedule[from..]`.
+    pub from: usize,
+    /// For each attempt of the state the run came back to, the attempt of
+    /// the first visit it stands for (the identity, unless symmetry found
+    /// the two states equal up to a permutation of interchangeable attempts).
+    pub stands_for: Vec<usize>,
+}
+
+impl Cycle {
+    /// The cycle of a run at a state whose attempts' keys are `now`, back at
+    /// the state after `from` steps whose attempts' keys were `then`.
+    pub(crate) fn new(schedule: Schedule, from: usize, then: &[u64], now: &[u64]) -> Result<Cycle> {
+        let mut taken = vec![false; then.len()];
+        let stands_for = now
+            .iter()
+            .map(|key| {
+                let j = (0..then.len()).find(|&j| !taken[j] && then[j] == *key)?;
+                taken[j] = true;
+                Some(j)
+            })
+            .collect::<Option<Vec<usize>>>()
+            .filter(|m| m.len() == then.len())
+            .ok_or_else(|| {
+                crate::Error::Store(format!(
+                    "a run came back to the state after step {from} of {schedule}, but its attempts do not match that state's"
+                ))
+            })?;
+        Ok(Cycle {
+            schedule,
+            from,
+            stands_for,
+        })
+    }
 }
 
 /// What an unfinished exhaustive search has still to explore: the branches
@@ -147,6 +248,8 @@ pub(super) struct Endings {
     finals: HashSet<u64>,
     first_violation: Option<Schedule>,
     steps_per_attempt: Option<Vec<usize>>,
+    /// The first cycle found, until it is unrolled ([`Endings::settle`]).
+    cycle: Option<Cycle>,
 }
 
 impl Endings {
@@ -160,6 +263,7 @@ impl Endings {
         counted: impl FnOnce() -> Vec<usize>,
     ) -> Result<()> {
         stats.terminal_runs += 1;
+        stats.count_bounds(run.statuses());
         self.finals.insert(run.state_key(true));
         stats.final_states = self.finals.len() as u64;
         if self.steps_per_attempt.is_none() {
@@ -169,6 +273,27 @@ impl Endings {
             stats.violations += 1;
             if self.first_violation.is_none() {
                 self.first_violation = Some(run.schedule());
+            }
+        }
+        Ok(())
+    }
+
+    /// Records a run that came back to a state of its own path: a
+    /// violation (the run never completes), unrolled at [`Endings::settle`].
+    pub(super) fn record_cycle(&mut self, stats: &mut Stats, cycle: Cycle) {
+        stats.cycles += 1;
+        stats.violations += 1;
+        if self.first_violation.is_none() && self.cycle.is_none() {
+            self.cycle = Some(cycle);
+        }
+    }
+
+    /// Turns a cycle recorded into the failing run that goes round it (no
+    /// run of the explorer may be under way: this one restores its store).
+    pub(super) fn settle(&mut self, explorer: &Explorer) -> Result<()> {
+        if let Some(cycle) = self.cycle.take() {
+            if self.first_violation.is_none() {
+                self.first_violation = Some(explorer.unroll(&cycle)?);
             }
         }
         Ok(())
@@ -195,7 +320,9 @@ pub struct Dfs {
     options: Options,
     /// The run budget it started with.
     budget: Option<u64>,
-    stack: Vec<(Vec<usize>, u32)>,
+    /// Branches left: a prefix, its preemptions, and the keys of the states
+    /// along it (see [`Dfs::walk`]).
+    stack: Vec<(Vec<usize>, u32, PathKeys)>,
     visited: HashSet<u64>,
     stats: Stats,
     endings: Endings,
@@ -214,7 +341,7 @@ impl Dfs {
         Dfs {
             options,
             budget: options.max_runs,
-            stack: vec![(Vec::new(), 0)],
+            stack: vec![(Vec::new(), 0, PathKeys::new())],
             visited: HashSet::new(),
             stats: Stats::default(),
             endings: Endings::default(),
@@ -323,7 +450,7 @@ impl Dfs {
         match &self.por {
             Some(por) => por.frontier(),
             None => {
-                let shallowest = self.stack.iter().map(|(p, _)| p.len()).min()?;
+                let shallowest = self.stack.iter().map(|(p, _, _)| p.len()).min()?;
                 Some(Frontier {
                     branches: self.stack.len() as u64,
                     shallowest: shallowest.saturating_sub(1) as u64,
@@ -370,12 +497,13 @@ impl Dfs {
         }
         let mut left = runs;
         while left > 0 && !self.is_done() {
-            let Some((prefix, preemptions)) = self.stack.pop() else {
+            let Some((prefix, preemptions, keys)) = self.stack.pop() else {
                 break;
             };
             left -= 1;
-            self.walk(explorer, prefix, preemptions)?;
+            self.walk(explorer, prefix, preemptions, keys)?;
         }
+        self.endings.settle(explorer)?;
         Ok(self.is_done())
     }
 
@@ -442,11 +570,16 @@ impl Dfs {
         }
     }
 
+    /// Explores from the end of `prefix` (whose states had the keys
+    /// `path_keys`), taking the first choice each time and leaving the others
+    /// on the stack. A state met again that is one of the path's own is a
+    /// cycle, not a state explored elsewhere.
     fn walk(
         &mut self,
         explorer: &Explorer,
         prefix: Vec<usize>,
         mut preemptions: u32,
+        mut path_keys: PathKeys,
     ) -> Result<()> {
         let (mut run, mut counted) = replay(explorer, &prefix, &mut self.stats)?;
         let mut path = prefix;
@@ -459,13 +592,27 @@ impl Dfs {
                     super::super::explore::MAX_RUN_STEPS
                 )));
             }
+            // A cycle is cut (what follows was explored from its first
+            // visit) even without state caching: else the search would go
+            // round it until the step bound, down every branch.
+            let key = run.state_key(self.options.symmetry);
+            if let Some(from) = path_keys.iter().position(|(k, _)| *k == key) {
+                let cycle = Cycle::new(
+                    Schedule::new(path.clone()),
+                    from,
+                    &path_keys[from].1,
+                    &run.attempt_keys(),
+                )?;
+                self.endings.record_cycle(&mut self.stats, cycle);
+                return Ok(());
+            }
             if self.options.state_caching {
-                let key = run.state_key(self.options.symmetry);
                 if !self.visited.insert(key) {
                     return Ok(());
                 }
                 self.stats.distinct_states = self.visited.len() as u64;
             }
+            path_keys.push((key, run.attempt_keys()));
             if run.is_stopped() {
                 self.endings
                     .record(&mut self.stats, explorer, &run, || counted.clone())?;
@@ -496,7 +643,7 @@ impl Dfs {
                 } else {
                     let mut branch = path.clone();
                     branch.push(c);
-                    self.stack.push((branch, p));
+                    self.stack.push((branch, p, path_keys.clone()));
                 }
             }
             let Some((choice, p)) = next else {

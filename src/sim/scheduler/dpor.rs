@@ -88,7 +88,7 @@ use crate::sim::{Checkpoint, Progress, Run, Schedule};
 use crate::storage::footprint::Footprint;
 use crate::{Error, Result};
 
-use super::dfs::{replay, Endings, Frontier, Options, Stats};
+use super::dfs::{replay, Cycle, Endings, Frontier, Options, Stats};
 
 /// Per class of attempt, the union of the footprints of the steps taken.
 type Summary = Vec<(u64, Footprint)>;
@@ -503,6 +503,9 @@ impl Dpor {
             self.walk(explorer, &mut run)?;
             last = Some(run);
         }
+        // Its connections go back to the pool before a cycle's run resets the store.
+        drop(last);
+        self.endings.settle(explorer)?;
         Ok(self.is_done())
     }
 
@@ -841,8 +844,23 @@ impl Dpor {
             let identities = self.sleep_identities(&self.path[depth]);
             let key = self.path[depth].key;
             match self.visited.get_mut(&key) {
-                // Under way: a cycle.
+                // Under way: a cycle, back to a state of this very path.
                 Some(seen) if seen.summary.is_none() => {
+                    let from = self.path[..depth]
+                        .iter()
+                        .rposition(|n| n.key == key)
+                        .ok_or_else(|| {
+                            Error::Store(
+                                "a state under way is not on the search's path".to_string(),
+                            )
+                        })?;
+                    let cycle = Cycle::new(
+                        run.schedule(),
+                        self.root.len() + from,
+                        &self.path[from].keys,
+                        &self.path[depth].keys,
+                    )?;
+                    self.endings.record_cycle(&mut self.stats, cycle);
                     self.cut(None);
                     return Ok(());
                 }

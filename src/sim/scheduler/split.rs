@@ -24,7 +24,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::dfs::{replay, Endings, Frontier, Options, Stats};
+use super::dfs::{replay, Cycle, Endings, Frontier, Options, Stats};
 use crate::sim::explore::Explorer;
 use crate::sim::Schedule;
 use crate::Result;
@@ -56,20 +56,25 @@ pub(super) struct Top {
     pub endings: Endings,
 }
 
+/// A state's key and its attempts' keys.
+type StateKeys = (u64, Vec<u64>);
+
 /// Enumerates the top of the tree until a level has at least `min_tasks`
 /// states (or every run has ended).
 pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> Result<Top> {
     let mut stats = Stats::default();
     let mut endings = Endings::default();
     let mut seen = HashSet::new();
-    let mut level: Vec<Vec<usize>> = vec![Vec::new()];
+    // Each prefix with the keys of the states along it, the last included
+    // (and their attempts' keys): a child back at one of them is a cycle.
+    let mut level: Vec<(Vec<usize>, Vec<StateKeys>)> = vec![(Vec::new(), Vec::new())];
     for depth in 0..MAX_TOP_DEPTH {
         if level.len() >= min_tasks {
             break;
         }
         stats.max_depth = depth as u64;
         let mut next = Vec::new();
-        for prefix in &level {
+        for (prefix, path) in &level {
             let (run, counted) = replay(explorer, prefix, &mut stats)?;
             if run.is_stopped() {
                 endings.record(&mut stats, explorer, &run, || counted)?;
@@ -80,18 +85,31 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
             } else {
                 run.runnable()
             };
+            let mut path = path.clone();
+            if path.is_empty() {
+                path.push((run.state_key(options.symmetry), run.attempt_keys()));
+            }
             drop(run);
             for choice in choices {
                 let mut child = prefix.clone();
                 child.push(choice);
                 let (run, counted) = replay(explorer, &child, &mut stats)?;
-                if options.state_caching && !seen.insert(run.state_key(options.symmetry)) {
+                let key = run.state_key(options.symmetry);
+                if let Some(from) = path.iter().position(|(k, _)| *k == key) {
+                    let cycle =
+                        Cycle::new(run.schedule(), from, &path[from].1, &run.attempt_keys())?;
+                    endings.record_cycle(&mut stats, cycle);
+                    continue;
+                }
+                if options.state_caching && !seen.insert(key) {
                     continue;
                 }
                 if run.is_stopped() {
                     endings.record(&mut stats, explorer, &run, || counted)?;
                 } else {
-                    next.push(child);
+                    let mut keys = path.clone();
+                    keys.push((key, run.attempt_keys()));
+                    next.push((child, keys));
                 }
             }
         }
@@ -103,7 +121,7 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
     }
     stats.distinct_states = seen.len() as u64;
     Ok(Top {
-        tasks: level,
+        tasks: level.into_iter().map(|(prefix, _)| prefix).collect(),
         stats,
         endings,
     })
@@ -217,13 +235,7 @@ pub fn merge(parts: &[Part]) -> Result<Merged> {
     for part in parts {
         part.validate()?;
         let s = &part.stats;
-        stats.runs += s.runs;
-        stats.terminal_runs += s.terminal_runs;
-        stats.steps += s.steps;
-        stats.distinct_states += s.distinct_states;
-        stats.violations += s.violations;
-        stats.cut_by_bound += s.cut_by_bound;
-        stats.max_depth = stats.max_depth.max(s.max_depth);
+        stats.add(s);
         finals.extend(part.final_state_keys()?);
         if let Some(v) = &part.violation {
             let v = Schedule::decode(v)?;
