@@ -255,3 +255,76 @@ fn workers_split_the_search_with_the_same_proof() {
         );
     }
 }
+
+/// `test` passes the conformance designs, each as declared, and fails a
+/// design whose verdict is not the one its file declares: a race declared to
+/// hold, a livelock declared to hold, and a search too small to prove a
+/// design that holds.
+#[test]
+fn test_exits_non_zero_when_a_verdict_is_not_as_declared() {
+    let output = replayground(&["test", "tests/conformance"]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}{}", stderr(&output));
+    assert!(text.ends_with("15 passed, 0 failed\n"), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("ok   ")).count(), 15);
+
+    let dir = std::env::temp_dir().join(format!("replayground-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let race = std::fs::read_to_string("tests/conformance/seat-check-then-insert.toml")
+        .unwrap()
+        .replace("fails = true", "fails = false");
+    std::fs::write(dir.join("race.toml"), race).unwrap();
+    std::fs::write(
+        dir.join("livelock.toml"),
+        r#"
+title = "after you"
+fails = false
+[databases.app]
+schema = "CREATE TABLE ready (who TEXT PRIMARY KEY);"
+[[attempts]]
+replicas = 2
+steps = [
+  { name = "wait", sql = "SELECT 1 FROM ready WHERE who <> :label", on.none = { goto = "wait" } },
+  { name = "go", sql = "INSERT INTO ready VALUES (:label)" },
+]
+"#,
+    )
+    .unwrap();
+    let output = replayground(&[
+        "test",
+        dir.to_str().unwrap(),
+        "tests/conformance/seat-unique.toml",
+    ]);
+    let text = stdout(&output);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.ends_with("1 passed, 2 failed\n"), "{text}");
+    let fail = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with("FAIL ") && l.contains(name))
+            .unwrap_or_else(|| panic!("no FAIL line for {name}: {text}"))
+            .to_string()
+    };
+    assert!(
+        fail("race.toml").contains("fails, but this design is declared to hold"),
+        "{text}"
+    );
+    assert!(fail("race.toml").contains("counterexample ABAB"), "{text}");
+    assert!(
+        fail("livelock.toml").contains("fails, but this design is declared to hold"),
+        "{text}"
+    );
+
+    let output = replayground(&["test", "idem-race", "--runs", "5", "--json"]);
+    assert_eq!(output.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["failed"], 1);
+    assert_eq!(json["scenarios"][0]["asDeclared"], serde_json::Value::Null);
+    assert!(
+        json["scenarios"][0]["verdict"]
+            .as_str()
+            .unwrap()
+            .starts_with("no violation found, not every schedule covered"),
+        "{json}"
+    );
+}

@@ -626,14 +626,17 @@ impl Explorer {
     }
 
     /// The shortest failing schedule, by breadth-first search over distinct
-    /// states; `None` if none fails or the budget of runs is spent first.
+    /// states; `None` if none fails or the budget of runs, or of steps
+    /// ([`SHRINK_STEP_BUDGET`]), is spent first.
     pub fn shortest_failing(&self, budget: u64) -> Result<Option<Schedule>> {
         let mut queue: VecDeque<Vec<usize>> = VecDeque::from([Vec::new()]);
         let mut visited = HashSet::new();
         let mut runs = 0;
+        let mut steps = 0;
         while let Some(prefix) = queue.pop_front() {
             runs += 1;
-            if runs > budget {
+            steps += prefix.len() as u64;
+            if runs > budget || steps > SHRINK_STEP_BUDGET {
                 return Ok(None);
             }
             let mut run = self.start(false)?;
@@ -668,6 +671,11 @@ impl Drop for Explorer {
 
 /// Runs the breadth-first shrinker may spend.
 pub const SHRINK_BUDGET: u64 = 20_000;
+
+/// Steps the breadth-first shrinker may replay, all its runs together: each
+/// run replays its prefix from the start, so a narrow, deep search (one
+/// attempt looping to its step bound) would cost the square of its depth.
+pub const SHRINK_STEP_BUDGET: u64 = 100_000;
 
 /// The scheduler of [`Explorer::unroll`].
 struct Lasso<'c> {
