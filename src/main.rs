@@ -721,10 +721,14 @@ mod cli {
                     if s.cycles == 1 { "its" } else { "their" }
                 );
             }
-            println!(
-                "  naive interleavings: {} for these runs' step counts; {} as (NK)!/(K!)^N",
-                report.naive_interleavings, report.naive_interleavings_uniform
-            );
+            if s.loops() {
+                println!("  naive interleavings: unbounded (an attempt can loop)");
+            } else {
+                println!(
+                    "  naive interleavings: {} for these runs' step counts; {} as (NK)!/(K!)^N",
+                    report.naive_interleavings, report.naive_interleavings_uniform
+                );
+            }
             if !report.reductions.is_empty() {
                 println!("  reductions: {}", report.reductions.join(", "));
             }
@@ -867,8 +871,37 @@ mod cli {
             Command::SqlWorker { db } => sql_worker(&db)?,
             Command::Check { file, json } => {
                 let target = file.to_string_lossy().to_string();
-                let parsed = scenario_file(&target)?
-                    .ok_or_else(|| format!("{target} is not a scenario file"))?;
+                let source = std::fs::read_to_string(&file)
+                    .map_err(|e| format!("cannot read {target}: {e}"))?;
+                let stem = file
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("scenario");
+                let (parsed, mistakes) = replayground::format::parse_listing_sql(&source, stem)
+                    .map_err(|e| format!("{target}: {e}"))?;
+                if !mistakes.is_empty() && !parsed.allow_sql_errors {
+                    if json {
+                        println!(
+                            "{}",
+                            serde_json::to_string_pretty(&serde_json::json!({
+                                "id": parsed.id(), "sqlErrors": mistakes,
+                            }))?
+                        );
+                    } else {
+                        for mistake in &mistakes {
+                            eprintln!("{target}: {mistake}");
+                        }
+                    }
+                    return Err(format!(
+                        "{target}: {} statement{} SQLite cannot prepare (allow-sql-errors = true runs the file anyway)",
+                        mistakes.len(),
+                        if mistakes.len() == 1 { "" } else { "s" }
+                    )
+                    .into());
+                }
+                for mistake in &mistakes {
+                    eprintln!("{target}: allowed: {mistake}");
+                }
                 let explorer = Explorer::new(parsed.build(&serde_json::Value::Null)?)?;
                 let result = explorer.run(&mut replayground::sim::scheduler::RoundRobin, false)?;
                 if json {
@@ -877,6 +910,7 @@ mod cli {
                         serde_json::to_string_pretty(&serde_json::json!({
                             "id": parsed.id(), "title": parsed.title, "fails": parsed.fails,
                             "attempts": result.labels.len(), "roundRobin": result,
+                            "sqlErrors": mistakes,
                         }))?
                     );
                 } else {

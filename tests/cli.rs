@@ -328,3 +328,51 @@ steps = [
         "{json}"
     );
 }
+
+/// `check` names every statement SQLite cannot prepare at its line and
+/// column and exits non-zero; `run` refuses the file.
+#[test]
+fn check_names_every_sql_error_at_its_line_and_column() {
+    let dir = std::env::temp_dir().join(format!("replayground-cli-sql-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("typo.toml");
+    std::fs::write(
+        &path,
+        r#"title = "typo"
+fails = true
+[databases.app]
+schema = "CREATE TABLE counter (v INTEGER);"
+[[attempts]]
+replicas = 3
+steps = [ { name = "read", sql = "SELEC v FROM countr" } ]
+[[checks]]
+name = "three"
+sql = "SELECT v FROM counter"
+expect = 3
+"#,
+    )
+    .unwrap();
+    let path = path.to_str().unwrap();
+    let check = replayground(&["check", path]);
+    let run = replayground(&["run", path]);
+    let json = replayground(&["check", path, "--json"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(check.status.code(), Some(1));
+    let errors = stderr(&check);
+    assert!(
+        errors.contains(&format!(
+            "{path}: line 7, column 35: step \"read\" of attempt A: near \"SELEC\": syntax error"
+        )),
+        "{errors}"
+    );
+    assert_eq!(errors.matches("syntax error").count(), 1, "{errors}");
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        stderr(&run).contains("line 7, column 35"),
+        "{}",
+        stderr(&run)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(json["sqlErrors"][0]["line"], 7);
+    assert_eq!(json["sqlErrors"][0]["column"], 35);
+}

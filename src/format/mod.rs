@@ -15,6 +15,7 @@
 
 mod decode;
 mod program;
+mod sql;
 
 use std::collections::BTreeMap;
 
@@ -28,6 +29,7 @@ use crate::storage::Journal;
 use crate::{Error, Result};
 
 pub use program::FileScenario;
+pub use sql::SqlMistake;
 
 /// The longest scenario source accepted, in bytes.
 pub const MAX_SOURCE_BYTES: usize = 256 * 1024;
@@ -74,6 +76,9 @@ declaration! {
         pub explanation: String = "explanation" (default),
         /// Whether the design is meant to fail under some schedule.
         pub fails: bool = "fails" (default),
+        /// Whether it may run although SQLite cannot prepare some of its
+        /// statements (a step whose error is the point): see [`sql`].
+        pub allow_sql_errors: bool = "allow-sql-errors" (default),
         /// The journal mode it runs in unless the `journal` parameter says
         /// otherwise: `rollback` (the default) or `wal`.
         pub journal: Option<String> = "journal" (opt),
@@ -495,19 +500,61 @@ fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
 }
 
 /// Parses and checks a scenario source; `fallback_id` names it when the
-/// file gives no id.
+/// file gives no id. A statement SQLite cannot prepare is a mistake, at its
+/// line and column, unless the file says `allow-sql-errors = true`.
 pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
-    parse_file(source, fallback_id, true)
+    let (file, mistakes) = parse_listing_sql(source, fallback_id)?;
+    match mistakes.first() {
+        Some(first) if !file.allow_sql_errors => {
+            let more = match mistakes.len() {
+                1 => String::new(),
+                n => format!(
+                    " (and {} more SQL error{}: `replayground check` lists them)",
+                    n - 1,
+                    if n == 2 { "" } else { "s" }
+                ),
+            };
+            Err(Error::invalid("scenario", format!("{first}{more}")))
+        }
+        _ => Ok(file),
+    }
+}
+
+/// As [`parse`], returning the file with every statement SQLite cannot
+/// prepare at the file's defaults (whether or not the file allows them).
+pub fn parse_listing_sql(source: &str, fallback_id: &str) -> Result<(File, Vec<SqlMistake>)> {
+    let (file, scenario) = parse_file(source, fallback_id, true)?;
+    // The trial scenario is dropped here, before the file is unshared.
+    let mistakes = match scenario {
+        Some(scenario) => scenario.sql_mistakes(source)?,
+        None => Vec::new(),
+    };
+    Ok((file.unshared(), mistakes))
 }
 
 /// As [`parse`], without compiling the file at its defaults: for the
 /// built-in files, which the tests compile at every pair of values, and
 /// which every page reads at its start.
 pub fn parse_builtin(source: &str, id: &str) -> Result<File> {
-    parse_file(source, id, false)
+    Ok(parse_file(source, id, false)?.0.unshared())
 }
 
-fn parse_file(source: &str, fallback_id: &str, trial: bool) -> Result<File> {
+/// The file, shared with its trial scenario at its defaults when `trial`.
+struct Parsed(std::rc::Rc<File>);
+
+impl Parsed {
+    /// The file, once its trial scenario is dropped (it is ours again, not
+    /// copied).
+    fn unshared(self) -> File {
+        std::rc::Rc::try_unwrap(self.0).unwrap_or_else(|shared| (*shared).clone())
+    }
+}
+
+fn parse_file(
+    source: &str,
+    fallback_id: &str,
+    trial: bool,
+) -> Result<(Parsed, Option<FileScenario>)> {
     if source.len() > MAX_SOURCE_BYTES {
         return Err(Error::invalid(
             "scenario",
@@ -531,13 +578,13 @@ fn parse_file(source: &str, fallback_id: &str, trial: bool) -> Result<File> {
     // Compiling with the defaults finds what only the whole program shows
     // (a `goto` to no step, a `when` that is not SQL).
     let declared = file.declared_params().map_err(located)?;
-    if !trial {
-        return Ok(file);
-    }
     let file = std::rc::Rc::new(file);
-    FileScenario::new(std::rc::Rc::clone(&file), Params::defaults(&declared)).map_err(located)?;
-    // The trial scenario is dropped: the file is ours again, not copied.
-    Ok(std::rc::Rc::try_unwrap(file).unwrap_or_else(|shared| (*shared).clone()))
+    if !trial {
+        return Ok((Parsed(file), None));
+    }
+    let scenario = FileScenario::new(std::rc::Rc::clone(&file), Params::defaults(&declared))
+        .map_err(located)?;
+    Ok((Parsed(file), Some(scenario)))
 }
 
 impl File {

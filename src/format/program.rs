@@ -1645,6 +1645,96 @@ impl Scenario for FileScenario {
     }
 }
 
+/// A statement a scenario can run, for [`super::sql`] to prepare.
+pub(super) struct Statement {
+    /// Which it is, in words ("step \"read\" of attempt A").
+    pub what: String,
+    /// Its database's index.
+    pub db: usize,
+    /// Its text, as the file gives it.
+    pub sql: String,
+    /// Whether a step runs it (what a step creates is created before the
+    /// others are prepared).
+    pub step: bool,
+    /// Whether it is a database's pragmas (run, not prepared: they may be
+    /// several statements).
+    pub pragmas: bool,
+    /// A name to find it by in the source when its text is not there (a
+    /// library's step, a check's named query).
+    pub near: Option<String>,
+}
+
+impl FileScenario {
+    /// Every statement the scenario can run: each database's pragmas, each
+    /// attempt's steps (present for it or not: `when` decides per attempt),
+    /// the checks (those that apply and those that do not) and their named
+    /// queries, the invariants.
+    pub(super) fn statements(&self) -> Vec<Statement> {
+        let mut out = Vec::new();
+        for (db, (name, database)) in self.file.databases.iter().enumerate() {
+            if !database.pragmas.trim().is_empty() {
+                out.push(Statement {
+                    what: format!("the pragmas of database {name}"),
+                    db,
+                    sql: database.pragmas.clone(),
+                    step: false,
+                    pragmas: true,
+                    near: Some(name.clone()),
+                });
+            }
+        }
+        for instance in &self.instances {
+            let InstanceKind::Program(steps) = &instance.kind else {
+                continue;
+            };
+            for step in steps.iter() {
+                if let StepKind::Sql(sql) = &step.kind {
+                    out.push(Statement {
+                        what: format!("step {} of attempt {}", quote(&step.name), instance.label),
+                        db: step.db,
+                        sql: sql.clone(),
+                        step: true,
+                        pragmas: false,
+                        near: Some(step.name.clone()),
+                    });
+                }
+            }
+        }
+        let checks = self.file.checks.iter().map(|c| ("check", c));
+        let invariants = self.file.invariants.iter().map(|c| ("invariant", c));
+        for (kind, spec) in checks.chain(invariants) {
+            let sql = match (&spec.sql, &spec.query) {
+                (Some(sql), _) => sql.clone(),
+                (None, Some(query)) => match self.file.queries.get(query) {
+                    Some(sql) => sql.clone(),
+                    None => continue,
+                },
+                (None, None) => continue,
+            };
+            out.push(Statement {
+                what: format!("{kind} {}", quote(&spec.name)),
+                db: self.db_index(spec.database.as_ref()),
+                sql,
+                step: false,
+                pragmas: false,
+                near: Some(spec.query.clone().unwrap_or_else(|| spec.name.clone())),
+            });
+        }
+        out
+    }
+
+    /// The SQL statements SQLite cannot prepare, located in `source` (see
+    /// [`super::sql`]).
+    pub(super) fn sql_mistakes(&self, source: &str) -> Result<Vec<super::SqlMistake>> {
+        super::sql::mistakes(
+            &self.statements(),
+            &self.files,
+            |store| self.setup(store),
+            source,
+        )
+    }
+}
+
 impl FileScenario {
     /// An SQL check: its query on `committed` against its `expect`; with
     /// `ended`, `:outcome_X` and `:result_X` bind attempt X's outcome and result.

@@ -114,6 +114,10 @@ pub struct ExploreReport {
     /// The reductions an exhaustive search used, in words (and why
     /// partial-order reduction was not, when asked for and not usable).
     pub reductions: Vec<String>,
+    /// Whether some run looped ([`dfs::Stats::loops`]): then the design's
+    /// interleavings are unbounded, whatever the figures below say of the
+    /// runs' step counts.
+    pub loops: bool,
     /// The number of interleavings plain enumeration would face, as text.
     pub naive_interleavings: String,
     /// Its base-10 logarithm.
@@ -257,6 +261,7 @@ impl<'m> Sampler<'m> {
             }),
             stats: self.stats,
             reductions: Vec::new(),
+            loops: self.stats.loops(),
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform),
@@ -570,6 +575,7 @@ impl Explorer {
             bounded_by,
             stats,
             reductions,
+            loops: stats.loops(),
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform_log10),

@@ -39,6 +39,10 @@ test('edit a copy, see mistakes as you type, run the design, and share it in a l
   await page.locator('#source').fill('title = "x"\n[databases.app]\nschema = 5\n');
   await page.locator('#source-status[data-kind="fail"]').waitFor();
   assert.match(await page.locator('#source-status').textContent(), /line 3, column 10/);
+  // An SQL typo is named at its place in the file before anything runs.
+  await page.locator('#source').fill(SEATS.replace('"SELECT 1 WHERE NOT EXISTS', '"SELEC 1 WHERE NOT EXISTS'));
+  await page.locator('#source-status[data-kind="fail"]', { hasText: 'SELEC' }).waitFor();
+  assert.match(await page.locator('#source-status').textContent(), /line 14, column 8: step "check" of attempt A: near "SELEC": syntax error/);
   // Tab indents and undo takes it back.
   await page.locator('#source').fill('');
   await page.locator('#source').pressSequentially('a = 1');
@@ -180,6 +184,50 @@ steps = [ { name = "attach", sql = "ATTACH '/etc/passwd' AS p" }, { name = "wait
   assert.doesNotMatch(page.url(), /src=/);
   assert.deepEqual(seen.errors, []);
   await context.close();
+});
+
+// Two attempts that each wait for the other to go first: every schedule
+// goes round for ever (tests/bounds.rs has it too).
+const LIVELOCK = `title = "After you"
+fails = false
+[databases.app]
+schema = "CREATE TABLE ready (who TEXT PRIMARY KEY);"
+[[attempts]]
+replicas = 2
+steps = [
+  { name = "wait", sql = "SELECT 1 FROM ready WHERE who <> :label", on.none = { goto = "wait" } },
+  { name = "go", sql = "INSERT INTO ready VALUES (:label)", on.ok = { finish = "went" } },
+]
+`;
+
+test('a design that never completes is a counterexample, not a proof, whatever the strategy', async () => {
+  const { page, seen } = await open('?s=idem-race', { width: 1440, height: 900 });
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(LIVELOCK);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: 'After you' }).waitFor();
+  for (const [strategy, counted] of [
+    ['exhaustive', /2 runs came back to a state of their own path/],
+    ['random', /1 run was stopped by the step bound of an attempt/],
+    ['pct', /1 run was stopped by the step bound of an attempt/],
+    ['round-robin', null],
+  ]) {
+    await page.selectOption('#strategy', strategy);
+    if (strategy === 'random' || strategy === 'pct') await page.locator('#runs').fill('1');
+    await page.click('#run');
+    await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+    const text = await page.locator('#run-status').textContent();
+    assert.equal(await page.locator('#run-status').getAttribute('data-kind'), 'fail', `${strategy}: ${text}`);
+    if (counted) {
+      assert.match(text, /^Fails, but this design is declared to hold\. Counterexample/, `${strategy}: ${text}`);
+      assert.match(text, counted, `${strategy}: ${text}`);
+    }
+    assert.match(await page.locator('#checks').textContent(), /the run completes/, strategy);
+    assert.match(await page.locator('#checks').textContent(), /stopped by a bound: A took more than 1000 steps/, strategy);
+    if (strategy === 'exhaustive') await screenshot(page, 'livelock-counterexample', false);
+  }
+  assert.deepEqual(seen.errors, []);
 });
 
 test('the editor at phone width', async () => {

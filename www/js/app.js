@@ -1050,8 +1050,11 @@ function coverageLeft(report) {
 function showReport(report) {
   const s = report.stats;
   const exhaustive = report.strategy === 'exhaustive';
+  // A design whose attempts can loop has no bound on its interleavings.
+  const possible = report.loops ? 'where attempts can loop, so interleavings are unbounded'
+    : `where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`;
   let coverage = report.complete
-    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, ${count(s.finalStates, 'final state')}, where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`
+    ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, ${count(s.finalStates, 'final state')}, ${possible}`
     : exhaustive && report.frontier ? coverageLeft(report)
       : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}`
         : exhaustive ? `not every schedule: ${report.boundedBy}` : `${count(s.runs, 'sampled run')}, not every schedule`;

@@ -123,6 +123,13 @@ pub struct Stats {
 }
 
 impl Stats {
+    /// Whether some run looped (came back to a state of its own path, or
+    /// ran into an attempt's step bound): then no count of interleavings
+    /// bounds the design's.
+    pub fn loops(&self) -> bool {
+        self.cycles > 0 || self.stopped_by_steps > 0
+    }
+
     /// Adds the counters of another part of the same search (the distinct
     /// final states excepted: only their keys can be merged).
     pub(crate) fn add(&mut self, other: &Stats) {

@@ -1,0 +1,169 @@
+//! A statement SQLite cannot prepare is a mistake of the file, reported at
+//! its line and column before anything runs (natively and in Chromium), not
+//! a failure a run finds (which a design declared to fail would take for
+//! its expected one).
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::format;
+use replayground::sim::explore::Explorer;
+
+/// Three mistakes: a syntax error, a column that does not exist (in a
+/// multi-line string), a table that does not exist in a check.
+const TYPOS: &str = r#"title = "typo"
+fails = true
+[databases.app]
+schema = "CREATE TABLE counter (v INTEGER); INSERT INTO counter VALUES (0);"
+[[attempts]]
+replicas = 3
+steps = [
+  { name = "read", sql = "SELEC v FROM countr", capture = "v" },
+  { name = "write", sql = """
+UPDATE counter
+   SET v = :v + 1 WHERE nope = 1""" },
+]
+[[checks]]
+name = "three increments"
+sql = "SELECT v FROM countr"
+expect = 3
+"#;
+
+fn positions(source: &str) -> Vec<(usize, usize, String, String)> {
+    let (_, mistakes) = format::parse_listing_sql(source, "typo").unwrap();
+    mistakes
+        .into_iter()
+        .map(|m| (m.line, m.column, m.what, m.message))
+        .collect()
+}
+
+#[test]
+fn every_mistake_is_found_at_its_line_and_column_once() {
+    assert_eq!(
+        positions(TYPOS),
+        [
+            (
+                8,
+                27,
+                "step \"read\" of attempt A".to_string(),
+                "near \"SELEC\": syntax error".to_string()
+            ),
+            (
+                11,
+                25,
+                "step \"write\" of attempt A".to_string(),
+                "no such column: nope".to_string()
+            ),
+            (
+                15,
+                8,
+                "check \"three increments\"".to_string(),
+                "no such table: countr".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_file_with_an_sql_error_does_not_run_unless_it_says_so() {
+    let error = format::parse(TYPOS, "typo").unwrap_err().to_string();
+    assert!(
+        error.contains(
+            "line 8, column 27: step \"read\" of attempt A: near \"SELEC\": syntax error (and 2 more SQL errors"
+        ),
+        "{error}"
+    );
+    // Asked explicitly, it runs, and the run meets the error.
+    let allowed = TYPOS.replace("fails = true", "fails = true\nallow-sql-errors = true");
+    let file = format::parse(&allowed, "typo").unwrap();
+    let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
+    let run = explorer
+        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .unwrap();
+    assert!(!run.passed);
+    assert!(
+        format!("{:?}", run.statuses).contains("syntax error"),
+        "{:?}",
+        run.statuses
+    );
+}
+
+#[test]
+fn escapes_quotes_and_named_queries_are_located() {
+    // An escaped quote before the mistake; a named query's own text.
+    let source = r#"title = "escapes"
+[databases.app]
+schema = "CREATE TABLE t (x TEXT);"
+[queries]
+everything = "SELECT count(*) FROM tt"
+[[attempts]]
+steps = [ { name = "write", sql = "INSERT INTO t VALUES (\"a\"), ('\u00e9') RETURNING y" } ]
+[[checks]]
+name = "one row"
+query = "everything"
+expect = 1
+"#;
+    let found = positions(source);
+    assert_eq!(found.len(), 2, "{found:?}");
+    // `y` in `RETURNING y`, counted in characters of the line as written.
+    let line = source.lines().nth(6).unwrap();
+    let column = line.find("RETURNING y").unwrap() + "RETURNING ".len() + 1;
+    assert_eq!(
+        (found[0].0, found[0].1, found[0].3.as_str()),
+        (7, column, "no such column: y")
+    );
+    assert_eq!(found[1].0, 5, "{found:?}");
+    assert_eq!(found[1].2, "check \"one row\"");
+}
+
+#[test]
+fn a_table_a_step_creates_can_be_named_by_later_steps() {
+    let source = r#"title = "creates"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+steps = [
+  { name = "make", sql = "CREATE TABLE IF NOT EXISTS later (x)" },
+  { name = "grow", sql = "ALTER TABLE later ADD COLUMN y" },
+  { name = "use", sql = "INSERT INTO later (x, y) VALUES (1, 2)" },
+]
+[[checks]]
+name = "one row"
+sql = "SELECT count(*) FROM later"
+expect = 1
+"#;
+    assert_eq!(positions(source), []);
+    let file = format::parse(source, "creates").unwrap();
+    let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
+    assert!(
+        explorer
+            .run(&mut replayground::sim::scheduler::RoundRobin, false)
+            .unwrap()
+            .passed
+    );
+}
+
+#[test]
+fn a_refused_pragma_and_a_second_statement_are_mistakes_too() {
+    let source = r#"title = "refused"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+pragmas = "PRAGMA foreign_keys = ON; PRAGMA nosuch_pragma_typo"
+[[attempts]]
+steps = [
+  { name = "sleep", sql = "PRAGMA busy_timeout = 5000" },
+  { name = "two", sql = "SELECT 1; SELECT 2" },
+]
+"#;
+    let found = positions(source);
+    let messages: Vec<&str> = found.iter().map(|m| m.3.as_str()).collect();
+    assert_eq!(found.len(), 2, "{found:?}");
+    assert!(
+        messages[0].contains("PRAGMA busy_timeout may not be set in a scenario"),
+        "{found:?}"
+    );
+    assert!(messages[1].contains("one statement"), "{found:?}");
+    assert_eq!((found[0].0, found[1].0), (7, 8), "{found:?}");
+}
