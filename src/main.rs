@@ -879,7 +879,8 @@ mod cli {
                     .unwrap_or("scenario");
                 let (parsed, mistakes) = replayground::format::parse_listing_sql(&source, stem)
                     .map_err(|e| format!("{target}: {e}"))?;
-                if !mistakes.is_empty() && !parsed.allow_sql_errors {
+                let templates = mistakes.iter().any(|m| m.template);
+                if !mistakes.is_empty() && (!parsed.allow_sql_errors || templates) {
                     if json {
                         println!(
                             "{}",

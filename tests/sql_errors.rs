@@ -167,3 +167,86 @@ steps = [
     assert!(messages[1].contains("one statement"), "{found:?}");
     assert_eq!((found[0].0, found[1].0), (7, 8), "{found:?}");
 }
+
+/// One delivery program used for two subscribers, each in its own
+/// database: `{sub}` fills the used program's `database`.
+const TWO_SUBSCRIBERS: &str = r#"title = "one delivery program, two subscribers"
+[databases.outbox]
+schema = "CREATE TABLE events (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO events VALUES (1, 'hello');"
+[databases.billing]
+schema = "CREATE TABLE inbox (event_id INTEGER PRIMARY KEY, sub TEXT);"
+[databases.shipping]
+schema = "CREATE TABLE inbox (event_id INTEGER PRIMARY KEY, sub TEXT);"
+[programs.deliver]
+steps = [
+  { name = "read for {sub}", database = "outbox", sql = "SELECT id FROM events", capture = "id" },
+  { name = "deliver to {sub}", database = "{sub}", sql = "INSERT INTO inbox VALUES (:id, :sub)" },
+]
+[[attempts]]
+database = "outbox"
+steps = [
+  { name = "billing", use = "deliver", with = { sub = "billing" } },
+  { name = "shipping", use = "deliver", with = { sub = "shipping" } },
+]
+[[checks]]
+name = "billing got it"
+database = "billing"
+sql = "SELECT event_id, sub FROM inbox"
+expect = [1, "billing"]
+[[checks]]
+name = "shipping got it"
+database = "shipping"
+sql = "SELECT event_id, sub FROM inbox"
+expect = [1, "shipping"]
+"#;
+
+#[test]
+fn a_used_programs_database_is_filled_from_its_values() {
+    let file = format::parse(TWO_SUBSCRIBERS, "two-subscribers").unwrap();
+    let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
+    let run = explorer
+        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .unwrap();
+    assert!(run.passed, "{:?}", run.checks);
+    // A value that names no database is refused, naming both.
+    let wrong = TWO_SUBSCRIBERS.replace(
+        "with = { sub = \"shipping\" }",
+        "with = { sub = \"shiping\" }",
+    );
+    let error = format::parse(&wrong, "wrong").unwrap_err().to_string();
+    assert!(
+        error.contains("database \"{sub}\" is \"shiping\", which is not declared"),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_template_in_sql_is_refused_at_its_place_even_where_errors_are_allowed() {
+    let templated = TWO_SUBSCRIBERS
+        .replace("VALUES (:id, :sub)", "VALUES (:id, '{sub}')")
+        .replace(
+            "[databases.outbox]",
+            "allow-sql-errors = true\n[databases.outbox]",
+        );
+    let error = format::parse(&templated, "templated")
+        .unwrap_err()
+        .to_string();
+    let line = templated
+        .lines()
+        .position(|l| l.contains("'{sub}'"))
+        .unwrap();
+    let column = templated
+        .lines()
+        .nth(line)
+        .unwrap()
+        .find("'{sub}'")
+        .unwrap()
+        + 2;
+    assert!(
+        error.contains(&format!(
+            "line {}, column {column}: step \"deliver to billing\" of attempt A: {{sub}} is not filled in SQL: bind :sub instead",
+            line + 1
+        )),
+        "{error}"
+    );
+}

@@ -504,8 +504,15 @@ fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
 /// line and column, unless the file says `allow-sql-errors = true`.
 pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
     let (file, mistakes) = parse_listing_sql(source, fallback_id)?;
-    match mistakes.first() {
-        Some(first) if !file.allow_sql_errors => {
+    let refused = mistakes
+        .iter()
+        .find(|m| m.template)
+        .or(match file.allow_sql_errors {
+            true => None,
+            false => mistakes.first(),
+        });
+    match refused {
+        Some(first) => {
             let more = match mistakes.len() {
                 1 => String::new(),
                 n => format!(
@@ -516,7 +523,7 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
             };
             Err(Error::invalid("scenario", format!("{first}{more}")))
         }
-        _ => Ok(file),
+        None => Ok(file),
     }
 }
 
@@ -1354,7 +1361,8 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
     }
     for step in steps {
         let what = format!("{what}, step {}", params::quote(&step.name));
-        if let Some(database) = &step.database {
+        // A template (`{sub}`) is checked once filled, where it is used.
+        if let Some(database) = step.database.as_ref().filter(|d| !d.contains('{')) {
             if !file.databases.contains_key(database) {
                 return Err(bad(format!(
                     "{what} names database {}, which is not declared",

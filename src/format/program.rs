@@ -1075,6 +1075,25 @@ impl FileScenario {
         for (i, r) in raw.iter().enumerate() {
             let s = r.spec;
             let name = &names[i];
+            // A used program's `database` may be a template (`{sub}`).
+            let db = match &s.database {
+                None => default_db,
+                Some(given) => {
+                    let filled = fill(given, &|n| words_static(&r.with, n));
+                    self.file
+                        .databases
+                        .keys()
+                        .position(|k| *k == filled)
+                        .ok_or_else(|| {
+                            bad(format!(
+                                "{what}, step {}: database {} is {}, which is not declared",
+                                quote(name),
+                                quote(given),
+                                quote(&filled)
+                            ))
+                        })?
+                }
+            };
             let kind = match (&s.sql, s.action.as_deref()) {
                 (Some(sql), _) => StepKind::Sql(sql.clone()),
                 (None, Some("crash")) => StepKind::Crash,
@@ -1126,10 +1145,7 @@ impl FileScenario {
             steps.push(Step {
                 name: name.clone(),
                 kind,
-                db: s
-                    .database
-                    .as_ref()
-                    .map_or(default_db, |d| self.db_index(Some(d))),
+                db,
                 capture: match &s.capture {
                     Some(super::Capture::One(n)) => vec![n.clone()],
                     Some(super::Capture::Many(list)) => list.clone(),
@@ -1137,12 +1153,13 @@ impl FileScenario {
                 },
                 set,
                 note: s.note.clone(),
-                phase: leak(
+                phase: leak(fill(
                     r.phase
-                        .clone()
-                        .or_else(|| s.phase.clone())
-                        .unwrap_or_else(|| "running".into()),
-                ),
+                        .as_ref()
+                        .or(s.phase.as_ref())
+                        .map_or("running", |p| p),
+                    &|n| words_static(&r.with, n),
+                )),
                 because: s
                     .because
                     .iter()

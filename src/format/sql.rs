@@ -33,8 +33,12 @@ pub struct SqlMistake {
     pub column: usize,
     /// Which statement ("step \"read\" of attempt A").
     pub what: String,
-    /// SQLite's message ("no such table: countr").
+    /// SQLite's message ("no such table: countr"), or what is wrong with
+    /// a template.
     pub message: String,
+    /// Whether it is a `{NAME}` template in SQL, which nothing fills: refused
+    /// even where SQL errors are allowed.
+    pub template: bool,
 }
 
 impl std::fmt::Display for SqlMistake {
@@ -68,8 +72,7 @@ pub(super) fn mistakes(
         .collect::<Result<Vec<_>>>()?;
     let strings = strings_of(source);
     let mut found: Vec<SqlMistake> = Vec::new();
-    let mut note = |statement: &Statement, error: &Error| {
-        let (message, offset) = message_and_offset(error);
+    let mut note = |statement: &Statement, message: String, offset: Option<usize>, template| {
         let position = strings
             .iter()
             .find(|(text, _)| *text == statement.sql)
@@ -84,6 +87,7 @@ pub(super) fn mistakes(
             column,
             what: statement.what.clone(),
             message,
+            template,
         };
         let seen = found.iter().any(|m| {
             m.line == mistake.line && m.column == mistake.column && m.message == mistake.message
@@ -92,16 +96,42 @@ pub(super) fn mistakes(
             found.push(mistake);
         }
     };
+    // A template in SQL: a value is bound (`:NAME`), never pasted into the
+    // statement's text, so nothing fills `{NAME}` there.
+    let mut templated = Vec::new();
+    for (index, statement) in statements.iter().enumerate() {
+        if let Some((at, name)) = template_in(&statement.sql) {
+            note(
+                statement,
+                format!(
+                    "{{{name}}} is not filled in SQL: bind :{name} instead (values are bound to a statement, never pasted into its text)"
+                ),
+                Some(at),
+                true,
+            );
+            templated.push(index);
+        }
+    }
+    let statements: Vec<&Statement> = statements
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !templated.contains(i))
+        .map(|(_, s)| s)
+        .collect();
+    let mut refuse = |statement: &Statement, error: &Error| {
+        let (message, offset) = message_and_offset(error);
+        note(statement, message, offset, false);
+    };
     // Pragmas first: they run when a connection opens, before any step.
     for statement in statements.iter().filter(|s| s.pragmas) {
         if let Err(e) = conns[statement.db].apply_pragmas(&statement.sql) {
-            note(statement, &e);
+            refuse(statement, &e);
         }
     }
     // What steps create, in order, each prepared against what the ones
     // before it made and then run (once per text: replicas share theirs),
     // so that the statements naming it can be prepared.
-    let changes_schema = |s: &&Statement| s.step && creates(&s.sql);
+    let changes_schema = |s: &&&Statement| s.step && creates(&s.sql);
     let mut created: Vec<(usize, &str)> = Vec::new();
     for statement in statements.iter().filter(changes_schema) {
         if created.contains(&(statement.db, statement.sql.as_str())) {
@@ -123,7 +153,7 @@ pub(super) fn mistakes(
                 })
             });
         if let Err(e) = ran {
-            note(statement, &e);
+            refuse(statement, &e);
         }
     }
     for statement in statements
@@ -138,11 +168,26 @@ pub(super) fn mistakes(
                 .map_err(Error::from)
         });
         if let Err(e) = prepared {
-            note(statement, &e);
+            refuse(statement, &e);
         }
     }
     drop(conns);
     Ok(found)
+}
+
+/// The first `{NAME}` in `sql` (a name of letters, digits, `_` and `-`):
+/// its byte offset and the name.
+fn template_in(sql: &str) -> Option<(usize, &str)> {
+    sql.match_indices('{').find_map(|(at, _)| {
+        let rest = &sql[at + 1..];
+        let name = &rest[..rest.find('}')?];
+        let word = !name.is_empty()
+            && name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+        word.then_some((at, name))
+    })
 }
 
 /// Whether a statement changes the schema in a way later statements may

@@ -42,12 +42,12 @@ test('every scenario runs, with its checks on screen', async () => {
     await page.locator(`#catalog [role="option"][data-scenario="${id}"][aria-selected="true"]`).waitFor();
     const text = await run(page, 'exhaustive');
     if (fails) {
-      assert.match(text, /^Counterexample in .+, exhaustive \(shortest/, `${id}: ${text}`);
+      assert.match(text, /^Fails, as declared\. Counterexample in .+, exhaustive \(shortest/, `${id}: ${text}`);
       assert.equal(await page.locator('#verdict').getAttribute('data-kind'), 'fail', id);
       assert.ok(await page.locator('#checks tr.fail').count() > 0, `${id} shows its failing checks`);
       assert.ok(await page.locator('#explanation li').count() > 0, `${id} explains each step`);
     } else {
-      assert.match(text, /^No violation in .+, exhaustive \(every schedule covered: .+\)\. Shown: one completed run\.$/, `${id}: ${text}`);
+      assert.match(text, /^Holds, as declared\. No violation in .+, exhaustive \(every schedule covered: .+\)\. Shown: one completed run\.$/, `${id}: ${text}`);
       // The clean search shows a completed run with its checks passing, not an unfinished one.
       assert.equal(await page.locator('#verdict').getAttribute('data-kind'), 'pass', id);
       assert.ok(await page.locator('#lanes .step').count() > 0, `${id} shows the run's steps`);
@@ -184,7 +184,7 @@ test('switching scenario during a search cancels it; no verdict lands on the new
   assert.equal(await page.locator('#progress').isHidden(), true);
   // The engine is free: the broken design's own search finds its counterexample.
   const verdict = await run(page, 'exhaustive');
-  assert.match(verdict, /^Counterexample in Broken: the receipt in a second transaction, exhaustive/);
+  assert.match(verdict, /^Fails, as declared\. Counterexample in Broken: the receipt in a second transaction, exhaustive/);
   assert.deepEqual(seen.errors, []);
   await context.close();
 });
@@ -225,7 +225,7 @@ test('an exhaustive search stopped by its budget says what it covered, and Conti
 
   await page.fill('#budget', '3');
   const stopped = await run(page, 'exhaustive');
-  assert.match(stopped, /^Counterexample in Broken: check in one transaction, write in another, exhaustive \(shortest, \d+ steps, schedule [A-Z0-9]+; not every schedule: stopped at its budget of 3 runs, \d+ distinct states and \d+ final states? reached, runs up to \d+ steps long; \d+ known branch(es)? left, the shallowest from step \d+; Continue goes on from there\)\.$/, stopped);
+  assert.match(stopped, /^Fails, as declared\. Counterexample in Broken: check in one transaction, write in another, exhaustive \(shortest, \d+ steps, schedule [A-Z0-9]+; not every schedule: stopped at its budget of 3 runs, \d+ distinct states and \d+ final states? reached, runs up to \d+ steps long; \d+ known branch(es)? left, the shallowest from step \d+; Continue goes on from there\)\.$/, stopped);
   await screenshot(page, 'search-stopped-at-budget');
   // Continue by mouse, then by keyboard, until nothing is left.
   let continues = 0;
@@ -280,7 +280,7 @@ test('a long exhaustive search is split across the workers and proves what one w
     const text = await page.locator('#run-status').textContent();
     // One worker reaches 2,982 final states with no violation (the release
     // tests and the command line say so); split, the same.
-    assert.match(text, /^No violation in Three producers and two relays, exhaustive \(every schedule covered: [\d,]+ runs, [\d,]+ distinct states, 2,982 final states, where/, text);
+    assert.match(text, /^Holds, as declared\. No violation in Three producers and two relays, exhaustive \(every schedule covered: [\d,]+ runs, [\d,]+ distinct states, 2,982 final states, where/, text);
     if (workers > 1) assert.match(text, new RegExp(`; split across ${workers} workers, counts summed\\)`), text);
   };
   await searchWhole();

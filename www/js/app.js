@@ -1070,7 +1070,9 @@ function showReport(report) {
   if (cut.length) coverage += `; ${cut.join('; ')}`;
   // The verdict beside the design's declaration (absent when its
   // parameters are not the ones it was declared for).
-  const declared = report.verdictAsDeclared
+  // Only when the verdict can be told against it: a sampled search that
+  // found nothing says so itself.
+  const declared = typeof report.asDeclared === 'boolean'
     ? `${report.verdictAsDeclared[0].toUpperCase()}${report.verdictAsDeclared.slice(1)}. `
     : '';
   const context = runContext(report.strategy);

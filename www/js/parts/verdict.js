@@ -14,9 +14,14 @@ export function verdictOf(view) {
   }
   const failed = result.checks.filter((c) => !c.pass);
   const deadlock = verdict?.kind === 'deadlock' ? ` Deadlock: ${verdict.waits.join('; ')}.` : '';
+  // A failing run shows whether its design was declared to fail (a passing
+  // one shows nothing of the other schedules).
+  const declared = typeof result.asDeclared === 'boolean'
+    ? `${result.verdictAsDeclared[0].toUpperCase()}${result.verdictAsDeclared.slice(1)}: `
+    : '';
   if (failed.length) {
     return {
-      text: `${count(failed.length, 'check')} failed for schedule ${result.schedule}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}`,
+      text: `${declared}${count(failed.length, 'check')} failed for schedule ${result.schedule}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}`,
       kind: 'fail',
     };
   }
