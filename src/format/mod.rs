@@ -438,8 +438,9 @@ declaration! {
     /// A check after a run.
     #[derive(Debug, Clone)]
     pub struct CheckSpec {
-        /// What it checks, for people; `{name}` inserts a parameter.
-        pub name: String = "name" (req),
+        /// What it checks, for people; `{name}` inserts a parameter. Derived
+        /// from what it checks when absent ([`CheckSpec::derived_name`]).
+        pub name: String = "name" (default),
         /// The check applies only when this SQL expression over the parameters is true.
         pub when: Option<String> = "when" (opt),
         /// SQL on the committed state (or `query`, one the file names)…
@@ -463,6 +464,60 @@ declaration! {
         pub count: Option<toml::Value> = "count" (opt),
         /// Or: every attempt that ended with one of these outcomes got the same result.
         pub same_result: Option<Vec<String>> = "same-result" (opt),
+    }
+}
+
+impl CheckSpec {
+    /// A name for a check that gives none: what it checks, in short.
+    fn derived_name(&self) -> String {
+        let short = |text: &str| {
+            let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            match words.char_indices().nth(60) {
+                Some((at, _)) => format!("{}…", &words[..at]),
+                None => words,
+            }
+        };
+        fn words(v: &toml::Value) -> String {
+            match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Integer(i) => i.to_string(),
+                toml::Value::Float(f) => f.to_string(),
+                toml::Value::Boolean(b) => b.to_string(),
+                toml::Value::Array(items) => format!(
+                    "[{}]",
+                    items.iter().map(words).collect::<Vec<_>>().join(", ")
+                ),
+                _ => "…".to_string(),
+            }
+        }
+        let (expect, count) = (words, words);
+        match (
+            &self.sql,
+            &self.query,
+            &self.outcome,
+            &self.attempt,
+            &self.same_result,
+        ) {
+            (Some(sql), ..) | (None, Some(sql), ..) => match &self.expect {
+                Some(expected) => format!("{} is {}", short(sql), expect(expected)),
+                None => short(sql),
+            },
+            (None, None, Some(outcome), None, _) => match &self.count {
+                Some(n) => format!("{} attempts end with {outcome}", count(n)),
+                None => format!("attempts end with {outcome}"),
+            },
+            (None, None, outcome, Some(attempt), _) => {
+                let outcome = outcome.as_deref().unwrap_or("its outcome");
+                match &self.result {
+                    Some(result) => format!("{attempt} ends with {outcome}, result {result}"),
+                    None => format!("{attempt} ends with {outcome}"),
+                }
+            }
+            (None, None, None, None, Some(outcomes)) => {
+                format!("the same result for {}", outcomes.join(", "))
+            }
+            _ => "a check".to_string(),
+        }
     }
 }
 
@@ -581,6 +636,11 @@ fn parse_file(
         other => other,
     };
     file.merge_libraries().map_err(located)?;
+    for check in file.checks.iter_mut().chain(file.invariants.iter_mut()) {
+        if check.name.trim().is_empty() {
+            check.name = check.derived_name();
+        }
+    }
     validate(&file).map_err(located)?;
     // Compiling with the defaults finds what only the whole program shows
     // (a `goto` to no step, a `when` that is not SQL).
@@ -1163,8 +1223,22 @@ fn validate(file: &File) -> Result<()> {
             &program.steps,
         )?;
     }
+    // Attempts are named as traces name them: by label, else by the letter
+    // of their first replica (while replicas before them are numbers).
+    let mut first_letter = Some(0usize);
     for (i, attempt) in file.attempts.iter().enumerate() {
-        let what = format!("attempt {}", i + 1);
+        let what = match (&attempt.label, first_letter) {
+            (Some(label), _) => format!("attempt {}", params::quote(label)),
+            (None, Some(index)) => format!("attempt {}", crate::sim::Schedule::letter(index)),
+            (None, None) => format!("the attempts table number {}", i + 1),
+        };
+        first_letter = match (&attempt.replicas, first_letter) {
+            (None, Some(index)) => Some(index + 1),
+            (Some(toml::Value::Integer(n)), Some(index)) => {
+                usize::try_from(*n).ok().map(|n| index + n.max(1))
+            }
+            _ => None,
+        };
         if let Some(label) = &attempt.label {
             if label.is_empty() || label.chars().count() > 32 || label.chars().any(char::is_control)
             {

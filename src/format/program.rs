@@ -2563,6 +2563,8 @@ impl Attempt for ProgramAttempt {
                         format!("{} rows", rows.len())
                     }
                     SqlResult::Rows { changes, .. } if *changes > 0 => format!("{changes} changed"),
+                    // A query that answered nothing (its `on.none` ran).
+                    SqlResult::Rows { columns, .. } if !columns.is_empty() => "no row".into(),
                     SqlResult::Error { message, .. } => message.clone(),
                     SqlResult::None => match &step.kind {
                         StepKind::Crash => "its process dies: its locks vanish, its open transaction is left for recovery".into(),

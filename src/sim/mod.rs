@@ -821,7 +821,11 @@ impl<'s> Run<'s> {
                 Some(on) => {
                     return Err(Error::invalid(
                         "attempts",
-                        format!("attempt {i} cannot wait for attempt {on}"),
+                        format!(
+                            "attempt {} cannot wait for attempt {}",
+                            Schedule::letter(i),
+                            Schedule::letter(on)
+                        ),
                     ))
                 }
             });

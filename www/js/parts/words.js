@@ -67,7 +67,10 @@ export function locksAt(view, selected) {
 // What a step's SQL returned, in a few words.
 export function resultText(result) {
   switch (result.kind) {
-    case 'rows': return result.rows.length ? `${result.rows.length} row${result.rows.length > 1 ? 's' : ''}` : (result.changes ? `${result.changes} changed` : 'ok');
+    case 'rows': return result.rows.length ? `${result.rows.length} row${result.rows.length > 1 ? 's' : ''}`
+      : result.changes ? `${result.changes} changed`
+        // A query that answered nothing (its on.none ran).
+        : result.columns.length ? 'no row' : 'ok';
     case 'busy': return 'SQLITE_BUSY';
     case 'error': return `error: ${result.message}`;
     default: return '';
