@@ -725,8 +725,14 @@ mod cli {
                 println!("  naive interleavings: unbounded (an attempt can loop)");
             } else {
                 println!(
-                    "  naive interleavings: {} for these runs' step counts; {} as (NK)!/(K!)^N",
-                    report.naive_interleavings, report.naive_interleavings_uniform
+                    "  naive interleavings: {}{} for these runs' step counts; {} as (NK)!/(K!)^N",
+                    if report.naive_is_upper_bound {
+                        "at most "
+                    } else {
+                        ""
+                    },
+                    report.naive_interleavings,
+                    report.naive_interleavings_uniform
                 );
             }
             if !report.reductions.is_empty() {

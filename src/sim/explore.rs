@@ -114,6 +114,9 @@ pub struct ExploreReport {
     /// The reductions an exhaustive search used, in words (and why
     /// partial-order reduction was not, when asked for and not usable).
     pub reductions: Vec<String>,
+    /// Whether the figures below are upper bounds: some attempt cannot
+    /// start at once ([`Explorer::starts_constrained`]).
+    pub naive_is_upper_bound: bool,
     /// Whether some run looped ([`dfs::Stats::loops`]): then the design's
     /// interleavings are unbounded, whatever the figures below say of the
     /// runs' step counts.
@@ -262,6 +265,7 @@ impl<'m> Sampler<'m> {
             stats: self.stats,
             reductions: Vec::new(),
             loops: self.stats.loops(),
+            naive_is_upper_bound: explorer.starts_constrained()?,
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform),
@@ -326,6 +330,14 @@ impl Explorer {
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()
+    }
+
+    /// Whether some attempt cannot start at once (it runs `after` another,
+    /// or not before a time): then the interleavings of the runs' step
+    /// counts are more than the design allows, an upper bound.
+    pub fn starts_constrained(&self) -> Result<bool> {
+        let run = self.start(false)?;
+        Ok(run.runnable().len() < run.statuses().len())
     }
 
     /// Whether the scenario checks invariants after every step.
@@ -576,6 +588,7 @@ impl Explorer {
             stats,
             reductions,
             loops: stats.loops(),
+            naive_is_upper_bound: self.starts_constrained()?,
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform_log10),

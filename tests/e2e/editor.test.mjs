@@ -236,6 +236,59 @@ test('a design that never completes is a counterexample, not a proof, whatever t
   assert.deepEqual(seen.errors, []);
 });
 
+test('the editor as a new user met it: a blank design puts the old run away, line numbers, no wrapping, the caret to the mistake, words kept whole', async () => {
+  const { page, seen } = await open('?s=idem-check-then-write', { width: 1440, height: 900 });
+  // The checks table after a run: "completed" is one word on one line.
+  await page.selectOption('#strategy', 'round-robin');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  const broken = await page.evaluate(() => [...document.querySelectorAll('#checks td')]
+    .filter((td) => /\bcompleted\b/.test(td.textContent))
+    .map((td) => {
+      const text = td.firstChild;
+      const at = text.textContent.indexOf('completed');
+      const range = document.createRange();
+      range.setStart(text, at);
+      range.setEnd(text, at + 'completed'.length);
+      return range.getClientRects().length;
+    }));
+  assert.ok(broken.length > 0, 'a cell says completed');
+  assert.ok(broken.every((lines) => lines === 1), `"completed" spans ${broken} lines`);
+  // New design: the scenario shown is put away until the design runs.
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  assert.equal(await page.locator('#lanes').isVisible(), false);
+  assert.equal(await page.locator('#params').isVisible(), false);
+  assert.equal(await page.locator('aside.database').isVisible(), false);
+  assert.equal(await page.locator('#drafting-note').isVisible(), true);
+  // Line numbers, one per line; long lines do not wrap.
+  const source = await page.locator('#source').inputValue();
+  assert.equal(await page.locator('#source-lines span').count(), source.split('\n').length);
+  assert.equal(await page.locator('#source').getAttribute('wrap'), 'off');
+  // A mistake far along a line: its line number is marked, and a button puts the caret there.
+  const typo = source.replace('INSERT INTO items (name) VALUES (:label)', 'INSERT INTO items (name) VALUES (:label) RETURNING nope');
+  await page.locator('#source').fill(typo);
+  await page.locator('#source-status[data-kind="fail"]', { hasText: 'no such column: nope' }).waitFor();
+  const status = await page.locator('#source-status').textContent();
+  const [, line, column] = /line (\d+), column (\d+)/.exec(status).map(Number);
+  assert.equal(await page.locator('#source-lines span.mistake').textContent(), `${line}\n`);
+  await page.click('#source-goto');
+  const caret = await page.locator('#source').evaluate((t) => t.selectionStart);
+  const lines = typo.split('\n');
+  assert.equal(caret, lines.slice(0, line - 1).join('\n').length + 1 + column - 1);
+  assert.equal(typo.slice(caret, caret + 4), 'nope');
+  await screenshot(page, 'editor-mistake-marked', false);
+  // Run this design: its own run, timeline and tables come back.
+  await page.locator('#source').fill(source);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: 'My design' }).waitFor();
+  assert.equal(await page.locator('#lanes').isVisible(), true);
+  assert.equal(await page.locator('aside.database').isVisible(), true);
+  assert.equal(await page.locator('#drafting-note').isVisible(), false);
+  assert.deepEqual(seen.errors, []);
+});
+
 test('the editor at phone width', async () => {
   const { context, page } = await open('?s=idem-race', { width: 390, height: 844 });
   await page.click('#edit-copy');

@@ -50,7 +50,9 @@ const ui = {
   shortcuts: $('shortcuts'),
   editor: $('editor'),
   source: $('source'),
+  sourceLines: $('source-lines'),
   sourceStatus: $('source-status'),
+  sourceGoto: $('source-goto'),
   drafts: $('drafts'),
 };
 
@@ -484,6 +486,8 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   // A search of what was shown before must not report on what is shown now.
   state.generation += 1;
   state.search?.cancel();
+  // What runs now is what is shown: a new design's drafting is over.
+  document.body.classList.remove('drafting');
   const stepper = await engine.stepper(arg, { params }, schedule);
   const packed = source === null ? null : await pack(source);
   state.stepper?.close();
@@ -636,14 +640,56 @@ async function checkSource() {
     if (mine !== checking) return;
     ui.sourceStatus.textContent = `ok: "${entry.title}", ${count(entry.params.filter((p) => p.name !== JOURNAL).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`;
     ui.sourceStatus.dataset.kind = 'pass';
+    markMistake(null);
   } catch (error) {
     if (mine !== checking) return;
     ui.sourceStatus.textContent = error.message;
     ui.sourceStatus.dataset.kind = 'fail';
+    const at = /line (\d+), column (\d+)/.exec(error.message);
+    markMistake(at ? { line: Number(at[1]), column: Number(at[2]) } : null);
   }
 }
 
+// The editor's line numbers, the mistake's line marked; and the button that
+// puts the caret at the mistake.
+let mistake = null;
+let numberedLines = -1;
+function numberLines(force = false) {
+  const lines = ui.source.value.split('\n').length;
+  if (lines === numberedLines && !force) return;
+  numberedLines = lines;
+  const spans = [];
+  for (let n = 1; n <= lines; n += 1) {
+    const span = el('span', `${n}\n`);
+    if (mistake && mistake.line === n) span.className = 'mistake';
+    spans.push(span);
+  }
+  ui.sourceLines.replaceChildren(...spans);
+  ui.sourceLines.scrollTop = ui.source.scrollTop;
+}
+function markMistake(at) {
+  mistake = at;
+  numberLines(true);
+  ui.sourceGoto.hidden = !at;
+  if (at) ui.sourceGoto.textContent = `Show line ${at.line}, column ${at.column}`;
+}
+function gotoMistake() {
+  if (!mistake) return;
+  const lines = ui.source.value.split('\n');
+  const line = Math.min(mistake.line, lines.length);
+  // Columns count characters (code points), as the engine counts them.
+  const before = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);
+  const column = [...lines[line - 1]].slice(0, mistake.column - 1).join('').length;
+  const offset = before + column;
+  ui.source.focus();
+  ui.source.setSelectionRange(offset, Math.min(offset + 1, ui.source.value.length));
+  const lineHeight = parseFloat(getComputedStyle(ui.source).lineHeight) || 16;
+  ui.source.scrollTop = Math.max(0, (line - 3) * lineHeight);
+}
+ui.source.addEventListener('scroll', () => { ui.sourceLines.scrollTop = ui.source.scrollTop; });
+
 ui.source.addEventListener('input', () => {
+  numberLines();
   editorDirty = true;
   clearTimeout(checkTimer);
   checkTimer = setTimeout(checkSource, 300);
@@ -712,14 +758,18 @@ const actions = {
       if (mode && mode !== journalParam().default) {
         source = `journal = "${mode}"\n${source.replace(/^journal\s*=.*\n/m, '')}`;
       }
-      showEditor(source);
+      if (showEditor(source)) document.body.classList.remove('drafting');
     } catch (error) {
       status(error.message, 'fail');
     }
   },
+  // Puts the caret at the mistake the editor's status names.
+  'goto-mistake'() {
+    gotoMistake();
+  },
   // Opens the editor on a blank design.
   'new-design'() {
-    showEditor(TEMPLATE);
+    if (showEditor(TEMPLATE)) document.body.classList.add('drafting');
   },
   // Runs the editor's design as the scenario shown (its link holds it).
   async 'apply-source'() {
@@ -786,6 +836,7 @@ const actions = {
   // Closes the editor (the design shown stays).
   'close-editor'() {
     ui.editor.hidden = true;
+    document.body.classList.remove('drafting');
     $('edit-copy').focus();
   },
   // Opens a scenario from the catalog with its default parameters.
@@ -1052,7 +1103,8 @@ function showReport(report) {
   const exhaustive = report.strategy === 'exhaustive';
   // A design whose attempts can loop has no bound on its interleavings.
   const possible = report.loops ? 'where attempts can loop, so interleavings are unbounded'
-    : `where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`;
+    : report.naiveIsUpperBound ? `where at most ${report.naiveInterleavings} interleavings are possible (some attempt waits to start)`
+      : `where ${report.naiveInterleavings === '1' ? 'one interleaving is' : `${report.naiveInterleavings} interleavings are`} possible`;
   let coverage = report.complete
     ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, ${count(s.finalStates, 'final state')}, ${possible}`
     : exhaustive && report.frontier ? coverageLeft(report)
