@@ -674,9 +674,10 @@ mod cli {
             };
             Explorer::exhaustive_parallel(make, strategy.dfs_options(), workers)?
         } else {
-            strategy.search().run_to_end(&explorer)?
+            search_with_progress(&explorer, strategy)?
         };
         let elapsed = start.elapsed();
+        let interrupted = report.bounded_by.as_deref() == Some("cancelled");
         if json {
             let mut value = serde_json::to_value(&report)?;
             value["elapsedMs"] = serde_json::json!(elapsed.as_secs_f64() * 1000.0);
@@ -773,7 +774,96 @@ mod cli {
         if report.counterexample.is_some() {
             return Err("a schedule violates the scenario's checks".into());
         }
+        if interrupted {
+            eprintln!(
+                "replayground: interrupted (Ctrl-C); the lines above say what was covered. To go further, run it again with a budget (--runs N) or on every core (--workers 0)"
+            );
+            std::process::exit(130);
+        }
         Ok(())
+    }
+
+    /// Set by Ctrl-C while a search runs ([`search_with_progress`]).
+    static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    extern "C" fn on_interrupt(_signal: libc::c_int) {
+        // Only an atomic store: all a signal handler may do.
+        INTERRUPTED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Runs a one-thread search to its end, or until Ctrl-C (the report then
+    /// says `cancelled` and what was left), showing its progress on standard
+    /// error when that is a terminal: runs (of the budget, when there is
+    /// one), distinct states, runs a second.
+    fn search_with_progress(
+        explorer: &Explorer,
+        strategy: Strategy,
+    ) -> Result<replayground::sim::explore::ExploreReport, Box<dyn std::error::Error>> {
+        use std::io::IsTerminal;
+        use std::sync::atomic::Ordering;
+        let mut search = strategy.search();
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            libc::signal(
+                libc::SIGINT,
+                on_interrupt as extern "C" fn(libc::c_int) as libc::sighandler_t,
+            );
+        }
+        let bar = std::io::stderr().is_terminal().then(|| {
+            // A sampler's runs, or an exhaustive search's budget of runs.
+            let bar = match search.planned().or(strategy.runs) {
+                Some(planned) => indicatif::ProgressBar::new(planned).with_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{elapsed:>4} [{bar:30}] {pos}/{len} runs, {msg} (Ctrl-C stops)",
+                    )
+                    .expect("a valid template")
+                    .progress_chars("=> "),
+                ),
+                None => indicatif::ProgressBar::new_spinner().with_style(
+                    indicatif::ProgressStyle::with_template(
+                        "{spinner} {elapsed:>4} {pos} runs, {msg} (Ctrl-C stops)",
+                    )
+                    .expect("a valid template"),
+                ),
+            };
+            bar.set_draw_target(indicatif::ProgressDrawTarget::stderr_with_hz(4));
+            bar.set_message("starting");
+            bar
+        });
+        let started = std::time::Instant::now();
+        let result = (|| -> replayground::Result<bool> {
+            loop {
+                // Small slices: Ctrl-C and the display answer within one.
+                if search.advance(explorer, 200)? {
+                    return Ok(false);
+                }
+                if INTERRUPTED.load(Ordering::SeqCst) {
+                    return Ok(true);
+                }
+                if let Some(bar) = &bar {
+                    let stats = search.stats();
+                    let rate = stats.runs as f64 / started.elapsed().as_secs_f64().max(1e-3);
+                    bar.set_position(stats.runs);
+                    // Without state caching no state is told apart: steps then.
+                    let covered = if stats.distinct_states > 0 {
+                        format!("{} distinct states", stats.distinct_states)
+                    } else {
+                        format!("{} steps", stats.steps)
+                    };
+                    bar.set_message(format!("{covered}, {rate:.0} runs/s"));
+                }
+            }
+        })();
+        // SAFETY: back to the default action: a second Ctrl-C ends the process.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+        }
+        if let Some(bar) = bar {
+            bar.finish_and_clear();
+        }
+        let cancelled = result?;
+        Ok(search.report(explorer, cancelled)?)
     }
 
     /// The lock the unix VFS holds for `connection` on its main database

@@ -376,3 +376,69 @@ expect = 3
     assert_eq!(json["sqlErrors"][0]["line"], 7);
     assert_eq!(json["sqlErrors"][0]["column"], 35);
 }
+
+/// Whether process `pid` catches SIGINT (its handler is installed).
+fn catches_sigint(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|status| {
+            let mask = status.lines().find_map(|l| l.strip_prefix("SigCgt:"))?;
+            u64::from_str_radix(mask.trim(), 16).ok()
+        })
+        .is_some_and(|mask| mask & (1 << (2 - 1)) != 0)
+}
+
+/// Ctrl-C stops a long search: what it covered is printed, with what is
+/// left, and the exit code is 130 (as a shell's for SIGINT).
+#[test]
+fn ctrl_c_stops_a_search_and_says_what_it_covered() {
+    let child = Command::new(env!("CARGO_BIN_EXE_replayground"))
+        .args([
+            "explore",
+            "src/scenarios/reach/three-producers-two-relays.toml",
+            "--no-reduction",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once the search has begun (its handler is there), a SIGINT.
+    let begun = std::time::Instant::now();
+    while !catches_sigint(child.id()) {
+        assert!(begun.elapsed().as_secs() < 120, "the search never began");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert_eq!(output.status.code(), Some(130), "{out}{err}");
+    assert!(out.contains("  bounded: cancelled\n"), "{out}");
+    assert!(out.contains("  left: "), "{out}");
+    assert!(err.contains("interrupted (Ctrl-C)"), "{err}");
+    // Not a terminal: no progress drawn.
+    assert!(!err.contains("runs/s"), "{err}");
+}
+
+/// In a terminal (a pseudo-terminal from `script`), a search shows its
+/// progress on standard error: runs of the budget, and their rate.
+#[test]
+fn a_search_in_a_terminal_shows_its_progress() {
+    let command = format!(
+        "{} explore src/scenarios/reach/three-producers-two-relays.toml --runs 3000",
+        env!("CARGO_BIN_EXE_replayground")
+    );
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("/3000 runs"), "{text}");
+    assert!(text.contains("runs/s"), "{text}");
+    assert!(text.contains("bounded: run budget of 3000 runs"), "{text}");
+}
