@@ -53,8 +53,12 @@ test('edit a copy, see mistakes as you type, run the design, and share it in a l
   await page.keyboard.press('Control+z');
   const undone = await page.locator('#source').inputValue();
   assert.ok('a = 1\n'.startsWith(undone), JSON.stringify(undone));
-  // Escape, then Tab, leaves the editor for the next control.
+  // Escape, then Tab, leaves the editor for the next control: the button
+  // to the mistake (this text has no title), then Run this design.
+  await page.locator('#source-goto:visible').waitFor();
   await page.locator('#source').press('Escape');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement.dataset.action), 'goto-mistake');
   await page.keyboard.press('Tab');
   assert.equal(await page.evaluate(() => document.activeElement.dataset.action), 'apply-source');
   // The seat design, run as the scenario shown.
