@@ -55,7 +55,9 @@ test('at 1280×800 the step just taken, the lane heads and every lane stay withi
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 1280);
   // The lane status is what the selected step left, as its lock badge is.
   await page.locator('#lanes .step[data-step="0"]').click();
-  assert.equal(await page.locator('#lanes .lane-head .lane-status').nth(7).textContent(), 'not started');
+  // It says so, since the Step buttons act at the run's end.
+  assert.equal(await page.locator('#lanes .lane-head .lane-status').nth(7).textContent(), 'after step 1: not started');
+  assert.match(await page.locator('#lanes .lane-head .step-button').nth(7).getAttribute('title'), /at the run's end \(step \d+\)/);
   assert.equal(await page.locator('#lanes .lane-head .lock').nth(0).textContent(), 'RESERVED');
   await screenshot(page, 'playground-1280x800', false);
   assert.deepEqual(seen.errors, []);

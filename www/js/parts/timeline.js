@@ -27,6 +27,10 @@ function stepClasses(step, selected) {
 export function renderTimeline(container, view, { selected = -1, busy = false, stepButtons = true } = {}) {
   const { labels, runnable, trace } = view;
   const locks = locksAt(view, selected);
+  // The lanes show the attempts after the selected step; the Step buttons
+  // act at the run's end. When those differ, each lane says which it shows.
+  const last = trace.length - 1;
+  const earlier = selected >= 0 && selected < last;
   container.style.setProperty('--lanes', String(labels.length));
   const nodes = [];
   labels.forEach((label, i) => {
@@ -39,14 +43,16 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
       button.dataset.action = 'step';
       button.dataset.attempt = String(i);
       button.disabled = busy || !runnable.includes(i);
+      const where = earlier ? ` at the run's end (step ${last + 1})` : '';
       button.title = runnable.includes(i)
-        ? `Let ${label} take its next step (${String.fromCharCode(97 + i)})`
-        : `${label} cannot step now: ${view.statuses[i].kind === 'blocked' ? 'it waits for a lock' : 'it is done or waits'}`;
+        ? `Let ${label} take its next step${where} (${String.fromCharCode(97 + i)})`
+        : `${label} cannot step${where || ' now'}: ${view.statuses[i].kind === 'blocked' ? 'it waits for a lock' : 'it is done or waits'}`;
       head.append(button);
     }
     const status = statusAt(view, i, selected);
-    const statusText = el('span', status.text, `lane-status status-${status.kind}`);
-    statusText.title = status.text;
+    const text = earlier ? `after step ${selected + 1}: ${status.text}` : status.text;
+    const statusText = el('span', text, `lane-status status-${status.kind}`);
+    statusText.title = text;
     head.append(statusText);
     const level = locks[i]?.level ?? 'NONE';
     head.append(el('span', level, `lock lock-${level.toLowerCase()}`));

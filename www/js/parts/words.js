@@ -43,7 +43,8 @@ export function walBadges(lock) {
     const stale = now > n;
     const sees = n === 0 ? 'the database file alone, none of the log' : `the database file and the first ${frames(n)} of the log`;
     badges.push({
-      text: `snapshot: ${n === 0 ? 'file' : frames(n)}${stale ? `, stale (log: ${now})` : ''}`,
+      // What its reads see, in words a reader of the page knows.
+      text: `reads ${n === 0 ? 'the file, no log' : `${frames(n)} of the log`}${stale ? `, stale (log: ${now})` : ''}`,
       title: stale
         ? `its read transaction sees ${sees}, but the log now holds ${frames(now)}: what was committed since is invisible to it, and it may not write (SQLITE_BUSY_SNAPSHOT)`
         : `its read transaction sees ${sees}; what is committed later will be invisible to it`,
@@ -53,7 +54,7 @@ export function walBadges(lock) {
   return badges;
 }
 
-// A lock in words: "SHARED, WAL writer, snapshot: 3 frames".
+// A lock in words: "SHARED, WAL writer, reads 3 frames of the log".
 export function lockText(lock) {
   return [lock.level, ...walBadges(lock).map((b) => b.text)].join(', ');
 }
