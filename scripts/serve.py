@@ -3,7 +3,11 @@
 
 - `application/wasm` for .wasm, so `WebAssembly.instantiateStreaming` works;
 - a Content-Security-Policy that allows only the page's own scripts and wasm
-  compilation (the page repeats it in a <meta> tag for static hosts);
+  compilation (the page repeats it in a <meta> tag for static hosts), on the
+  project's own pages and every script, module and stylesheet; an HTML page
+  of someone else's put beside them (a page that embeds a scenario) gets
+  EMBEDDING_CSP instead, what an embed needs, and its own inline scripts and
+  styles are allowed;
 - no caching, so a rebuilt package is picked up on reload.
 
 Prints the URL on one line ("replayground: serving ... at URL") once listening.
@@ -19,6 +23,26 @@ CSP = (
     "img-src 'self' data:; connect-src 'self'; worker-src 'self'; object-src 'none'; "
     "base-uri 'none'; form-action 'none'; frame-ancestors {ancestors}"
 )
+
+# The project's own pages: everything else ending in .html, or a folder's
+# index that is not one of these, is a host page.
+OWN_PAGES = {"/", "/index.html", "/bench.html", "/embed.html", "/docs/", "/docs/index.html"}
+
+# A host page's policy: the embed's module, worker, stylesheet and wasm come
+# from this origin ('wasm-unsafe-eval' compiles the module); the page's own
+# inline scripts and style attributes are its business.
+EMBEDDING_CSP = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+    "worker-src 'self'; object-src 'none'; base-uri 'self'"
+)
+
+
+def is_host_page(path):
+    """Whether `path` (no query) is an HTML page that is not the project's."""
+    if path in OWN_PAGES:
+        return False
+    return path.endswith(".html") or path.endswith("/")
 
 
 class Handler(http.server.SimpleHTTPRequestHandler):
@@ -36,8 +60,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         # embed.html exists to be framed by any documentation site; the rest only by this one.
         # (A request line too long to parse leaves no path: answer it as any other page.)
         path = getattr(self, "path", "") or ""
-        ancestors = "*" if path.split("?", 1)[0].endswith("/embed.html") else "'self'"
-        self.send_header("Content-Security-Policy", CSP.format(ancestors=ancestors))
+        bare = path.split("?", 1)[0]
+        ancestors = "*" if bare.endswith("/embed.html") else "'self'"
+        policy = EMBEDDING_CSP if is_host_page(bare) else CSP.format(ancestors=ancestors)
+        self.send_header("Content-Security-Policy", policy)
         if path.split("?", 1)[0].endswith("/bench.html"):
             # The benchmark page is cross-origin isolated, so that its timer
             # resolves finely (5 us instead of 100 us); everything it loads is

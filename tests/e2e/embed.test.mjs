@@ -225,3 +225,44 @@ steps = [ { name = "escape", sql = "ATTACH '/etc/passwd' AS p" } ]
   assert.deepEqual(seen.foreignRequests, []);
   await context.close();
 });
+
+// A page of one's own beside the project's, as a reader of the embedding
+// docs writes it: its own style attributes and inline script, two embeds.
+test('a host page of its own, with inline styles and script, embeds scenarios under the policy the docs give', async () => {
+  const { writeFileSync, rmSync } = await import('node:fs');
+  const { fileURLToPath } = await import('node:url');
+  const name = `host-page-test-${process.pid}.html`;
+  const file = fileURLToPath(new URL(`../../www/${name}`, import.meta.url));
+  writeFileSync(file, `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>My notes</title><link rel="icon" href="data:,">
+<script type="module" src="/js/embed.js"></script></head>
+<body style="background: #fdf6e3">
+<p style="color: #b58900" id="mine">My notes on idempotency.</p>
+<script>document.getElementById('mine').dataset.inline = 'ran';</script>
+<replayground-scenario data-example="race" scenario="idem-check-then-write" schedule="A6B3AB4"></replayground-scenario>
+<replayground-scenario data-example="seats" src="/docs/seats.toml"></replayground-scenario>
+</body></html>
+`);
+  try {
+    const { context, page, seen } = await openPage(env.browser, env.server.url);
+    const violations = [];
+    await page.exposeFunction('cspViolation', (v) => violations.push(v));
+    await page.addInitScript(() => document.addEventListener('securitypolicyviolation', (e) => window.cspViolation(`${e.violatedDirective}: ${e.blockedURI}`)));
+    const response = await page.goto(`${env.server.url}${name}`);
+    assert.match(response.headers()['content-security-policy'], /style-src 'self' 'unsafe-inline'/);
+    assert.equal(await settled(player(page, 'race')), 'ready');
+    assert.equal(await settled(player(page, 'seats')), 'ready');
+    await player(page, 'race').locator('button[data-control="run"]').click();
+    await player(page, 'race').locator('.verdict[data-kind="fail"]').waitFor();
+    assert.equal(await page.locator('#mine').getAttribute('data-inline'), 'ran');
+    assert.equal(await page.locator('#mine').evaluate((p) => getComputedStyle(p).color), 'rgb(181, 137, 0)');
+    assert.deepEqual(violations, []);
+    assert.deepEqual(seen.errors, []);
+    // The project's own pages keep their strict policy.
+    const own = await page.goto(`${env.server.url}docs/`);
+    assert.match(own.headers()['content-security-policy'], /style-src 'self';/);
+    await context.close();
+  } finally {
+    rmSync(file, { force: true });
+  }
+});
