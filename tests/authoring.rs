@@ -1,0 +1,134 @@
+//! What a new user stumbled on while writing designs of their own: a check
+//! without a name, a query that answers nothing shown as "ok", a count of
+//! interleavings that a design's `after` makes untrue, and mistakes that
+//! named an attempt by its number in the file. Natively and in Chromium.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::format;
+use replayground::sim::explore::Explorer;
+use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::strategy::{Kind, Strategy};
+
+fn explorer(source: &str) -> Explorer {
+    let file = format::parse(source, "design").unwrap();
+    Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
+}
+
+const HEAD: &str = r#"title = "writing"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+"#;
+
+#[test]
+fn a_check_without_a_name_is_named_by_what_it_checks() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+replicas = 2
+steps = [ {{ name = "w", sql = "INSERT INTO t VALUES (1)", on.ok = {{ finish = "wrote" }} }} ]
+[[checks]]
+sql = """SELECT count(*)
+       FROM t"""
+expect = 2
+[[checks]]
+outcome = "wrote"
+count = 2
+[[checks]]
+attempt = "B"
+outcome = "wrote"
+[[checks]]
+same-result = ["wrote"]
+"#
+    );
+    let run = explorer(&source).run(&mut RoundRobin, false).unwrap();
+    let names: Vec<&str> = run.checks.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "the run completes",
+            "SELECT count(*) FROM t is 2",
+            "2 attempts end with wrote",
+            "B ends with wrote",
+            "the same result for wrote",
+        ]
+    );
+    assert!(run.passed, "{:?}", run.checks);
+}
+
+#[test]
+fn a_query_that_answers_nothing_is_no_row_in_the_trace() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+steps = [
+  {{ name = "look", sql = "SELECT x FROM t", on.none = {{ goto = "write" }} }},
+  {{ name = "write", sql = "INSERT INTO t VALUES (1)" }},
+  {{ name = "again", sql = "UPDATE t SET x = 2 WHERE x = 7" }},
+]
+"#
+    );
+    let run = explorer(&source).run(&mut RoundRobin, true).unwrap();
+    let notes = run.explanation();
+    assert_eq!(
+        notes,
+        [
+            "1. A ran \"look\": no row",
+            "2. A ran \"write\": 1 changed",
+            "3. A ran \"again\": ok",
+        ]
+    );
+}
+
+#[test]
+fn interleavings_that_after_rules_out_are_an_upper_bound() {
+    let sequenced = format!(
+        r#"{HEAD}
+[[attempts]]
+label = "first"
+steps = [ {{ name = "a", sql = "INSERT INTO t VALUES (1)" }}, {{ name = "b", sql = "INSERT INTO t VALUES (2)" }} ]
+[[attempts]]
+after = "first"
+steps = [ {{ name = "c", sql = "INSERT INTO t VALUES (3)" }}, {{ name = "d", sql = "INSERT INTO t VALUES (4)" }} ]
+"#
+    );
+    let report = Strategy::of(Kind::Exhaustive)
+        .search()
+        .run_to_end(&explorer(&sequenced))
+        .unwrap();
+    // One run is possible; the plain count of two attempts of two steps is 6.
+    assert_eq!(report.stats.terminal_runs, 1);
+    assert_eq!(report.naive_interleavings, "6");
+    assert!(report.naive_is_upper_bound);
+    let free = sequenced.replace("after = \"first\"\n", "");
+    let report = Strategy::of(Kind::Exhaustive)
+        .search()
+        .run_to_end(&explorer(&free))
+        .unwrap();
+    assert!(!report.naive_is_upper_bound);
+}
+
+#[test]
+fn mistakes_name_an_attempt_as_traces_do() {
+    // The second declaration's attempts are C and D (A and B come first).
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+replicas = 2
+steps = [ {{ name = "w", sql = "SELECT 1" }} ]
+[[attempts]]
+replicas = 2
+clock = {{ tick = 1, until = 5 }}
+steps = [ {{ name = "w", sql = "SELECT 1" }} ]
+"#
+    );
+    let error = format::parse(&source, "design").unwrap_err().to_string();
+    assert!(error.contains("attempt C:"), "{error}");
+    assert!(!error.contains("attempt 2"), "{error}");
+    let labelled = source.replace("replicas = 2\nclock", "label = \"ticker\"\nclock");
+    let error = format::parse(&labelled, "design").unwrap_err().to_string();
+    assert!(error.contains("attempt \"ticker\":"), "{error}");
+}
