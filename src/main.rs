@@ -69,7 +69,6 @@ mod alloc {
 mod cli {
     use clap::{Parser, Subcommand};
     use replayground::sim::explore::{Explorer, RunResult};
-    use replayground::sim::Schedule;
     use replayground::storage::{self, Versions};
 
     /// SQLite that shows how idempotency keys, the transactional outbox and
@@ -1158,7 +1157,7 @@ mod cli {
             } => {
                 let scenario = build_scenario(&scenario, params.as_deref())?;
                 let explorer = Explorer::new(scenario)?;
-                let schedule = Schedule::decode(&schedule)?;
+                let schedule = explorer.parse_schedule(&schedule)?;
                 let result = explorer.replay(&schedule, true)?;
                 if json {
                     println!("{}", serde_json::to_string_pretty(&result)?);
@@ -1178,7 +1177,7 @@ mod cli {
             } => {
                 let scenario = build_scenario(&scenario, params.as_deref())?;
                 let explorer = Explorer::new(scenario)?;
-                let schedule = Schedule::decode(&schedule)?;
+                let schedule = explorer.parse_schedule(&schedule)?;
                 let text = if rust {
                     replayground::export::rust(&explorer, &schedule)?
                 } else {

@@ -132,3 +132,36 @@ steps = [ {{ name = "w", sql = "SELECT 1" }} ]
     let error = format::parse(&labelled, "design").unwrap_err().to_string();
     assert!(error.contains("attempt \"ticker\":"), "{error}");
 }
+
+#[test]
+fn schedules_use_single_letter_labels_and_read_them_back() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+label = "R"
+steps = [ {{ name = "a", sql = "INSERT INTO t VALUES (1)" }}, {{ name = "b", sql = "INSERT INTO t VALUES (2)" }} ]
+[[attempts]]
+label = "S"
+steps = [ {{ name = "c", sql = "INSERT INTO t VALUES (3)" }} ]
+"#
+    );
+    let explorer = explorer(&source);
+    let run = explorer.run(&mut RoundRobin, false).unwrap();
+    assert_eq!(run.schedule, "RSR");
+    // Read back by labels, by the attempts' own letters, or both.
+    for text in ["R3S8", "A3B8", "R3B8"] {
+        let schedule = explorer.parse_schedule(text).unwrap();
+        assert_eq!(schedule.steps()[..4], [0, 0, 0, 1], "{text}");
+        assert_eq!(explorer.show_schedule(&schedule), "R3S8");
+    }
+    let replayed = explorer
+        .replay(&explorer.parse_schedule("R2S").unwrap(), false)
+        .unwrap();
+    assert_eq!(replayed.schedule, "R2S");
+    // A letter that names no attempt is still refused, by its place.
+    let error = explorer
+        .replay(&explorer.parse_schedule("RT").unwrap(), false)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("names attempt T"), "{error}");
+}

@@ -98,15 +98,18 @@ fn figures(id: &str, params: &Value) -> Value {
     let report = explorer
         .exhaustive(dfs::Options::default(), 1000, |_| true)
         .unwrap();
+    // Recorded in the attempts' own letters (the step machines had no
+    // labels to write schedules in).
+    let own = |shown: &str| explorer.parse_schedule(shown).unwrap().encode();
     let mut out = json!({
         "id": id,
         "params": params,
-        "schedule": run.schedule,
+        "schedule": own(&run.schedule),
         "statuses": serde_json::to_value(&run.statuses).unwrap(),
         "passed": run.passed,
         "runs": report.stats.runs,
         "states": report.stats.distinct_states,
-        "counterexample": report.counterexample.as_ref().map(|c| c.schedule.clone()),
+        "counterexample": report.counterexample.as_ref().map(|c| own(&c.schedule)),
     });
     if params.is_null() {
         out["steps"] = json!(steps(&run));

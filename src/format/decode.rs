@@ -507,9 +507,11 @@ mod tests {
         let (message, at) = mistake_of("fails = 1\ntitle = 5\n");
         assert_eq!(message, "invalid type: integer `5`, expected a string");
         assert_eq!(at, "5");
-        let (message, at) = mistake_of(&format!("{HEAD}[[checks]]\nsql = \"SELECT 1\"\n"));
-        assert_eq!(message, "missing field `name`");
-        assert!(at.contains("checks"), "{at}");
+        let (message, at) = mistake_of(
+            "title = \"t\"\n[[attempts]]\nsteps = [{ name = \"s\", sql = \"SELECT 1\", because = [{ peers-in = [\"x\"] }] }]\n",
+        );
+        assert_eq!(message, "missing field `say`");
+        assert_eq!(at, "{ peers-in = [\"x\"] }");
         let (message, at) = mistake_of(&format!("{HEAD}clock = {{ tick = 1 }}\n"));
         assert_eq!(message, "missing field `until`");
         assert_eq!(at, "{ tick = 1 }");

@@ -36,7 +36,8 @@ pub fn sweep_scenario(id: &str, journal: Journal) -> Result<CrashReport> {
     let params = serde_json::json!({ crate::format::JOURNAL_PARAM: journal.name() });
     let explorer = Explorer::new(scenarios::build_with(id, &params)?)?;
     let baseline = explorer.run(&mut RoundRobin, false)?;
-    let choices = super::Schedule::decode(&baseline.schedule)?
+    let choices = explorer
+        .parse_schedule(&baseline.schedule)?
         .steps()
         .to_vec();
     let mut report = CrashReport {

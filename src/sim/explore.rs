@@ -239,7 +239,7 @@ impl<'m> Sampler<'m> {
             self.stats.steps += result.steps as u64;
             if !result.passed {
                 self.stats.violations += 1;
-                self.failing = Some(Schedule::decode(&result.schedule)?);
+                self.failing = Some(explorer.parse_schedule(&result.schedule)?);
             }
         }
         Ok(self.is_done())
@@ -284,6 +284,8 @@ pub struct Explorer {
     scenario: Box<dyn Scenario>,
     store: Store,
     initial: Snapshot,
+    /// The letters its schedules are written in ([`Schedule::letters_for`]).
+    letters: Vec<char>,
 }
 
 impl Explorer {
@@ -297,11 +299,15 @@ impl Explorer {
         let initial = store.snapshot();
         // Every run restores this same snapshot, so idle connections can be reused.
         store.set_pooling(true);
-        Ok(Explorer {
+        let mut explorer = Explorer {
             scenario,
             store,
             initial,
-        })
+            letters: Vec::new(),
+        };
+        let labels = explorer.start(false)?.labels();
+        explorer.letters = Schedule::letters_for(&labels);
+        Ok(explorer)
     }
 
     /// The parameter values the scenario runs with, by name.
@@ -330,6 +336,18 @@ impl Explorer {
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()
+    }
+
+    /// A schedule as this scenario's traces name its attempts (`P2C3` where
+    /// labels are single letters: [`Schedule::letters_for`]).
+    pub fn show_schedule(&self, schedule: &Schedule) -> String {
+        schedule.encode_with(&self.letters)
+    }
+
+    /// Parses a schedule written with this scenario's labels or with its
+    /// attempts' own letters ([`Schedule::decode_with`]).
+    pub fn parse_schedule(&self, text: &str) -> Result<Schedule> {
+        Schedule::decode_with(text, &self.letters)
     }
 
     /// Whether some attempt cannot start at once (it runs `after` another,
@@ -382,7 +400,7 @@ impl Explorer {
         Ok(RunResult {
             scenario: self.scenario.id().to_string(),
             params: self.scenario.params(),
-            schedule: run.schedule().encode(),
+            schedule: self.show_schedule(&run.schedule()),
             steps: run.steps(),
             labels,
             verdict,
@@ -454,7 +472,7 @@ impl Explorer {
     }
 
     fn steps_per_attempt(&self, result: &RunResult) -> Result<Vec<usize>> {
-        let schedule = Schedule::decode(&result.schedule)?;
+        let schedule = self.parse_schedule(&result.schedule)?;
         let recorded = self.replay(&schedule, true)?;
         let mut counts = vec![0usize; recorded.labels.len()];
         for step in recorded.trace.iter().flatten() {
@@ -618,7 +636,7 @@ impl Explorer {
                 cycle.schedule
             )));
         }
-        Schedule::decode(&result.schedule)
+        self.parse_schedule(&result.schedule)
     }
 
     /// Shrinks a failing schedule to a shortest failing run (breadth-first

@@ -92,6 +92,78 @@ impl Schedule {
     pub fn letter(index: usize) -> char {
         char::from(b'A' + (index % MAX_ATTEMPTS) as u8)
     }
+
+    /// The letters a scenario's schedules are written in, given its
+    /// attempts' labels: each attempt's label where every label is one
+    /// capital letter, they differ, and none is the letter of another
+    /// attempt (so a schedule reads as its trace does: `P2C3`, and a letter
+    /// is never both); the attempts' own letters otherwise.
+    pub fn letters_for(labels: &[String]) -> Vec<char> {
+        let own: Vec<char> = (0..labels.len()).map(Schedule::letter).collect();
+        let single = |label: &String| {
+            let mut chars = label.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) if c.is_ascii_uppercase() => Some(c),
+                _ => None,
+            }
+        };
+        let Some(letters) = labels.iter().map(single).collect::<Option<Vec<char>>>() else {
+            return own;
+        };
+        let distinct = letters
+            .iter()
+            .enumerate()
+            .all(|(i, c)| !letters[..i].contains(c));
+        let unambiguous = letters
+            .iter()
+            .zip(&own)
+            .all(|(label, letter)| label == letter || !own.contains(label));
+        if distinct && unambiguous {
+            letters
+        } else {
+            own
+        }
+    }
+
+    /// Encodes it with `letters` ([`Schedule::letters_for`]) for its
+    /// attempts: `P2C3`.
+    pub fn encode_with(&self, letters: &[char]) -> String {
+        let mut out = String::new();
+        let mut i = 0;
+        while i < self.steps.len() {
+            let attempt = self.steps[i];
+            let run = self.steps[i..]
+                .iter()
+                .take_while(|&&s| s == attempt)
+                .count();
+            out.push(
+                letters
+                    .get(attempt)
+                    .copied()
+                    .unwrap_or_else(|| Schedule::letter(attempt)),
+            );
+            if run > 1 {
+                out.push_str(&run.to_string());
+            }
+            i += run;
+        }
+        out
+    }
+
+    /// Parses a schedule written with `letters` ([`Schedule::letters_for`])
+    /// or with the attempts' own letters, or both: a letter that is an
+    /// attempt's label is that attempt, any other is the attempt it is the
+    /// letter of (the two never disagree).
+    pub fn decode_with(text: &str, letters: &[char]) -> Result<Self> {
+        let mut schedule = Schedule::decode(text)?;
+        for step in &mut schedule.steps {
+            let written = Schedule::letter(*step);
+            if let Some(attempt) = letters.iter().position(|&c| c == written) {
+                *step = attempt;
+            }
+        }
+        Ok(schedule)
+    }
 }
 
 impl fmt::Display for Schedule {
@@ -116,6 +188,30 @@ impl fmt::Display for Schedule {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn labels(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn schedules_are_written_in_single_letter_labels_when_unambiguous() {
+        let letters = Schedule::letters_for(&labels(&["D", "C"]));
+        assert_eq!(letters, ['D', 'C']);
+        let schedule = Schedule::new(vec![0, 0, 1, 1, 1, 0]);
+        assert_eq!(schedule.encode_with(&letters), "D2C3D");
+        assert_eq!(Schedule::decode_with("D2C3D", &letters).unwrap(), schedule);
+        // The attempts' own letters still read the same.
+        assert_eq!(Schedule::decode_with("A2B3A", &letters).unwrap(), schedule);
+        // A label that is another attempt's letter would read two ways.
+        assert_eq!(Schedule::letters_for(&labels(&["B", "A"])), ['A', 'B']);
+        // Labels of several letters cannot be written in a schedule.
+        assert_eq!(
+            Schedule::letters_for(&labels(&["P", "R1", "R2"])),
+            ['A', 'B', 'C']
+        );
+        assert_eq!(Schedule::letters_for(&labels(&["A", "Q"])), ['A', 'Q']);
+        assert_eq!(Schedule::letters_for(&labels(&["P", "P"])), ['A', 'B']);
+    }
 
     #[test]
     fn encodes_runs_of_one_attempt_with_a_count() {

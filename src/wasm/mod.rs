@@ -24,7 +24,7 @@ use crate::sim::scheduler::dfs;
 use crate::sim::scheduler::dpor::SharedCache;
 use crate::sim::scheduler::split;
 use crate::sim::strategy::{self, Search, Strategy};
-use crate::sim::{Schedule, Status, Verdict};
+use crate::sim::{Status, Verdict};
 use crate::storage;
 use crate::{input, Error};
 
@@ -283,7 +283,7 @@ pub fn export_python(
         .map_err(js_error)?
         .ok_or_else(|| js_error(Error::invalid("schedule", "is required")))?;
     let explorer = scenario.explorer(&params).map_err(js_error)?;
-    let schedule = Schedule::decode(&schedule).map_err(js_error)?;
+    let schedule = explorer.parse_schedule(&schedule).map_err(js_error)?;
     crate::export::python(&explorer, &schedule).map_err(js_error)
 }
 
@@ -322,7 +322,9 @@ pub fn run_scenario(
             ))
         })?;
         let explorer = scenario.explorer(&params).map_err(js_error)?;
-        Schedule::decode(&text).and_then(|s| explorer.replay(&s, record))
+        explorer
+            .parse_schedule(&text)
+            .and_then(|s| explorer.replay(&s, record))
     } else {
         if schedule.is_some() {
             return Err(js_error(Error::invalid(
@@ -709,7 +711,7 @@ impl Stepper {
         #[wasm_bindgen(unchecked_param_type = "string")] schedule: JsValue,
     ) -> Result<JsValue, JsError> {
         let text = string_arg("schedule", &schedule)?;
-        let schedule = Schedule::decode(&text).map_err(js_error)?;
+        let schedule = self.explorer.parse_schedule(&text).map_err(js_error)?;
         let previous = std::mem::replace(&mut self.choices, schedule.steps().to_vec());
         let view = self.replay().and_then(|run| self.view(run));
         match view {
@@ -744,7 +746,7 @@ impl Stepper {
             scenario: self.explorer.scenario_id().to_string(),
             params: self.explorer.params(),
             labels: run.labels(),
-            schedule: run.schedule().encode(),
+            schedule: self.explorer.show_schedule(&run.schedule()),
             runnable: run.runnable(),
             statuses: run.statuses().to_vec(),
             verdict: run.verdict(),
