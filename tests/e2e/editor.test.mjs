@@ -290,6 +290,13 @@ test('the editor as a new user met it: a blank design puts the old run away, lin
   assert.equal(await page.locator('#lanes').isVisible(), true);
   assert.equal(await page.locator('aside.database').isVisible(), true);
   assert.equal(await page.locator('#drafting-note').isVisible(), false);
+  // At 1440×900, with the editor still open, the run's controls (the whole
+  // row, Download trace included) and the lane heads are in view.
+  for (const selector of ['#run', '#download-trace', '#lanes .lane-head']) {
+    const box = await page.locator(selector).first().boundingBox();
+    assert.ok(box && box.y >= 0 && box.y + box.height <= 900, `${selector}: ${JSON.stringify(box)}`);
+  }
+  await screenshot(page, 'editor-design-run-1440', false);
   assert.deepEqual(seen.errors, []);
 });
 

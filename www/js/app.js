@@ -783,6 +783,9 @@ const actions = {
     }
     if (await busy(() => loadScenario({ source }, {}))) {
       editorDirty = false;
+      // The design now runs below the editor: bring its controls and
+      // timeline into view (the editor stays open above them).
+      $('run-controls').scrollIntoView({ block: 'start' });
     } else {
       // Why it cannot run, where the design is written.
       ui.sourceStatus.textContent = `It does not run: ${ui.runStatus.textContent}`;
