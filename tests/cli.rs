@@ -392,12 +392,21 @@ fn catches_sigint(pid: u32) -> bool {
 /// left, and the exit code is 130 (as a shell's for SIGINT).
 #[test]
 fn ctrl_c_stops_a_search_and_says_what_it_covered() {
+    ctrl_c_stops(&["--no-reduction"]);
+}
+
+#[test]
+fn ctrl_c_stops_a_search_split_across_workers() {
+    ctrl_c_stops(&["--no-reduction", "--workers", "2"]);
+}
+
+fn ctrl_c_stops(options: &[&str]) {
     let child = Command::new(env!("CARGO_BIN_EXE_replayground"))
         .args([
             "explore",
             "src/scenarios/reach/three-producers-two-relays.toml",
-            "--no-reduction",
         ])
+        .args(options)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -441,4 +450,20 @@ fn a_search_in_a_terminal_shows_its_progress() {
     assert!(text.contains("/3000 runs"), "{text}");
     assert!(text.contains("runs/s"), "{text}");
     assert!(text.contains("bounded: run budget of 3000 runs"), "{text}");
+    // Split across two workers: a spinner of runs and states, then the report.
+    let command = format!(
+        "{} explore src/scenarios/reach/two-relays-two-events.toml --workers 2",
+        env!("CARGO_BIN_EXE_replayground")
+    );
+    let output = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("runs, starting") || text.contains("runs/s"),
+        "{text}"
+    );
+    assert!(text.contains("complete: every schedule covered"), "{text}");
 }

@@ -279,6 +279,20 @@ impl<'m> Sampler<'m> {
     }
 }
 
+/// What a search split across threads has done so far, and whether to
+/// stop it ([`Explorer::exhaustive_parallel_watched`]).
+#[cfg(not(target_family = "wasm"))]
+#[derive(Debug, Default)]
+pub struct Watch {
+    /// Runs, every worker's.
+    pub runs: std::sync::atomic::AtomicU64,
+    /// Distinct states, every worker's (a state two workers both reached
+    /// counts twice, as in the report).
+    pub states: std::sync::atomic::AtomicU64,
+    /// Set to stop every worker within a slice.
+    pub stop: std::sync::atomic::AtomicBool,
+}
+
 /// A scenario set up once in its own store, ready to run many times.
 pub struct Explorer {
     scenario: Box<dyn Scenario>,
@@ -496,6 +510,24 @@ impl Explorer {
     where
         F: Fn() -> Result<Explorer> + Sync,
     {
+        Explorer::exhaustive_parallel_watched(make, options, workers, &Watch::default())
+    }
+
+    /// As [`Explorer::exhaustive_parallel`], counting the workers' runs and
+    /// distinct states into `watch` as they go (for a progress display on
+    /// another thread), and stopping every worker within a slice once
+    /// `watch.stop` is set: the report then says `cancelled`.
+    #[cfg(not(target_family = "wasm"))]
+    pub fn exhaustive_parallel_watched<F>(
+        make: F,
+        options: dfs::Options,
+        workers: usize,
+        watch: &Watch,
+    ) -> Result<ExploreReport>
+    where
+        F: Fn() -> Result<Explorer> + Sync,
+    {
+        use std::sync::atomic::Ordering;
         let count = workers.clamp(1, split::MAX_WORKERS);
         let cache = std::sync::Arc::new(crate::sim::scheduler::dpor::SharedCache::default());
         let parts = std::thread::scope(|scope| {
@@ -514,7 +546,22 @@ impl Explorer {
                                 ..options
                             });
                             search.share(cache);
-                            while !search.advance(&explorer, 10_000)? {}
+                            let mut counted = (0, 0);
+                            loop {
+                                let done = search.advance(&explorer, 200)?;
+                                let stats = search.stats();
+                                watch
+                                    .runs
+                                    .fetch_add(stats.runs - counted.0, Ordering::Relaxed);
+                                watch.states.fetch_add(
+                                    stats.distinct_states - counted.1,
+                                    Ordering::Relaxed,
+                                );
+                                counted = (stats.runs, stats.distinct_states);
+                                if done || watch.stop.load(Ordering::Relaxed) {
+                                    break;
+                                }
+                            }
                             Ok(search.part())
                         })
                         .map_err(|e| Error::Store(format!("cannot start a search thread: {e}")))
@@ -529,7 +576,7 @@ impl Explorer {
                 })
                 .collect::<Result<Vec<Part>>>()
         })?;
-        make()?.report_parts(&parts, false)
+        make()?.report_parts(&parts, watch.stop.load(Ordering::Relaxed))
     }
 
     /// Searches every interleaving with the given reductions, at most
