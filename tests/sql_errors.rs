@@ -250,3 +250,22 @@ fn a_template_in_sql_is_refused_at_its_place_even_where_errors_are_allowed() {
         "{error}"
     );
 }
+
+/// The benchmark's reach scenarios are read as built-ins are (no trial
+/// compile): here they pass a user's file's whole check, SQL included.
+#[test]
+fn the_reach_scenarios_pass_the_whole_check() {
+    for (name, source) in [
+        (
+            "three-producers-two-relays",
+            include_str!("../src/scenarios/reach/three-producers-two-relays.toml"),
+        ),
+        (
+            "two-relays-two-events",
+            include_str!("../src/scenarios/reach/two-relays-two-events.toml"),
+        ),
+    ] {
+        let (_, mistakes) = format::parse_listing_sql(source, name).unwrap();
+        assert_eq!(mistakes, [], "{name}");
+    }
+}

@@ -25,7 +25,7 @@ def check(name, text):
         mistakes.append(f"{name}: {e}")
 
 
-for path in sorted(glob.glob("src/scenarios/builtin/*.toml") + glob.glob("tests/conformance/*.toml")
+for path in sorted(glob.glob("src/scenarios/builtin/*.toml") + glob.glob("src/scenarios/reach/*.toml") + glob.glob("tests/conformance/*.toml")
                    + glob.glob("www/docs/*.toml")):
     check(path, open(path, encoding="utf-8").read())
 for i, m in enumerate(re.finditer(r"```toml\n(.*?)```", open("README.md", encoding="utf-8").read(), re.S)):
