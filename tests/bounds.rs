@@ -290,3 +290,42 @@ async fn the_javascript_export_reports_an_instruction_budget() {
     let_the_browser_run().await;
     explored_by_the_javascript_export(2, "stoppedByInstructions");
 }
+
+/// The search assumes no fairness: a poll loop written with `goto` fails
+/// (the poller may spin while the producer never runs); written with
+/// `wait-while`, the poller waits for the producer, and the design holds.
+#[test]
+fn a_poll_loop_is_a_cycle_unless_it_waits_while_the_producer_runs() {
+    let spinning = r#"
+title = "a poller"
+fails = false
+[databases.app]
+schema = "CREATE TABLE ready (x);"
+[[attempts]]
+label = "P"
+steps = [ { name = "produce", sql = "INSERT INTO ready VALUES (1)", on.ok = { finish = "produced" } } ]
+[[attempts]]
+label = "C"
+steps = [ { name = "poll", sql = "SELECT 1 FROM ready", on.none = { goto = "poll" }, on.rows = { finish = "consumed" } } ]
+"#;
+    let report = Strategy::of(Kind::Exhaustive)
+        .search()
+        .run_to_end(&explorer(spinning, "spinning"))
+        .unwrap();
+    assert!(report.stats.cycles >= 1, "{report:#?}");
+    assert_eq!(report.declaration.unwrap().as_declared, Some(false));
+    let waiting = spinning.replace(
+        r#"on.none = { goto = "poll" }"#,
+        r#"on.none = { goto = "poll", wait-while = "P" }"#,
+    );
+    let report = Strategy::of(Kind::Exhaustive)
+        .search()
+        .run_to_end(&explorer(&waiting, "waiting"))
+        .unwrap();
+    assert!(
+        report.complete && report.counterexample.is_none(),
+        "{report:#?}"
+    );
+    assert_eq!(report.stats.cycles, 0);
+    assert_eq!(report.declaration.unwrap().as_declared, Some(true));
+}
