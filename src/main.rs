@@ -551,7 +551,14 @@ mod cli {
         .checked()?;
         let (mut passed, mut failed) = (0u64, 0u64);
         let mut lines = Vec::new();
-        for target in test_targets(targets)? {
+        let targets = test_targets(targets)?;
+        // A gate that tested nothing must not pass.
+        if targets.is_empty() {
+            return Err(
+                "no scenario files (.toml) under the paths given: nothing was tested".into(),
+            );
+        }
+        for target in targets {
             let start = std::time::Instant::now();
             let outcome = build_scenario(&target, None)
                 .and_then(|scenario| Ok(Explorer::new(scenario)?))
@@ -598,7 +605,10 @@ mod cli {
                 }
                 Err(e) => (
                     false,
-                    e.to_string(),
+                    // The error names the file itself (`PATH: …`): once is enough.
+                    e.to_string()
+                        .strip_prefix(&format!("{target}: "))
+                        .map_or_else(|| e.to_string(), str::to_string),
                     serde_json::json!({ "scenario": target, "error": e.to_string(), "elapsedMs": elapsed }),
                 ),
             };
@@ -1058,10 +1068,14 @@ mod cli {
                             eprintln!("{target}: {mistake}");
                         }
                     }
+                    let hint = if templates {
+                        "a template in SQL is refused even with allow-sql-errors = true: bind :NAME"
+                    } else {
+                        "allow-sql-errors = true runs the file anyway"
+                    };
                     return Err(format!(
-                        "{target}: {} statement{} SQLite cannot prepare (allow-sql-errors = true runs the file anyway)",
-                        mistakes.len(),
-                        if mistakes.len() == 1 { "" } else { "s" }
+                        "{target}: {} in its SQL ({hint})",
+                        count(mistakes.len() as u64, "mistake")
                     )
                     .into());
                 }
@@ -1081,9 +1095,9 @@ mod cli {
                     );
                 } else {
                     println!(
-                        "{target}: ok: scenario {} ({} attempts, declared to {}); one round-robin run {}",
+                        "{target}: ok: scenario {} ({}, declared to {}); one round-robin run {}",
                         parsed.id(),
-                        result.labels.len(),
+                        count(result.labels.len() as u64, "attempt"),
                         if parsed.fails { "fail" } else { "hold" },
                         if result.passed {
                             "passes its checks"

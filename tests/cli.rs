@@ -315,6 +315,18 @@ steps = [
         "{text}"
     );
 
+    // A folder with no scenario file is not a pass: nothing was tested.
+    let empty = std::env::temp_dir().join(format!("replayground-cli-empty-{}", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = replayground(&["test", empty.to_str().unwrap()]);
+    std::fs::remove_dir_all(&empty).unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(
+        stderr(&output).contains("nothing was tested"),
+        "{}",
+        stderr(&output)
+    );
+
     let output = replayground(&["test", "idem-race", "--runs", "5", "--json"]);
     assert_eq!(output.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();

@@ -107,15 +107,16 @@ expect = 1
 "#;
     let found = positions(source);
     assert_eq!(found.len(), 2, "{found:?}");
+    // In the file's order: the named query first, named as a query.
+    assert_eq!(found[0].0, 5, "{found:?}");
+    assert_eq!(found[0].2, "query \"everything\" (of check \"one row\")");
     // `y` in `RETURNING y`, counted in characters of the line as written.
     let line = source.lines().nth(6).unwrap();
     let column = line.find("RETURNING y").unwrap() + "RETURNING ".len() + 1;
     assert_eq!(
-        (found[0].0, found[0].1, found[0].3.as_str()),
+        (found[1].0, found[1].1, found[1].3.as_str()),
         (7, column, "no such column: y")
     );
-    assert_eq!(found[1].0, 5, "{found:?}");
-    assert_eq!(found[1].2, "check \"one row\"");
 }
 
 #[test]

@@ -498,11 +498,19 @@ impl CheckSpec {
             &self.attempt,
             &self.same_result,
         ) {
-            (Some(sql), ..) | (None, Some(sql), ..) => match &self.expect {
-                Some(expected) => format!("{} is {}", short(sql), expect(expected)),
-                None => short(sql),
-            },
+            (Some(sql), ..) | (None, Some(sql), ..) => {
+                let of = self
+                    .database
+                    .as_ref()
+                    .map(|db| format!(" (of {db})"))
+                    .unwrap_or_default();
+                match &self.expect {
+                    Some(expected) => format!("{} is {}{of}", short(sql), expect(expected)),
+                    None => format!("{}{of}", short(sql)),
+                }
+            }
             (None, None, Some(outcome), None, _) => match &self.count {
+                Some(toml::Value::Integer(1)) => format!("1 attempt ends with {outcome}"),
                 Some(n) => format!("{} attempts end with {outcome}", count(n)),
                 None => format!("attempts end with {outcome}"),
             },
@@ -516,7 +524,7 @@ impl CheckSpec {
             (None, None, None, None, Some(outcomes)) => {
                 format!("the same result for {}", outcomes.join(", "))
             }
-            _ => "a check".to_string(),
+            _ => "a check with nothing to check".to_string(),
         }
     }
 }
@@ -571,7 +579,7 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
             let more = match mistakes.len() {
                 1 => String::new(),
                 n => format!(
-                    " (and {} more SQL error{}: `replayground check` lists them)",
+                    " (and {} more SQL error{})",
                     n - 1,
                     if n == 2 { "" } else { "s" }
                 ),
@@ -1417,7 +1425,7 @@ fn validate(file: &File) -> Result<()> {
             (None, None, Some(list), None) if !list.is_empty() => {}
             _ => {
                 return Err(bad(format!(
-                    "{what}: give exactly one of sql (with expect), outcome (with count), attempt (with outcome or result) or same-result"
+                    "{what}: give exactly one of sql or query (with expect), outcome (with count), attempt (with outcome or result) or same-result"
                 )))
             }
         }

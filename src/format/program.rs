@@ -1728,8 +1728,13 @@ impl FileScenario {
                 },
                 (None, None) => continue,
             };
+            // A named query's mistake is the query's, wherever it is used.
+            let what = match &spec.query {
+                Some(query) => format!("query {} (of {kind} {})", quote(query), quote(&spec.name)),
+                None => format!("{kind} {}", quote(&spec.name)),
+            };
             out.push(Statement {
-                what: format!("{kind} {}", quote(&spec.name)),
+                what,
                 db: self.db_index(spec.database.as_ref()),
                 sql,
                 step: false,

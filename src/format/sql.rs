@@ -172,6 +172,8 @@ pub(super) fn mistakes(
         }
     }
     drop(conns);
+    // In the order of the file.
+    found.sort_by_key(|m| (m.line, m.column));
     Ok(found)
 }
 

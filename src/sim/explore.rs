@@ -154,7 +154,16 @@ pub fn uniform_interleavings_log10(n: usize, k: usize) -> f64 {
 /// Writes a base-10 logarithm as a readable number ("1.9e31" or "252").
 pub fn format_log10(log10: f64) -> String {
     if log10 < 15.0 {
-        format!("{:.0}", 10f64.powf(log10))
+        // Whole numbers with thousands separators, as counts are shown.
+        let digits = format!("{:.0}", 10f64.powf(log10));
+        let mut out = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i) % 3 == 0 {
+                out.push(',');
+            }
+            out.push(c);
+        }
+        out
     } else {
         let exponent = log10.floor();
         format!("{:.1}e{}", 10f64.powf(log10 - exponent), exponent)
@@ -260,7 +269,12 @@ impl<'m> Sampler<'m> {
             bounded_by: Some(if cancelled {
                 "cancelled".to_string()
             } else {
-                format!("{}: {} sampled runs", self.name, self.stats.runs)
+                let runs = self.stats.runs;
+                format!(
+                    "{}: {runs} sampled run{}",
+                    self.name,
+                    if runs == 1 { "" } else { "s" }
+                )
             }),
             stats: self.stats,
             reductions: Vec::new(),
@@ -350,6 +364,11 @@ impl Explorer {
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()
+    }
+
+    /// The letter each attempt goes by in schedules ([`Schedule::letters_for`]).
+    pub fn schedule_letters(&self) -> &[char] {
+        &self.letters
     }
 
     /// A schedule as this scenario's traces name its attempts (`P2C3` where

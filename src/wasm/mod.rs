@@ -633,6 +633,9 @@ struct StepperView {
     /// The parameter values the scenario runs with (defaults filled in).
     params: serde_json::Map<String, Value>,
     labels: Vec<String>,
+    /// The letter each attempt goes by in schedules (its label where
+    /// labels are single letters): the key that steps it.
+    letters: Vec<char>,
     schedule: String,
     runnable: Vec<usize>,
     statuses: Vec<Status>,
@@ -746,6 +749,7 @@ impl Stepper {
             scenario: self.explorer.scenario_id().to_string(),
             params: self.explorer.params(),
             labels: run.labels(),
+            letters: self.explorer.schedule_letters().to_vec(),
             schedule: self.explorer.show_schedule(&run.schedule()),
             runnable: run.runnable(),
             statuses: run.statuses().to_vec(),

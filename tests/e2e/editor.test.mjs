@@ -236,6 +236,8 @@ test('a design that never completes is a counterexample, not a proof, whatever t
     assert.match(await page.locator('#checks').textContent(), /the run completes/, strategy);
     assert.match(await page.locator('#checks').textContent(), /stopped by a bound: A took more than 1000 steps/, strategy);
     if (strategy === 'exhaustive') await screenshot(page, 'livelock-counterexample', false);
+    // A schedule run to the step bound is cut in the sentence (the link keeps it whole).
+    if (strategy === 'round-robin') assert.match(text, /schedule ABABAB[AB]*… \(2,002 characters\)/, text);
   }
   assert.deepEqual(seen.errors, []);
 });
@@ -297,6 +299,42 @@ test('the editor as a new user met it: a blank design puts the old run away, lin
     assert.ok(box && box.y >= 0 && box.y + box.height <= 900, `${selector}: ${JSON.stringify(box)}`);
   }
   await screenshot(page, 'editor-design-run-1440', false);
+  assert.deepEqual(seen.errors, []);
+});
+
+test('attempts labelled with single letters go by them: in schedules, in links and on the keyboard', async () => {
+  const { page, seen } = await open('?s=idem-race');
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(`title = "Labelled"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+label = "R"
+steps = [ { name = "r1", sql = "INSERT INTO t VALUES (1)" }, { name = "r2", sql = "INSERT INTO t VALUES (2)" } ]
+[[attempts]]
+label = "S"
+steps = [ { name = "s1", sql = "INSERT INTO t VALUES (3)" } ]
+`);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: 'Labelled' }).waitFor();
+  // s steps S, r steps R; the link's schedule reads as the lanes do.
+  await page.locator('#lanes').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('s');
+  await page.locator('#lanes .step[data-step="0"]').waitFor();
+  await page.keyboard.press('r');
+  await page.locator('#lanes .step[data-step="1"]').waitFor();
+  assert.match(await page.locator('#lanes .step[data-step="0"]').textContent(), /s1/);
+  assert.match(await page.locator('#lanes .step[data-step="1"]').textContent(), /r1/);
+  await page.waitForFunction(() => new URLSearchParams(location.search).get('schedule') === 'SR');
+  assert.match(await page.locator('#lanes [data-action="step"][data-attempt="0"]').getAttribute('title'), /\(r\)$/);
+  // A link written in the attempts' own letters opens the same run.
+  const link = new URL(page.url());
+  link.searchParams.set('schedule', 'BA');
+  await page.goto(link.href);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  await page.locator('#lanes .step[data-step="1"]').waitFor();
+  assert.match(await page.locator('#lanes .step[data-step="0"]').textContent(), /s1/);
   assert.deepEqual(seen.errors, []);
 });
 

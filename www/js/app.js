@@ -3,7 +3,7 @@
 // engine only through engine.js. All text, from users and links included, is
 // rendered with textContent, never as HTML.
 import * as engine from './engine.js';
-import { count, el, number, row } from './parts/dom.js';
+import { count, el, number, row, scheduleText } from './parts/dom.js';
 import { databaseSections, lockItems } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
 import { pack, unpack } from './parts/pack.js';
@@ -388,7 +388,7 @@ function explainLinkedRun() {
   const { result } = state.view;
   if (result && !result.passed) {
     const failed = result.checks.filter((c) => !c.pass).map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`);
-    status(`This link shows a failing run of ${runContext(`schedule ${result.schedule}`)}: ${failed.join('; ')}.`, 'fail');
+    status(`This link shows a failing run of ${runContext(`schedule ${scheduleText(result.schedule)}`)}: ${failed.join('; ')}.`, 'fail');
     ui.steps.replaceChildren(...state.view.trace.map((step) => el('li', step.note)));
     ui.steps.hidden = false;
   }
@@ -682,7 +682,7 @@ function gotoMistake() {
   const column = [...lines[line - 1]].slice(0, mistake.column - 1).join('').length;
   const offset = before + column;
   ui.source.focus();
-  ui.source.setSelectionRange(offset, Math.min(offset + 1, ui.source.value.length));
+  ui.source.setSelectionRange(offset, offset);
   const lineHeight = parseFloat(getComputedStyle(ui.source).lineHeight) || 16;
   ui.source.scrollTop = Math.max(0, (line - 3) * lineHeight);
 }
@@ -1004,7 +1004,7 @@ async function runStrategy() {
     if (generation !== state.generation) return;
     state.view = await state.stepper.setSchedule(result.schedule);
     state.selected = state.view.trace.length - 1;
-    status(`${result.passed ? 'Passes' : 'Fails'}: ${runContext('one round-robin run')}, schedule ${result.schedule}.`, result.passed ? 'pass' : 'fail');
+    status(`${result.passed ? 'Passes' : 'Fails'}: ${runContext('one round-robin run')}, schedule ${scheduleText(result.schedule)}.`, result.passed ? 'pass' : 'fail');
     return;
   }
   const options = { params, strategy, seed, depth };
@@ -1140,7 +1140,7 @@ function showReport(report) {
     status(`${declared}No violation in ${context} (${coverage}). Shown: one completed run.`, tone);
     return;
   }
-  status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${c.schedule}; ${coverage}).`, 'fail');
+  status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${scheduleText(c.schedule)}; ${coverage}).`, 'fail');
   ui.steps.replaceChildren(...c.explanation.map((line) => el('li', line.replace(/^\d+\. /, ''))));
   ui.steps.hidden = false;
 }
@@ -1225,7 +1225,9 @@ document.addEventListener('keydown', (event) => {
     state.selected = Math.max(-1, Math.min(last, state.selected + (key === 'arrowleft' ? -1 : 1)));
     render();
   } else if (/^[a-z]$/.test(key)) {
-    const attempt = key.charCodeAt(0) - 97;
+    // The key of an attempt is the letter schedules write it with: its
+    // label where labels are single letters (R, S), else its own (a, b).
+    const attempt = state.view.letters.findIndex((l) => l.toLowerCase() === key);
     const label = state.view.labels[attempt];
     if (label === undefined) return;
     if (state.busy) return;
@@ -1277,6 +1279,9 @@ async function start() {
   renderCatalog();
   performance.mark('replayground-interactive');
   document.body.dataset.ready = 'true';
+  // A blank design opened before the first scenario was drawn would be
+  // closed by it: the button waits for the page.
+  $('new-design').disabled = false;
   setTimeout(prepareSearchesWhenIdle, PREPARE_SEARCHES_AFTER_MS);
 }
 

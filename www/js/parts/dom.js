@@ -59,3 +59,9 @@ export function iconButton(name, label) {
   button.append(icon(name), document.createTextNode(` ${label}`));
   return button;
 }
+
+// A schedule in a sentence: a long one (a loop run to its bound) is cut, as
+// the address and the downloads keep all of it.
+export function scheduleText(schedule) {
+  return schedule.length > 80 ? `${schedule.slice(0, 64)}… (${schedule.length.toLocaleString('en')} characters)` : schedule;
+}

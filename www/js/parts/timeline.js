@@ -45,7 +45,7 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
       button.disabled = busy || !runnable.includes(i);
       const where = earlier ? ` at the run's end (step ${last + 1})` : '';
       button.title = runnable.includes(i)
-        ? `Let ${label} take its next step${where} (${String.fromCharCode(97 + i)})`
+        ? `Let ${label} take its next step${where} (${(view.letters?.[i] ?? String.fromCharCode(65 + i)).toLowerCase()})`
         : `${label} cannot step${where || ' now'}: ${view.statuses[i].kind === 'blocked' ? 'it waits for a lock' : 'it is done or waits'}`;
       head.append(button);
     }

@@ -1,6 +1,6 @@
 // The verdict of a run and its checks (expected against actual). Used by
 // the page and the embeds.
-import { count, row } from './dom.js';
+import { count, row, scheduleText } from './dom.js';
 
 // { text, kind } for the run in `view`: over (pass or fail) or not yet.
 export function verdictOf(view) {
@@ -21,11 +21,11 @@ export function verdictOf(view) {
     : '';
   if (failed.length) {
     return {
-      text: `${declared}${count(failed.length, 'check')} failed for schedule ${result.schedule}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}`,
+      text: `${declared}${count(failed.length, 'check')} failed for schedule ${scheduleText(result.schedule)}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}`,
       kind: 'fail',
     };
   }
-  return { text: `Every check passed (${result.checks.length}) for schedule ${result.schedule}.`, kind: 'pass' };
+  return { text: `Every check passed (${result.checks.length}) for schedule ${scheduleText(result.schedule)}.`, kind: 'pass' };
 }
 
 // The checks as a table, or nothing while the run is not over.
