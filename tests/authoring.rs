@@ -158,10 +158,19 @@ steps = [ {{ name = "c", sql = "INSERT INTO t VALUES (3)" }} ]
         .replay(&explorer.parse_schedule("R2S").unwrap(), false)
         .unwrap();
     assert_eq!(replayed.schedule, "R2S");
-    // A letter that names no attempt is still refused, by its place.
+    // A letter that names no attempt is still refused, by its place, and
+    // mistakes name the attempts as the schedule does.
     let error = explorer
         .replay(&explorer.parse_schedule("RT").unwrap(), false)
         .unwrap_err()
         .to_string();
-    assert!(error.contains("names attempt T"), "{error}");
+    assert!(
+        error.contains("step 2 names attempt T, but this scenario has attempts R, S"),
+        "{error}"
+    );
+    let error = explorer
+        .replay(&explorer.parse_schedule("R").unwrap(), false)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("attempts R, S can still run"), "{error}");
 }

@@ -476,7 +476,7 @@ impl Explorer {
     /// Replays an encoded schedule exactly; it must fit the scenario step
     /// for step and end where the run ends.
     pub fn replay(&self, schedule: &Schedule, record: bool) -> Result<RunResult> {
-        let mut replay = Replay::new(schedule.clone());
+        let mut replay = Replay::with_letters(schedule.clone(), &self.letters);
         let result = self.run(&mut replay, record)?;
         if !replay.is_exhausted() {
             return Err(Error::invalid(

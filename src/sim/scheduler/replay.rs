@@ -10,6 +10,8 @@ use crate::{Error, Result};
 pub struct Replay {
     schedule: Schedule,
     position: usize,
+    /// The letters its mistakes name attempts with (their own when empty).
+    letters: Vec<char>,
 }
 
 impl Replay {
@@ -18,7 +20,25 @@ impl Replay {
         Replay {
             schedule,
             position: 0,
+            letters: Vec::new(),
         }
+    }
+
+    /// As [`Replay::new`], its mistakes naming attempts with `letters` (the
+    /// scenario's: [`Schedule::letters_for`]).
+    pub fn with_letters(schedule: Schedule, letters: &[char]) -> Self {
+        Replay {
+            letters: letters.to_vec(),
+            ..Replay::new(schedule)
+        }
+    }
+
+    /// The letter attempt `index` goes by.
+    fn letter(&self, index: usize) -> char {
+        self.letters
+            .get(index)
+            .copied()
+            .unwrap_or_else(|| Schedule::letter(index))
     }
 
     /// Whether every step of the schedule was taken.
@@ -36,7 +56,7 @@ impl Scheduler for Replay {
         let letters = |indices: &[usize]| {
             indices
                 .iter()
-                .map(|&i| Schedule::letter(i).to_string())
+                .map(|&i| self.letter(i).to_string())
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -54,10 +74,16 @@ impl Scheduler for Replay {
             return Err(Error::invalid(
                 "schedule",
                 format!(
-                    "step {} names attempt {}, but this scenario has attempts A to {}",
+                    "step {} names attempt {}, but this scenario has attempts {}",
                     self.position + 1,
-                    Schedule::letter(pick),
-                    Schedule::letter(choice.statuses.len() - 1)
+                    self.letter(pick),
+                    match choice.statuses.len() {
+                        // Their own letters: a range; labels: each of them.
+                        n if (0..n).all(|i| self.letter(i) == Schedule::letter(i)) => {
+                            format!("A to {}", Schedule::letter(n - 1))
+                        }
+                        n => letters(&(0..n).collect::<Vec<_>>()),
+                    }
                 ),
             ));
         }
@@ -67,7 +93,7 @@ impl Scheduler for Replay {
                 format!(
                     "step {} names attempt {}, which cannot run then (runnable: {}): it does not fit this scenario",
                     self.position + 1,
-                    Schedule::letter(pick),
+                    self.letter(pick),
                     letters(choice.runnable)
                 ),
             ));
