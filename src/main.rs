@@ -494,15 +494,22 @@ mod cli {
         if !path.is_file() && !target.ends_with(".toml") {
             return Ok(None);
         }
+        let (source, stem) = read_scenario_source(target)?;
+        let file =
+            replayground::format::parse(&source, &stem).map_err(|e| format!("{target}: {e}"))?;
+        Ok(Some(file))
+    }
+
+    /// A scenario file's text, and the id its name gives it.
+    fn read_scenario_source(target: &str) -> Result<(String, String), Box<dyn std::error::Error>> {
+        let path = std::path::Path::new(target);
         let source =
             std::fs::read_to_string(path).map_err(|e| format!("cannot read {target}: {e}"))?;
         let stem = path
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("scenario");
-        let file =
-            replayground::format::parse(&source, stem).map_err(|e| format!("{target}: {e}"))?;
-        Ok(Some(file))
+        Ok((source, stem.to_string()))
     }
 
     /// The scenarios `replayground test` runs for `targets`: files, every
@@ -1046,13 +1053,8 @@ mod cli {
             Command::SqlWorker { db } => sql_worker(&db)?,
             Command::Check { file, json } => {
                 let target = file.to_string_lossy().to_string();
-                let source = std::fs::read_to_string(&file)
-                    .map_err(|e| format!("cannot read {target}: {e}"))?;
-                let stem = file
-                    .file_stem()
-                    .and_then(|s| s.to_str())
-                    .unwrap_or("scenario");
-                let (parsed, mistakes) = replayground::format::parse_listing_sql(&source, stem)
+                let (source, stem) = read_scenario_source(&target)?;
+                let (parsed, mistakes) = replayground::format::parse_listing_sql(&source, &stem)
                     .map_err(|e| format!("{target}: {e}"))?;
                 let templates = mistakes.iter().any(|m| m.template);
                 if !mistakes.is_empty() && (!parsed.allow_sql_errors || templates) {

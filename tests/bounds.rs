@@ -18,23 +18,9 @@ use replayground::sim::scheduler::dfs::Stats;
 use replayground::sim::strategy::{Kind, Strategy, Without};
 use replayground::sim::{Bound, Status};
 
-/// Two attempts that each wait for the other to say it is ready before
-/// saying so themselves: neither ever goes first, and every schedule goes
-/// round for ever. (The waiting only reads: a loop that writes is a new
-/// state at every commit, SQLite's file change counter being part of the
-/// file, and is stopped by the step bound instead, as `GROWING` is.)
-const LIVELOCK: &str = r#"
-title = "after you"
-fails = false
-[databases.app]
-schema = "CREATE TABLE ready (who TEXT PRIMARY KEY);"
-[[attempts]]
-replicas = 2
-steps = [
-  { name = "wait", sql = "SELECT 1 FROM ready WHERE who <> :label", on.none = { goto = "wait" } },
-  { name = "go", sql = "INSERT INTO ready VALUES (:label)", on.ok = { finish = "went" } },
-]
-"#;
+/// Two attempts that each wait for the other to go first: every schedule
+/// goes round for ever (read-only: see the file).
+const LIVELOCK: &str = include_str!("designs/after-you.toml");
 
 /// One attempt that inserts a row and goes back: no state comes back (the
 /// table grows), so only the step bound ends it.

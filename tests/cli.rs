@@ -274,22 +274,7 @@ fn test_exits_non_zero_when_a_verdict_is_not_as_declared() {
         .unwrap()
         .replace("fails = true", "fails = false");
     std::fs::write(dir.join("race.toml"), race).unwrap();
-    std::fs::write(
-        dir.join("livelock.toml"),
-        r#"
-title = "after you"
-fails = false
-[databases.app]
-schema = "CREATE TABLE ready (who TEXT PRIMARY KEY);"
-[[attempts]]
-replicas = 2
-steps = [
-  { name = "wait", sql = "SELECT 1 FROM ready WHERE who <> :label", on.none = { goto = "wait" } },
-  { name = "go", sql = "INSERT INTO ready VALUES (:label)" },
-]
-"#,
-    )
-    .unwrap();
+    std::fs::copy("tests/designs/after-you.toml", dir.join("livelock.toml")).unwrap();
     let output = replayground(&[
         "test",
         dir.to_str().unwrap(),
@@ -445,6 +430,17 @@ fn ctrl_c_stops(options: &[&str]) {
     assert!(!err.contains("runs/s"), "{err}");
 }
 
+/// What `command` prints when its output is a terminal (a pseudo-terminal
+/// from `script`): standard output and error together.
+fn in_a_terminal(command: &str) -> String {
+    let output = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// In a terminal (a pseudo-terminal from `script`), a search shows its
 /// progress on standard error: runs of the budget, and their rate.
 #[test]
@@ -453,12 +449,7 @@ fn a_search_in_a_terminal_shows_its_progress() {
         "{} explore src/scenarios/reach/three-producers-two-relays.toml --runs 3000",
         env!("CARGO_BIN_EXE_replayground")
     );
-    let output = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = in_a_terminal(&command);
     assert!(text.contains("/3000 runs"), "{text}");
     assert!(text.contains("runs/s"), "{text}");
     assert!(text.contains("bounded: run budget of 3000 runs"), "{text}");
@@ -467,12 +458,7 @@ fn a_search_in_a_terminal_shows_its_progress() {
         "{} explore src/scenarios/reach/two-relays-two-events.toml --workers 2",
         env!("CARGO_BIN_EXE_replayground")
     );
-    let output = Command::new("script")
-        .args(["-qec", &command, "/dev/null"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&output.stdout);
+    let text = in_a_terminal(&command);
     assert!(
         text.contains("runs, starting") || text.contains("runs/s"),
         "{text}"

@@ -531,12 +531,7 @@ impl CheckSpec {
 
 /// Where in the source a problem is, and what it is.
 fn at(source: &str, span: Option<std::ops::Range<usize>>, message: &str) -> Error {
-    let (line, column) = span.map_or((1, 1), |span| {
-        let before = &source[..span.start.min(source.len())];
-        let line = before.matches('\n').count() + 1;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, column)
-    });
+    let (line, column) = span.map_or((1, 1), |span| sql::line_and_column(source, span.start));
     Error::invalid(
         "scenario",
         format!("line {line}, column {column}: {}", message.trim()),

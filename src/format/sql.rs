@@ -244,7 +244,9 @@ fn find_quoted(source: &str, name: &str) -> Option<usize> {
     source.find(&format!("\"{name}\"")).map(|at| at + 1)
 }
 
-fn line_and_column(source: &str, at: usize) -> (usize, usize) {
+/// The line and column (both from 1, the column in characters) of byte
+/// `at` of `source`: where every mistake of a file is said to be.
+pub(super) fn line_and_column(source: &str, at: usize) -> (usize, usize) {
     let before = &source[..at.min(source.len())];
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;

@@ -279,7 +279,7 @@ impl<'m> Sampler<'m> {
             stats: self.stats,
             reductions: Vec::new(),
             loops: self.stats.loops(),
-            naive_is_upper_bound: explorer.starts_constrained()?,
+            naive_is_upper_bound: explorer.starts_constrained(),
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform),
@@ -314,6 +314,8 @@ pub struct Explorer {
     initial: Snapshot,
     /// The letters its schedules are written in ([`Schedule::letters_for`]).
     letters: Vec<char>,
+    /// Whether some attempt cannot start at once ([`Explorer::starts_constrained`]).
+    constrained: bool,
 }
 
 impl Explorer {
@@ -332,9 +334,15 @@ impl Explorer {
             store,
             initial,
             letters: Vec::new(),
+            constrained: false,
         };
-        let labels = explorer.start(false)?.labels();
+        // What the initial state says of the attempts, read once.
+        let (labels, constrained) = {
+            let run = explorer.start(false)?;
+            (run.labels(), run.runnable().len() < run.statuses().len())
+        };
         explorer.letters = Schedule::letters_for(&labels);
+        explorer.constrained = constrained;
         Ok(explorer)
     }
 
@@ -386,9 +394,8 @@ impl Explorer {
     /// Whether some attempt cannot start at once (it runs `after` another,
     /// or not before a time): then the interleavings of the runs' step
     /// counts are more than the design allows, an upper bound.
-    pub fn starts_constrained(&self) -> Result<bool> {
-        let run = self.start(false)?;
-        Ok(run.runnable().len() < run.statuses().len())
+    pub fn starts_constrained(&self) -> bool {
+        self.constrained
     }
 
     /// Whether the scenario checks invariants after every step.
@@ -672,7 +679,7 @@ impl Explorer {
             stats,
             reductions,
             loops: stats.loops(),
-            naive_is_upper_bound: self.starts_constrained()?,
+            naive_is_upper_bound: self.starts_constrained(),
             naive_interleavings: format_log10(log10),
             naive_interleavings_log10: log10,
             naive_interleavings_uniform: format_log10(uniform_log10),

@@ -126,7 +126,7 @@ impl Schedule {
     }
 
     /// Encodes it with `letters` ([`Schedule::letters_for`]) for its
-    /// attempts: `P2C3`.
+    /// attempts: `P2C3` (an attempt without one goes by its own letter).
     pub fn encode_with(&self, letters: &[char]) -> String {
         let mut out = String::new();
         let mut i = 0;
@@ -168,20 +168,8 @@ impl Schedule {
 
 impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut i = 0;
-        while i < self.steps.len() {
-            let attempt = self.steps[i];
-            let run = self.steps[i..]
-                .iter()
-                .take_while(|&&s| s == attempt)
-                .count();
-            write!(f, "{}", Schedule::letter(attempt))?;
-            if run > 1 {
-                write!(f, "{run}")?;
-            }
-            i += run;
-        }
-        Ok(())
+        // The attempts' own letters.
+        f.write_str(&self.encode_with(&[]))
     }
 }
 

@@ -197,18 +197,8 @@ steps = [ { name = "attach", sql = "ATTACH '/etc/passwd' AS p" }, { name = "wait
 });
 
 // Two attempts that each wait for the other to go first: every schedule
-// goes round for ever (tests/bounds.rs has it too).
-const LIVELOCK = `title = "After you"
-fails = false
-[databases.app]
-schema = "CREATE TABLE ready (who TEXT PRIMARY KEY);"
-[[attempts]]
-replicas = 2
-steps = [
-  { name = "wait", sql = "SELECT 1 FROM ready WHERE who <> :label", on.none = { goto = "wait" } },
-  { name = "go", sql = "INSERT INTO ready VALUES (:label)", on.ok = { finish = "went" } },
-]
-`;
+// goes round for ever.
+const LIVELOCK = readFileSync(path.join(here, '../designs/after-you.toml'), 'utf8');
 
 test('a design that never completes is a counterexample, not a proof, whatever the strategy', async () => {
   const { page, seen } = await open('?s=idem-race', { width: 1440, height: 900 });
