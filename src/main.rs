@@ -271,8 +271,10 @@ mod cli {
 
     fn print_run(result: &RunResult) {
         println!(
-            "scenario {}  schedule {}  ({} steps)",
-            result.scenario, result.schedule, result.steps
+            "scenario {}  schedule {}  ({})",
+            result.scenario,
+            result.schedule,
+            count(result.steps as u64, "step")
         );
         for line in result.explanation() {
             println!("  {line}");

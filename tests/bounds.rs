@@ -16,7 +16,7 @@ use replayground::sim::explore::{ExploreReport, Explorer};
 use replayground::sim::schedule::Schedule;
 use replayground::sim::scheduler::dfs::Stats;
 use replayground::sim::strategy::{Kind, Strategy, Without};
-use replayground::sim::{Bound, Status};
+use replayground::sim::{Bound, Status, Verdict};
 
 /// Two attempts that each wait for the other to go first: every schedule
 /// goes round for ever (read-only: see the file).
@@ -85,6 +85,24 @@ fn assert_caught(name: &str, how: &str, report: &ExploreReport, counter: Counter
             .any(|c| c.name == "the run completes"),
         "{context}"
     );
+    // A search that saw the run come back to a state shows it as a lasso:
+    // the steps to the state, then the cycle, once (not the run unrolled to
+    // the step bound).
+    if report.stats.cycles > 0 {
+        let lasso = Schedule::decode(&counterexample.schedule).expect(&context);
+        let from = lasso.cycle_from().expect(&context);
+        assert!(lasso.len() <= 4, "{context}");
+        assert!(
+            matches!(counterexample.run.verdict, Verdict::Loops { from: f, to } if f == from && to == lasso.len()),
+            "{context}"
+        );
+        assert!(
+            counterexample.failed_checks[0]
+                .actual
+                .starts_with("goes round for ever"),
+            "{context}"
+        );
+    }
 }
 
 /// The counterexample replays, and the replay fails the same way.
@@ -254,6 +272,19 @@ fn explored_by_the_javascript_export(case: usize, field: &str) {
         "{name}: {report}"
     );
     assert!(report["counterexample"].is_object(), "{name}: {report}");
+    if field == "cycles" {
+        assert_eq!(
+            report["counterexample"]["run"]["verdict"]["kind"], "loops",
+            "{name}: {report}"
+        );
+        assert!(
+            report["counterexample"]["schedule"]
+                .as_str()
+                .unwrap()
+                .ends_with(')'),
+            "{name}: {report}"
+        );
+    }
 }
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
@@ -300,6 +331,8 @@ steps = [ { name = "poll", sql = "SELECT 1 FROM ready", on.none = { goto = "poll
         .unwrap();
     assert!(report.stats.cycles >= 1, "{report:#?}");
     assert_eq!(report.declaration.unwrap().as_declared, Some(false));
+    // The poller spins alone from the start: C, for ever.
+    assert_eq!(report.counterexample.unwrap().schedule, "(C)");
     let waiting = spinning.replace(
         r#"on.none = { goto = "poll" }"#,
         r#"on.none = { goto = "poll", wait-while = "P" }"#,

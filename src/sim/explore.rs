@@ -2,7 +2,7 @@
 //! searches every interleaving, and turns a failing run into the shortest
 //! counterexample with one sentence per step.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use serde::Serialize;
 
@@ -55,7 +55,8 @@ impl RunResult {
     /// committed". A sentence that names its attempt first is not prefixed
     /// with the attempt again ("A: A began…").
     pub fn explanation(&self) -> Vec<String> {
-        self.trace
+        let mut sentences: Vec<String> = self
+            .trace
             .iter()
             .flatten()
             .map(|step| {
@@ -69,7 +70,18 @@ impl RunResult {
                     format!("{}. {}: {note}", step.index + 1, step.label)
                 }
             })
-            .collect()
+            .collect();
+        if let (Verdict::Loops { from, to }, false) = (&self.verdict, sentences.is_empty()) {
+            sentences.push(if to - from == 1 {
+                format!("Then step {to} again and again, for ever: the run never completes.")
+            } else {
+                format!(
+                    "Then steps {} to {to} again and again, for ever: the run never completes.",
+                    from + 1
+                )
+            });
+        }
+        sentences
     }
 
     /// The checks that failed.
@@ -415,6 +427,13 @@ impl Explorer {
         let verdict = run.verdict().ok_or_else(|| {
             Error::Store("the run is not over: some attempt can still take a step".into())
         })?;
+        self.result(run, verdict, with_trace)
+    }
+
+    /// The result of a run with `verdict`: a run that goes round for ever
+    /// ([`Verdict::Loops`]) fails its completion and has no end state for
+    /// the scenario's checks to read.
+    fn result(&self, run: &Run<'_>, verdict: Verdict, with_trace: bool) -> Result<RunResult> {
         // An attempt a bound stopped did not complete, whatever else holds.
         let labels = run.labels();
         let stopped: Vec<String> = run
@@ -433,14 +452,29 @@ impl Explorer {
             Verdict::Completed if stopped.is_empty() => "completed".to_string(),
             Verdict::Completed => format!("stopped by a bound: {}", stopped.join("; ")),
             Verdict::Deadlock { waits } => format!("deadlock: {}", waits.join("; ")),
+            Verdict::Loops { from, to } => format!(
+                "goes round for ever: after step {to} it is back in the state {}",
+                if *from == 0 {
+                    "it started in".to_string()
+                } else {
+                    format!("after step {from}")
+                }
+            ),
         };
         let mut checks = vec![Check::equal("the run completes", "completed", actual)];
-        checks.extend(run.checks()?);
+        if !matches!(verdict, Verdict::Loops { .. }) {
+            checks.extend(run.checks()?);
+        }
         let passed = checks.iter().all(|c| c.pass);
         Ok(RunResult {
             scenario: self.scenario.id().to_string(),
             params: self.scenario.params(),
-            schedule: self.show_schedule(&run.schedule()),
+            schedule: self.show_schedule(&match verdict {
+                Verdict::Loops { from, .. } => {
+                    Schedule::lasso(run.schedule().steps().to_vec(), from)
+                }
+                _ => run.schedule(),
+            }),
             steps: run.steps(),
             labels,
             verdict,
@@ -483,6 +517,9 @@ impl Explorer {
     /// Replays an encoded schedule exactly; it must fit the scenario step
     /// for step and end where the run ends.
     pub fn replay(&self, schedule: &Schedule, record: bool) -> Result<RunResult> {
+        if let Some(from) = schedule.cycle_from() {
+            return self.replay_lasso(schedule, from, record);
+        }
         let mut replay = Replay::with_letters(schedule.clone(), &self.letters);
         let result = self.run(&mut replay, record)?;
         if !replay.is_exhausted() {
@@ -496,6 +533,59 @@ impl Explorer {
             ));
         }
         Ok(result)
+    }
+
+    /// Replays a run that goes round for ever ([`Schedule::lasso`]): its
+    /// steps, each fitting the scenario, must bring it back to the state it
+    /// was in after the first `from`.
+    fn replay_lasso(&self, schedule: &Schedule, from: usize, record: bool) -> Result<RunResult> {
+        let mut run = self.start(record)?;
+        let mut start = (from == 0).then(|| run.state_key(false));
+        for (i, &attempt) in schedule.steps().iter().enumerate() {
+            let runnable = run.runnable();
+            if !runnable.contains(&attempt) {
+                let letters: Vec<String> = runnable
+                    .iter()
+                    .map(|&a| {
+                        self.letters
+                            .get(a)
+                            .copied()
+                            .unwrap_or(Schedule::letter(a))
+                            .to_string()
+                    })
+                    .collect();
+                return Err(Error::invalid(
+                    "schedule",
+                    format!(
+                        "step {} names attempt {}, which cannot run then (runnable: {}): it does not fit this scenario",
+                        i + 1,
+                        self.letters.get(attempt).copied().unwrap_or(Schedule::letter(attempt)),
+                        if letters.is_empty() { "none".to_string() } else { letters.join(", ") }
+                    ),
+                ));
+            }
+            run.step(attempt)?;
+            if i + 1 == from {
+                start = Some(run.state_key(false));
+            }
+        }
+        if start != Some(run.state_key(false)) {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "after its {} steps the run is not back in the state it was in after step {from}, where its cycle starts: it does not fit this scenario",
+                    schedule.len()
+                ),
+            ));
+        }
+        self.looping(&run, from, record)
+    }
+
+    /// The result of `run`, which is back after its last step in the state
+    /// it was in after step `from` ([`Verdict::Loops`]; not checked here).
+    pub fn looping(&self, run: &Run<'_>, from: usize, with_trace: bool) -> Result<RunResult> {
+        let to = run.steps();
+        self.result(run, Verdict::Loops { from, to }, with_trace)
     }
 
     /// Runs `runs` runs, each with a scheduler from `make(i)`; stops at the
@@ -688,28 +778,45 @@ impl Explorer {
         })
     }
 
-    /// The failing run of a cycle: the cycle's path, then round the cycle
-    /// again and again (each attempt of it standing for the one it did on
-    /// the first round) until a step of it cannot be taken, which happens
-    /// when an attempt is stopped by its step bound; then every attempt able
-    /// to step, in turn, until the run stops. Its schedule.
-    pub(crate) fn unroll(&self, cycle: &dfs::Cycle) -> Result<Schedule> {
-        let mut lasso = Lasso {
+    /// The failing run of a cycle, as a lasso ([`Schedule::lasso`]): the
+    /// cycle's path, then round the cycle (each attempt of it standing for
+    /// the one it did on the first round, as symmetry matched them) until
+    /// the run is back, exactly, in a state it has been in. Its schedule.
+    pub(crate) fn lasso(&self, cycle: &dfs::Cycle) -> Result<Schedule> {
+        let mut scheduler = Lasso {
             cycle,
             position: 0,
             stands_for: (0..cycle.stands_for.len()).collect(),
             off: false,
         };
-        let result = self.run(&mut lasso, false)?;
-        if result.passed {
-            return Err(Error::Store(format!(
-                "a run of scenario {:?} came back to the state after step {} of {}, yet going round that cycle ended in a run that passes: the state's key missed a difference",
-                self.scenario_id(),
-                cycle.from,
-                cycle.schedule
-            )));
+        let mut run = self.start(false)?;
+        let mut seen = HashMap::from([(run.state_key(false), 0usize)]);
+        let mut last = None;
+        while !run.is_stopped() && run.steps() < MAX_RUN_STEPS {
+            let runnable = run.runnable();
+            let choice = Choice {
+                runnable: &runnable,
+                step: run.steps(),
+                last,
+                statuses: run.statuses(),
+            };
+            let pick = scheduler.choose(&choice)?;
+            if scheduler.off {
+                break;
+            }
+            run.step(pick)?;
+            last = Some(pick);
+            if let Some(&from) = seen.get(&run.state_key(false)) {
+                return Ok(Schedule::lasso(run.schedule().steps().to_vec(), from));
+            }
+            seen.insert(run.state_key(false), run.steps());
         }
-        self.parse_schedule(&result.schedule)
+        Err(Error::Store(format!(
+            "a run of scenario {:?} came back to the state after step {} of {}, yet going round that cycle did not come back to a state it had been in: the state's key missed a difference",
+            self.scenario_id(),
+            cycle.from,
+            cycle.schedule
+        )))
     }
 
     /// Shrinks a failing schedule to a shortest failing run (breadth-first
@@ -787,7 +894,7 @@ pub const SHRINK_BUDGET: u64 = 20_000;
 /// attempt looping to its step bound) would cost the square of its depth.
 pub const SHRINK_STEP_BUDGET: u64 = 100_000;
 
-/// The scheduler of [`Explorer::unroll`].
+/// The scheduler of [`Explorer::lasso`].
 struct Lasso<'c> {
     cycle: &'c dfs::Cycle,
     /// The next step of the cycle's schedule to take.

@@ -496,6 +496,15 @@ pub enum Verdict {
         /// Who waits for whom, one sentence per blocked attempt.
         waits: Vec<String>,
     },
+    /// The run goes round for ever: after step `to` it is back in the state
+    /// it was in after step `from` (0: at the start), and can take steps
+    /// `from + 1` to `to` again and again ([`Schedule::lasso`]).
+    Loops {
+        /// Steps before the cycle.
+        from: usize,
+        /// Steps up to the end of the first round.
+        to: usize,
+    },
 }
 
 /// A scenario's check after a run: expected against actual.

@@ -2,7 +2,10 @@
 //!
 //! Attempts are letters (`A` is attempt 0, up to `Z`); a letter followed by a
 //! number repeats it: `A3B2A` is A, A, A, B, B, A. The string is stable, human
-//! readable, and fits in a link.
+//! readable, and fits in a link. A run that goes round for ever ends with
+//! its cycle in parentheses: `A2(BA)` is A, A, then B, A again and again
+//! (the run is back, after the last step, in the state it was in after the
+//! second).
 
 use std::fmt;
 
@@ -19,13 +22,36 @@ pub const MAX_STEPS: usize = 100_000;
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize)]
 pub struct Schedule {
     steps: Vec<usize>,
+    /// Where a run that goes round for ever starts its cycle: the steps from
+    /// this index to the end are the cycle, taken once.
+    cycle_from: Option<usize>,
 }
 
 impl Schedule {
     /// A schedule of the given attempt indices (each below [`MAX_ATTEMPTS`]).
     pub fn new(steps: Vec<usize>) -> Self {
         debug_assert!(steps.iter().all(|&s| s < MAX_ATTEMPTS));
-        Schedule { steps }
+        Schedule {
+            steps,
+            cycle_from: None,
+        }
+    }
+
+    /// A run that goes round for ever: `steps`, whose part from index
+    /// `from` (below their number) is a cycle that brings the run back to
+    /// the state it was in after `from` steps.
+    pub fn lasso(steps: Vec<usize>, from: usize) -> Self {
+        debug_assert!(from < steps.len());
+        Schedule {
+            cycle_from: Some(from),
+            ..Schedule::new(steps)
+        }
+    }
+
+    /// Where its cycle starts, if it is a run that goes round for ever
+    /// ([`Schedule::lasso`]).
+    pub fn cycle_from(&self) -> Option<usize> {
+        self.cycle_from
     }
 
     /// The attempt indices.
@@ -55,8 +81,26 @@ impl Schedule {
             return Err(bad(format!("longer than {} characters", MAX_STEPS * 2)));
         }
         let mut steps = Vec::new();
+        let mut cycle_from = None;
+        let mut closed = false;
         let mut chars = text.char_indices().peekable();
         while let Some((at, c)) = chars.next() {
+            if closed {
+                return Err(bad(format!(
+                    "unexpected {c:?} at position {at}: nothing may follow the cycle in parentheses"
+                )));
+            }
+            if c == '(' && cycle_from.is_none() {
+                cycle_from = Some(steps.len());
+                continue;
+            }
+            if c == ')' && cycle_from.is_some() {
+                if cycle_from == Some(steps.len()) {
+                    return Err(bad(format!("the cycle closed at position {at} is empty")));
+                }
+                closed = true;
+                continue;
+            }
             if !c.is_ascii_uppercase() {
                 return Err(bad(format!(
                     "unexpected {c:?} at position {at}: use letters A-Z for attempts, each optionally followed by a repeat count"
@@ -85,7 +129,12 @@ impl Schedule {
             }
             steps.extend(std::iter::repeat_n(attempt, count));
         }
-        Ok(Schedule { steps })
+        if cycle_from.is_some() && !closed {
+            return Err(bad(
+                "the cycle opened with '(' is not closed with ')'".to_string()
+            ));
+        }
+        Ok(Schedule { steps, cycle_from })
     }
 
     /// The letter naming attempt `index` (`A` for 0).
@@ -128,14 +177,22 @@ impl Schedule {
     /// Encodes it with `letters` ([`Schedule::letters_for`]) for its
     /// attempts: `P2C3` (an attempt without one goes by its own letter).
     pub fn encode_with(&self, letters: &[char]) -> String {
+        let Some(from) = self.cycle_from else {
+            return Schedule::encode_steps(&self.steps, letters);
+        };
+        format!(
+            "{}({})",
+            Schedule::encode_steps(&self.steps[..from], letters),
+            Schedule::encode_steps(&self.steps[from..], letters)
+        )
+    }
+
+    fn encode_steps(steps: &[usize], letters: &[char]) -> String {
         let mut out = String::new();
         let mut i = 0;
-        while i < self.steps.len() {
-            let attempt = self.steps[i];
-            let run = self.steps[i..]
-                .iter()
-                .take_while(|&&s| s == attempt)
-                .count();
+        while i < steps.len() {
+            let attempt = steps[i];
+            let run = steps[i..].iter().take_while(|&&s| s == attempt).count();
             out.push(
                 letters
                     .get(attempt)
@@ -207,6 +264,30 @@ mod tests {
         assert_eq!(schedule.encode(), "A3B2AZ");
         assert_eq!(Schedule::decode("A3B2AZ").unwrap(), schedule);
         assert_eq!(Schedule::decode("").unwrap(), Schedule::default());
+    }
+
+    #[test]
+    fn a_run_that_goes_round_for_ever_ends_with_its_cycle_in_parentheses() {
+        let lasso = Schedule::lasso(vec![0, 0, 1, 0], 2);
+        assert_eq!(lasso.encode(), "A2(BA)");
+        assert_eq!(Schedule::decode("A2(BA)").unwrap(), lasso);
+        assert_eq!(lasso.cycle_from(), Some(2));
+        assert_eq!(lasso.steps(), [0, 0, 1, 0]);
+        let from_start = Schedule::decode("(A3)").unwrap();
+        assert_eq!(from_start, Schedule::lasso(vec![0, 0, 0], 0));
+        assert_eq!(from_start.encode_with(&['R']), "(R3)");
+        // A plain schedule is not a lasso of the same steps.
+        assert_ne!(Schedule::decode("A2BA").unwrap(), lasso);
+        for (text, expected) in [
+            ("A()", "the cycle closed at position 2 is empty"),
+            ("A(B", "is not closed"),
+            ("A(B)A", "nothing may follow the cycle"),
+            ("A(B(A))", "unexpected '(' at position 3"),
+            ("A)B", "unexpected ')' at position 1"),
+        ] {
+            let error = Schedule::decode(text).unwrap_err().to_string();
+            assert!(error.contains(expected), "{text:?}: {error}");
+        }
     }
 
     #[test]

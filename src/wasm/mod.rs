@@ -617,6 +617,9 @@ impl Exploration {
 pub struct Stepper {
     explorer: Explorer,
     choices: Vec<usize>,
+    /// Where the cycle of a schedule that goes round for ever starts, while
+    /// the choices are that schedule's ([`Stepper::set_schedule`]).
+    cycle_from: Option<usize>,
     fails: bool,
     /// Committed tables before the first step (read once).
     initial_tables: Tables,
@@ -670,6 +673,7 @@ impl Stepper {
         Ok(Stepper {
             explorer,
             choices: Vec::new(),
+            cycle_from: None,
             fails: scenario.fails(),
             initial_tables,
         })
@@ -698,12 +702,14 @@ impl Stepper {
         // is the new state (no second replay).
         let view = self.view(run).map_err(js_error)?;
         self.choices.push(attempt);
+        self.cycle_from = None;
         to_js(&view)
     }
 
     /// Takes back the last step.
     pub fn undo(&mut self) -> Result<JsValue, JsError> {
         self.choices.pop();
+        self.cycle_from = None;
         self.state()
     }
 
@@ -715,12 +721,19 @@ impl Stepper {
     ) -> Result<JsValue, JsError> {
         let text = string_arg("schedule", &schedule)?;
         let schedule = self.explorer.parse_schedule(&text).map_err(js_error)?;
-        let previous = std::mem::replace(&mut self.choices, schedule.steps().to_vec());
+        if schedule.cycle_from().is_some() {
+            // Its cycle must bring the run back where it started.
+            self.explorer.replay(&schedule, false).map_err(js_error)?;
+        }
+        let previous = (
+            std::mem::replace(&mut self.choices, schedule.steps().to_vec()),
+            std::mem::replace(&mut self.cycle_from, schedule.cycle_from()),
+        );
         let view = self.replay().and_then(|run| self.view(run));
         match view {
             Ok(view) => to_js(&view),
             Err(e) => {
-                self.choices = previous;
+                (self.choices, self.cycle_from) = previous;
                 Err(js_error(e))
             }
         }
@@ -740,7 +753,9 @@ impl Stepper {
 
     /// What `run` (a replay of this stepper's choices) shows.
     fn view(&self, run: crate::sim::Run<'_>) -> Result<StepperView, Error> {
-        let result = if run.is_stopped() {
+        let result = if let Some(from) = self.cycle_from {
+            Some(self.explorer.looping(&run, from, false)?)
+        } else if run.is_stopped() {
             Some(self.explorer.finish(&run, false)?)
         } else {
             None
@@ -750,10 +765,13 @@ impl Stepper {
             params: self.explorer.params(),
             labels: run.labels(),
             letters: self.explorer.schedule_letters().to_vec(),
-            schedule: self.explorer.show_schedule(&run.schedule()),
+            schedule: match &result {
+                Some(result) => result.schedule.clone(),
+                None => self.explorer.show_schedule(&run.schedule()),
+            },
             runnable: run.runnable(),
             statuses: run.statuses().to_vec(),
-            verdict: run.verdict(),
+            verdict: result.as_ref().map(|result| result.verdict.clone()),
             result,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
             initial_tables: self.initial_tables.clone(),

@@ -1141,7 +1141,13 @@ function showReport(report) {
     return;
   }
   status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${scheduleText(c.schedule)}; ${coverage}).`, 'fail');
-  ui.steps.replaceChildren(...c.explanation.map((line) => el('li', line.replace(/^\d+\. /, ''))));
+  // A numbered sentence is a step; the one that follows them all (a run
+  // that goes round for ever) is not numbered.
+  ui.steps.replaceChildren(...c.explanation.map((line) => {
+    const li = el('li', line.replace(/^\d+\. /, ''));
+    if (!/^\d+\. /.test(line)) li.className = 'after-steps';
+    return li;
+  }));
   ui.steps.hidden = false;
 }
 

@@ -173,8 +173,8 @@ impl Stats {
 
 /// A run that came back to a state it had been in: from there it can take
 /// the same steps again and again, for ever. The search cuts it there; its
-/// counterexample is the run that goes round until an attempt is stopped by
-/// its step bound ([`crate::sim::explore::Explorer::unroll`]).
+/// counterexample is the run that goes round until it is back, exactly, in a
+/// state it has been in ([`crate::sim::explore::Explorer::lasso`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Cycle {
     /// The run's schedule up to the state it came back to.
@@ -300,7 +300,7 @@ impl Endings {
     pub(super) fn settle(&mut self, explorer: &Explorer) -> Result<()> {
         if let Some(cycle) = self.cycle.take() {
             if self.first_violation.is_none() {
-                self.first_violation = Some(explorer.unroll(&cycle)?);
+                self.first_violation = Some(explorer.lasso(&cycle)?);
             }
         }
         Ok(())

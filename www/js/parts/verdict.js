@@ -14,6 +14,10 @@ export function verdictOf(view) {
   }
   const failed = result.checks.filter((c) => !c.pass);
   const deadlock = verdict?.kind === 'deadlock' ? ` Deadlock: ${verdict.waits.join('; ')}.` : '';
+  // A run that goes round for ever: its steps from+1..to repeat.
+  const loops = verdict?.kind === 'loops'
+    ? ` ${verdict.to - verdict.from === 1 ? `Step ${verdict.to} repeats` : `Steps ${verdict.from + 1} to ${verdict.to} repeat`} for ever: the run never completes.`
+    : '';
   // A failing run shows whether its design was declared to fail (a passing
   // one shows nothing of the other schedules).
   const declared = typeof result.asDeclared === 'boolean'
@@ -21,7 +25,7 @@ export function verdictOf(view) {
     : '';
   if (failed.length) {
     return {
-      text: `${declared}${count(failed.length, 'check')} failed for schedule ${scheduleText(result.schedule)}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}`,
+      text: `${declared}${count(failed.length, 'check')} failed for schedule ${scheduleText(result.schedule)}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}${loops}`,
       kind: 'fail',
     };
   }
