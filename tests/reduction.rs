@@ -491,3 +491,65 @@ fn rewinding_to_checkpoints_takes_a_fraction_of_the_steps() {
         "{rewound} steps rewinding, {replayed} replaying"
     );
 }
+
+/// One shard of a search split across one worker is the whole search: its
+/// part merges into the report the unsplit search gives (a built-in that
+/// fails, one that holds, a livelock, a loop stopped by the step bound).
+#[test]
+fn a_single_shard_merges_as_the_unsplit_search() {
+    let growing = r#"
+title = "grows"
+[databases.app]
+schema = "CREATE TABLE t (id INTEGER PRIMARY KEY);"
+[[attempts]]
+steps = [ { name = "grow", sql = "INSERT INTO t DEFAULT VALUES", on.ok = { goto = "grow" } } ]
+"#;
+    let builds: Vec<(&str, Box<dyn Fn() -> Box<dyn Scenario>>)> = vec![
+        (
+            "idem-check-then-write",
+            Box::new(|| scenarios::build("idem-check-then-write").unwrap()),
+        ),
+        (
+            "idem-race",
+            Box::new(|| scenarios::build("idem-race").unwrap()),
+        ),
+        (
+            "after-you",
+            Box::new(|| {
+                format::parse(include_str!("designs/after-you.toml"), "after-you")
+                    .unwrap()
+                    .build(&serde_json::Value::Null)
+                    .unwrap()
+            }),
+        ),
+        (
+            "growing",
+            Box::new(move || {
+                format::parse(growing, "growing")
+                    .unwrap()
+                    .build(&serde_json::Value::Null)
+                    .unwrap()
+            }),
+        ),
+    ];
+    for (name, build) in builds {
+        let explorer = Explorer::new(build()).unwrap();
+        let mut shard = Dfs::new(Options {
+            shard: Some(Shard { index: 0, count: 1 }),
+            ..Options::default()
+        });
+        while !shard.advance(&explorer, 100).unwrap() {}
+        let mut whole = Dfs::new(Options::default());
+        let unsplit_explorer = Explorer::new(build()).unwrap();
+        while !whole.advance(&unsplit_explorer, 100).unwrap() {}
+        let merged = explorer.report_parts(&[shard.part()], false).unwrap();
+        let unsplit = unsplit_explorer.report_search(&whole, false).unwrap();
+        assert!(merged.complete, "{name}: {merged:#?}");
+        assert_eq!(merged.stats, unsplit.stats, "{name}");
+        assert_eq!(
+            merged.counterexample.map(|c| c.schedule),
+            unsplit.counterexample.map(|c| c.schedule),
+            "{name}"
+        );
+    }
+}
