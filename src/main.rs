@@ -728,6 +728,10 @@ mod cli {
                     s.stopped_by_instructions,
                     "a statement ran more than the SQLite instructions a statement may run",
                 ),
+                (
+                    s.stopped_by_run_budget,
+                    "the run spent more than a whole run may (its SQLite instructions or its bytes of values)",
+                ),
             ] {
                 if n > 0 {
                     println!("  {} stopped by a bound: {what}", count(n, "run"));

@@ -504,7 +504,8 @@ schema = "CREATE TABLE t (id INTEGER PRIMARY KEY);"
 [[attempts]]
 steps = [ { name = "grow", sql = "INSERT INTO t DEFAULT VALUES", on.ok = { goto = "grow" } } ]
 "#;
-    let builds: Vec<(&str, Box<dyn Fn() -> Box<dyn Scenario>>)> = vec![
+    type Build = Box<dyn Fn() -> Box<dyn Scenario>>;
+    let builds: Vec<(&str, Build)> = vec![
         (
             "idem-check-then-write",
             Box::new(|| scenarios::build("idem-check-then-write").unwrap()),

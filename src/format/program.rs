@@ -245,6 +245,10 @@ fn fill(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
         };
         let name = &after[..close];
         match lookup(name) {
+            // A value is charged to the run before it is copied in: past the
+            // run's budget of bytes the text is left unfinished (and the step
+            // that wanted it is stopped).
+            Some(value) if !crate::storage::charge_bytes(value.len()) => return out,
             Some(value) => out.push_str(&value),
             None => {
                 out.push('{');
@@ -2117,6 +2121,28 @@ impl ProgramAttempt {
     }
 
     /// The attempt is over, failed, or stopped by `bound`.
+    /// The attempt stopped because its step ran past a budget of the whole
+    /// run ([`crate::sim::BUDGETS`]).
+    fn stopped_by_run_budget(&mut self) -> (Progress, Option<String>) {
+        let budgets = crate::sim::BUDGETS;
+        match crate::storage::run_budget_out() {
+            Some(crate::storage::RunBudget::Bytes) => self.finish_stopped(
+                format!(
+                    "built more bytes of values than a run may ({} MiB: the rows its statements return and the text its templates fill in, all together), and was stopped",
+                    budgets.run_bytes >> 20
+                ),
+                Some(Bound::RunBytes),
+            ),
+            _ => self.finish_stopped(
+                format!(
+                    "ran a statement past the SQLite instructions a whole run may run ({} million, every statement together), which was stopped",
+                    budgets.run_instructions / 1_000_000
+                ),
+                Some(Bound::RunInstructions),
+            ),
+        }
+    }
+
     fn finish_stopped(&mut self, why: String, bound: Option<Bound>) -> (Progress, Option<String>) {
         self.end("failed");
         (
@@ -2466,6 +2492,8 @@ impl Attempt for ProgramAttempt {
             // A statement stopped by its instruction budget did not answer:
             // no handler of the design's applies, and the run does not
             // complete (a recursive query that never ends is a verdict).
+            // So is a step that ran past what the whole run may spend.
+            _ if crate::storage::run_budget_out().is_some() => self.stopped_by_run_budget(),
             _ if error.as_ref().is_some_and(is_interrupt) => self.finish_stopped(
                 format!(
                     "ran a statement of more than {MAX_STATEMENT_INSTRUCTIONS} SQLite instructions, which was stopped: it may loop for ever"
@@ -2496,6 +2524,12 @@ impl Attempt for ProgramAttempt {
             (None, _, Answer::Busy) => (Progress::Blocked, None),
             (None, _, Answer::Constraint | Answer::Error) => self.finish_failed(error_text.clone()),
             (None, _, _) => self.goto(step.next),
+        };
+        // A handler that built more than the run may hold is stopped too.
+        let (progress, extra) = match progress {
+            Progress::Failed { bound: Some(_), .. } => (progress, extra),
+            _ if crate::storage::run_budget_out().is_some() => self.stopped_by_run_budget(),
+            _ => (progress, extra),
         };
         if progress != Progress::Blocked {
             self.state.done_steps += 1;

@@ -41,6 +41,8 @@ pub struct RunResult {
     pub checks: Vec<Check>,
     /// Whether every check passed.
     pub passed: bool,
+    /// What the run spent of its budgets ([`super::BUDGETS`]).
+    pub spent: super::Spent,
     /// The full trace, when recorded.
     pub trace: Option<Vec<TraceStep>>,
     /// The run beside what the scenario's author declared of it, if the
@@ -144,6 +146,9 @@ pub struct ExploreReport {
     pub counterexample: Option<Counterexample>,
     /// What an exhaustive search stopped early had left to explore.
     pub frontier: Option<dfs::Frontier>,
+    /// What each run was allowed to spend ([`super::BUDGETS`]); the runs
+    /// a budget stopped are counted in `stats`.
+    pub budgets: super::Budgets,
     /// The verdict beside what the scenario's author declared of it, if
     /// the declaration applies to these parameters.
     #[serde(flatten)]
@@ -275,6 +280,7 @@ impl<'m> Sampler<'m> {
             .map(|s| explorer.counterexample(s))
             .transpose()?;
         Ok(ExploreReport {
+            budgets: super::BUDGETS,
             scenario: explorer.scenario_id().to_string(),
             strategy: self.name.clone(),
             complete: false,
@@ -481,6 +487,7 @@ impl Explorer {
             statuses: run.statuses().to_vec(),
             checks,
             passed,
+            spent: run.spent(),
             trace: if with_trace {
                 run.trace().map(<[TraceStep]>::to_vec)
             } else {
@@ -758,6 +765,7 @@ impl Explorer {
             reductions.push(format!("split across {} workers", parts.len()));
         }
         Ok(ExploreReport {
+            budgets: super::BUDGETS,
             scenario: self.scenario.id().to_string(),
             strategy: "exhaustive".to_string(),
             declaration: self

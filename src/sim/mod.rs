@@ -62,6 +62,60 @@ pub enum Bound {
     Steps,
     /// A statement ran more SQLite instructions than a statement may run.
     Instructions,
+    /// The run's statements together ran more SQLite instructions than a
+    /// run may ([`Budgets::run_instructions`]).
+    RunInstructions,
+    /// The run built more bytes of values than a run may
+    /// ([`Budgets::run_bytes`]).
+    RunBytes,
+}
+
+/// What a run of a scenario may spend: every bound the engine puts on a
+/// run, declared here once, reported with every search
+/// ([`explore::ExploreReport::budgets`]). A run that reaches one is stopped
+/// with a sentence naming it and does not complete (a verdict, never
+/// silence).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Budgets {
+    /// Steps one attempt may take in a run (loops end here).
+    pub attempt_steps: usize,
+    /// SQLite VM instructions one statement may run.
+    pub statement_instructions: u64,
+    /// SQLite VM instructions the statements of one run may run together:
+    /// a loop of slow statements ends here, within about a second or two.
+    pub run_instructions: u64,
+    /// Bytes of the largest string or blob a statement may make.
+    pub value_bytes: u64,
+    /// Bytes of values one run may build, all together: the rows its
+    /// statements return and the text its templates fill in (notes,
+    /// results, logs).
+    pub run_bytes: u64,
+    /// Bytes one file of a store (a database, its journal, its log) may
+    /// hold: a write past them is SQLite's `SQLITE_FULL` ("database or disk
+    /// is full").
+    pub file_bytes: u64,
+}
+
+/// The budgets every run is held to.
+pub const BUDGETS: Budgets = Budgets {
+    attempt_steps: crate::format::MAX_ATTEMPT_STEPS,
+    statement_instructions: crate::format::MAX_STATEMENT_INSTRUCTIONS,
+    run_instructions: 100_000_000,
+    value_bytes: crate::format::MAX_VALUE_BYTES as u64,
+    run_bytes: 32 << 20,
+    file_bytes: crate::storage::vfs::MAX_FILE_BYTES as u64,
+};
+
+/// What a run has spent of its [`Budgets`] so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spent {
+    /// SQLite VM instructions, all its statements together (counted in
+    /// thousands).
+    pub instructions: u64,
+    /// Bytes of values it built.
+    pub bytes: u64,
 }
 
 /// How an attempt ended, as its client saw it.
@@ -768,6 +822,9 @@ pub struct Run<'s> {
     /// Each attempt's label, for its peers' explanations (shared, not
     /// copied at every step).
     labels: Vec<Rc<str>>,
+    /// What it has spent of its [`BUDGETS`] (put back with the rest by a
+    /// restore: a run rewound to a checkpoint has spent what it had then).
+    spent: Spent,
 }
 
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
@@ -795,6 +852,7 @@ pub struct Checkpoint {
     at_end_hash: Vec<Option<u64>>,
     clock: i64,
     broken: Vec<Option<(usize, Check)>>,
+    spent: Spent,
 }
 
 impl std::fmt::Debug for Checkpoint {
@@ -869,7 +927,13 @@ impl<'s> Run<'s> {
             saved,
             keys,
             labels,
+            spent: Spent::default(),
         })
+    }
+
+    /// What it has spent of its [`BUDGETS`] so far.
+    pub fn spent(&self) -> Spent {
+        self.spent
     }
 
     /// Evaluates the scenario's invariants on the committed state after
@@ -1219,7 +1283,15 @@ impl<'s> Run<'s> {
             .filter(|(_, s)| !matches!(s, Status::Runnable))
             .fold(0, |bits, (i, _)| bits | 1 << i);
         footprint::begin();
-        let report = self.attempts[attempt].step(&ctx);
+        let (report, instructions, bytes) = crate::storage::with_run_budget(
+            BUDGETS
+                .run_instructions
+                .saturating_sub(self.spent.instructions),
+            BUDGETS.run_bytes.saturating_sub(self.spent.bytes),
+            || self.attempts[attempt].step(&ctx),
+        );
+        self.spent.instructions += instructions;
+        self.spent.bytes += bytes;
         self.changed(attempt);
         let mut touched = footprint::end();
         if self.clock.get() != time {
@@ -1371,6 +1443,7 @@ impl<'s> Run<'s> {
             at_end_hash: self.at_end_hash.clone(),
             clock: self.clock.get(),
             broken: self.broken.clone(),
+            spent: self.spent,
         })
     }
 
@@ -1442,6 +1515,7 @@ impl<'s> Run<'s> {
         self.at_end_hash.clone_from(&checkpoint.at_end_hash);
         self.clock.set(checkpoint.clock);
         self.broken.clone_from(&checkpoint.broken);
+        self.spent = checkpoint.spent;
         self.last_effects = (Footprint::default(), Vec::new());
         debug_assert!(
             checkpoint

@@ -276,9 +276,11 @@ impl Strategy {
                     _ => self.runs.unwrap_or(DEFAULT_RUNS),
                 };
                 let strategy = *self;
-                Search::Sample(Sampler::new(&self.describe(), planned, move |i| {
-                    strategy.scheduler(i)
-                }))
+                Search::Sample(Box::new(Sampler::new(
+                    &self.describe(),
+                    planned,
+                    move |i| strategy.scheduler(i),
+                )))
             }
         }
     }
@@ -358,7 +360,7 @@ pub enum Search {
     /// Every interleaving.
     Exhaustive(Box<dfs::Dfs>),
     /// Sampled runs.
-    Sample(Sampler<'static>),
+    Sample(Box<Sampler<'static>>),
 }
 
 impl Search {

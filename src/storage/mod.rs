@@ -215,6 +215,21 @@ fn collect_rows(
     {
         let mut cursor = statement.query(rusqlite::params_from_iter(params))?;
         while let Some(row) = cursor.next()? {
+            // Each value's bytes are charged to the run before it is copied.
+            let mut size = 0;
+            for i in 0..columns.len() {
+                size += match row.get_ref(i)? {
+                    rusqlite::types::ValueRef::Text(t) | rusqlite::types::ValueRef::Blob(t) => {
+                        t.len()
+                    }
+                    _ => 0,
+                } + std::mem::size_of::<SqlValue>();
+            }
+            if !charge_bytes(size) {
+                return Err(Error::Store(
+                    "the rows it returned would exceed the run's budget of bytes".into(),
+                ));
+            }
             let values = (0..columns.len())
                 .map(|i| row.get_ref(i).map(SqlValue::from))
                 .collect::<rusqlite::Result<Vec<_>>>()?;
@@ -291,11 +306,59 @@ thread_local! {
     /// Progress-handler calls left to the statement now running (each call
     /// is 1,000 SQLite VM instructions); unbounded outside [`with_budget`].
     static VM_BUDGET: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+    /// What is left of the budget of the run whose step is running
+    /// ([`with_run_budget`]); unbounded outside one.
+    static RUN_LEFT: std::cell::Cell<RunLeft> = const { std::cell::Cell::new(RunLeft::UNBOUNDED) };
+    /// Which of the run's budgets ran out during the step running, if one did.
+    static RUN_OUT: std::cell::Cell<Option<RunBudget>> = const { std::cell::Cell::new(None) };
+}
+
+/// What is left of a run's budget while one of its steps runs.
+#[derive(Debug, Clone, Copy)]
+struct RunLeft {
+    /// Progress-handler calls (1,000 SQLite VM instructions each).
+    ticks: u64,
+    /// Bytes of values the step may still build.
+    bytes: u64,
+}
+
+impl RunLeft {
+    const UNBOUNDED: RunLeft = RunLeft {
+        ticks: u64::MAX,
+        bytes: u64::MAX,
+    };
+}
+
+/// A budget of a whole run, all its statements and values together
+/// ([`crate::sim::Budgets`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunBudget {
+    /// SQLite VM instructions, every statement of the run together.
+    Instructions,
+    /// Bytes of the values the run builds: rows its statements return and
+    /// the text its templates fill in.
+    Bytes,
 }
 
 /// SQLite calls this every 1,000 VM instructions on a bounded connection;
 /// a non-zero answer interrupts the statement (`SQLITE_INTERRUPT`).
 extern "C" fn spend_budget(_: *mut std::ffi::c_void) -> std::ffi::c_int {
+    let run_out = RUN_LEFT.with(|left| {
+        let mut now = left.get();
+        match now.ticks {
+            0 => true,
+            u64::MAX => false,
+            n => {
+                now.ticks = n - 1;
+                left.set(now);
+                false
+            }
+        }
+    });
+    if run_out {
+        RUN_OUT.with(|out| out.set(Some(RunBudget::Instructions)));
+        return 1;
+    }
     VM_BUDGET.with(|left| match left.get() {
         0 => 1,
         n => {
@@ -303,6 +366,66 @@ extern "C" fn spend_budget(_: *mut std::ffi::c_void) -> std::ffi::c_int {
             0
         }
     })
+}
+
+/// Runs `work`, one step of a run, with `instructions` SQLite VM
+/// instructions (every statement on a bounded connection together) and
+/// `bytes` of values left to the run; returns what it returned and what it
+/// spent of each. A statement past the instructions is interrupted, as one
+/// past its own budget is ([`with_budget`]); values past the bytes are not
+/// built ([`charge_bytes`]). [`run_budget_out`] tells which ran out.
+pub fn with_run_budget<T>(
+    instructions: u64,
+    bytes: u64,
+    work: impl FnOnce() -> T,
+) -> (T, u64, u64) {
+    let start = RunLeft {
+        ticks: instructions / 1000,
+        bytes,
+    };
+    RUN_LEFT.with(|left| left.set(start));
+    RUN_OUT.with(|out| out.set(None));
+    let result = work();
+    let end = RUN_LEFT.with(|left| left.replace(RunLeft::UNBOUNDED));
+    (
+        result,
+        (start.ticks - end.ticks) * 1000,
+        start.bytes - end.bytes,
+    )
+}
+
+/// Which budget of the run ran out during the step that just ran (under
+/// [`with_run_budget`]), if one did.
+pub fn run_budget_out() -> Option<RunBudget> {
+    RUN_OUT.with(std::cell::Cell::get)
+}
+
+/// Charges `bytes` of a value about to be built to the run whose step is
+/// running: false (and the run's bytes budget marked spent) if they do not
+/// fit, and then the value must not be built. Always true outside a run.
+pub fn charge_bytes(bytes: usize) -> bool {
+    let fits = RUN_LEFT.with(|left| {
+        let mut now = left.get();
+        if now.bytes == u64::MAX {
+            return true;
+        }
+        match now.bytes.checked_sub(bytes as u64) {
+            Some(rest) => {
+                now.bytes = rest;
+                left.set(now);
+                true
+            }
+            None => {
+                now.bytes = 0;
+                left.set(now);
+                false
+            }
+        }
+    });
+    if !fits {
+        RUN_OUT.with(|out| out.set(Some(RunBudget::Bytes)));
+    }
+    fits
 }
 
 /// PRAGMAs a scenario's SQL may not set: they would change how the engine

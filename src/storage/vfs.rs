@@ -46,6 +46,27 @@ use super::shm::{ShmLocks, ShmNode, ShmRequest, SLOTS as SHM_SLOTS};
 /// The name of the VFS, which connections open their database with.
 pub const VFS_NAME: &str = "replayground";
 
+/// The most bytes one file of a store (a database, its journal, its log)
+/// may hold: a write past it is SQLite's `SQLITE_FULL`, "database or disk
+/// is full", an error a scenario sees as it would on a full disk.
+pub const MAX_FILE_BYTES: usize = 64 << 20;
+
+/// The most bytes SQLite may have allocated at once, every connection of the
+/// process together (`sqlite3_hard_heap_limit64`).
+pub const SQLITE_HEAP_LIMIT: i64 = 1 << 30;
+
+/// The error of a write past [`MAX_FILE_BYTES`].
+fn too_large() -> VfsError {
+    VfsError::new(
+        VfsErrorCode::Full,
+        format!(
+            "a file of a store may hold at most {} MiB",
+            MAX_FILE_BYTES >> 20
+        )
+        .into(),
+    )
+}
+
 /// The least a file grows by when a write goes past its end (bytes).
 const MIN_GROWTH: usize = 32 * 1024;
 
@@ -1056,7 +1077,8 @@ impl VfsFile for LockingFile {
             .map_err(|_| VfsError::new(VfsErrorCode::Full, "offset too large".into()))?;
         let end = start
             .checked_add(buf.len())
-            .ok_or_else(|| VfsError::new(VfsErrorCode::Full, "file too large".into()))?;
+            .filter(|&end| end <= MAX_FILE_BYTES)
+            .ok_or_else(too_large)?;
         let mut data = self.data.borrow_mut();
         if data.capacity() < end {
             // A journal grows page by page from nothing in every write
@@ -1083,7 +1105,9 @@ impl VfsFile for LockingFile {
             return Ok(());
         }
         let size = usize::try_from(size)
-            .map_err(|_| VfsError::new(VfsErrorCode::Full, "size too large".into()))?;
+            .ok()
+            .filter(|&size| size <= MAX_FILE_BYTES)
+            .ok_or_else(too_large)?;
         // Like ftruncate: shrinks, or extends with zeros.
         self.data.borrow_mut().resize(size, 0);
         Ok(())
@@ -1555,6 +1579,14 @@ pub(crate) fn ensure_registered() -> Result<(), String> {
     static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
     REGISTERED
         .get_or_init(|| {
+            // SQLite's own allocations, every connection together, are
+            // bounded: past the limit an allocation fails as SQLITE_NOMEM,
+            // a sentence, before the module's memory runs out (wasm32 has
+            // 4 GiB, and a trap would lose every object of the module).
+            // SAFETY: a plain call that only sets a limit.
+            unsafe {
+                rusqlite::ffi::sqlite3_hard_heap_limit64(SQLITE_HEAP_LIMIT);
+            }
             let data = VfsData {
                 default_store: None,
                 os: fixed_os(),

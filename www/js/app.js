@@ -1121,6 +1121,7 @@ function showReport(report) {
     [s.cycles, 'came back to a state of its own path (it can go round for ever)', 'came back to a state of their own path (they can go round for ever)'],
     [s.stoppedBySteps, 'was stopped by the step bound of an attempt', 'were stopped by the step bound of an attempt'],
     [s.stoppedByInstructions, 'was stopped by the instruction bound of a statement', 'were stopped by the instruction bound of a statement'],
+    [s.stoppedByRunBudget, 'was stopped by the budget of a whole run', 'were stopped by the budget of a whole run'],
   ].filter(([n]) => n > 0).map(([n, one, many]) => `${count(n, 'run')} ${n === 1 ? one : many}`);
   if (cut.length) coverage += `; ${cut.join('; ')}`;
   // The verdict beside the design's declaration (absent when its

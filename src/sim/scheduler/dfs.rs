@@ -120,6 +120,10 @@ pub struct Stats {
     /// ([`Bound::Instructions`]).
     #[serde(default)]
     pub stopped_by_instructions: u64,
+    /// Runs stopped by a budget of the whole run, its instructions or its
+    /// bytes ([`crate::sim::Budgets`]).
+    #[serde(default)]
+    pub stopped_by_run_budget: u64,
 }
 
 impl Stats {
@@ -145,6 +149,7 @@ impl Stats {
             cycles,
             stopped_by_steps,
             stopped_by_instructions,
+            stopped_by_run_budget,
         } = *other;
         self.runs += runs;
         self.terminal_runs += terminal_runs;
@@ -156,6 +161,7 @@ impl Stats {
         self.cycles += cycles;
         self.stopped_by_steps += stopped_by_steps;
         self.stopped_by_instructions += stopped_by_instructions;
+        self.stopped_by_run_budget += stopped_by_run_budget;
     }
 
     /// Counts the bounds that stopped attempts of a run that ended with
@@ -168,6 +174,8 @@ impl Stats {
         };
         self.stopped_by_steps += u64::from(stopped_by(Bound::Steps));
         self.stopped_by_instructions += u64::from(stopped_by(Bound::Instructions));
+        self.stopped_by_run_budget +=
+            u64::from(stopped_by(Bound::RunInstructions) || stopped_by(Bound::RunBytes));
     }
 }
 

@@ -1,0 +1,197 @@
+//! A design from a stranger cannot stall or trap the engine: a whole run is
+//! bounded, not only each statement (issue 41). Each hostile design of
+//! `tests/designs/hostile/` ends with a sentence naming the budget it ran
+//! into, natively and in Chromium, and the engine goes on; the built-ins
+//! stay far from every budget.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::format;
+use replayground::scenarios;
+use replayground::sim::explore::{Explorer, RunResult};
+use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::strategy::{Kind, Strategy};
+use replayground::sim::{Bound, Status, BUDGETS};
+
+fn explorer(source: &str, name: &str) -> Explorer {
+    let file = format::parse(source, name).unwrap();
+    Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
+}
+
+fn round_robin(source: &str, name: &str) -> RunResult {
+    explorer(source, name).run(&mut RoundRobin, false).unwrap()
+}
+
+/// The bounds that stopped the run's attempts.
+fn bounds(run: &RunResult) -> Vec<Bound> {
+    run.statuses
+        .iter()
+        .filter_map(|s| match s {
+            Status::Failed { bound, .. } => *bound,
+            _ => None,
+        })
+        .collect()
+}
+
+/// Two attempts looping on statements of about 0.3 s each would take
+/// minutes to reach their step bound: the run's budget of instructions
+/// stops them, and the run says so.
+fn a_loop_of_slow_statements_ends_at_the_runs_budget_of_instructions() {
+    let run = round_robin(include_str!("designs/hostile/slow-loop.toml"), "slow-loop");
+    assert_eq!(
+        bounds(&run),
+        [Bound::RunInstructions, Bound::RunInstructions],
+        "{run:#?}"
+    );
+    assert!(
+        run.checks[0]
+            .actual
+            .contains("ran a statement past the SQLite instructions a whole run may run (100 million, every statement together)"),
+        "{:?}",
+        run.checks[0]
+    );
+    // What it spent is reported, within a statement's bound of the budget.
+    assert!(run.spent.instructions <= BUDGETS.run_instructions);
+    assert!(
+        run.spent.instructions + BUDGETS.statement_instructions >= BUDGETS.run_instructions,
+        "{:?}",
+        run.spent
+    );
+}
+
+/// 300 rows of 16 MB in one result: the rows past the run's budget of bytes
+/// are never built.
+fn rows_past_the_runs_budget_of_bytes_are_not_built() {
+    let run = round_robin(include_str!("designs/hostile/big-rows.toml"), "big-rows");
+    assert_eq!(bounds(&run), [Bound::RunBytes], "{run:#?}");
+    assert!(run.checks[0]
+        .actual
+        .contains("built more bytes of values than a run may (32 MiB"));
+    assert!(run.spent.bytes <= BUDGETS.run_bytes, "{:?}", run.spent);
+}
+
+/// A 16 MB capture written into a note at every step: each note is charged
+/// to the run, which stops before the notes outgrow it.
+fn notes_past_the_runs_budget_of_bytes_stop_the_attempt() {
+    let source = include_str!("designs/hostile/big-notes.toml");
+    let explorer = explorer(source, "big-notes");
+    // Recorded, as the page runs it: the notes are built.
+    let run = explorer.run(&mut RoundRobin, true).unwrap();
+    assert_eq!(bounds(&run), [Bound::RunBytes], "{:?}", run.checks);
+    assert!(run.steps < 40, "{}", run.steps);
+    // A sampled search counts the run a budget stopped.
+    let report = Strategy {
+        runs: Some(1),
+        ..Strategy::of(Kind::Random)
+    }
+    .search()
+    .run_to_end(&explorer)
+    .unwrap();
+    assert_eq!(report.stats.stopped_by_run_budget, 1, "{:?}", report.stats);
+    assert_eq!(report.budgets, BUDGETS);
+}
+
+/// The same rows written to a file: past 64 MiB SQLite answers
+/// SQLITE_FULL, and the statement leaves nothing behind.
+fn a_file_past_its_budget_is_full() {
+    let run = round_robin(include_str!("designs/hostile/big-store.toml"), "big-store");
+    assert!(run.passed, "{run:#?}");
+    match &run.statuses[0] {
+        Status::Failed { error, bound: None } => {
+            assert!(error.contains("database or disk is full"), "{error}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+/// After each hostile design the engine still runs a scenario as before.
+fn the_engine_goes_on_after_them() {
+    let _ = round_robin(include_str!("designs/hostile/big-rows.toml"), "big-rows");
+    let _ = round_robin(include_str!("designs/hostile/big-notes.toml"), "big-notes");
+    let explorer = Explorer::new(scenarios::build("idem-check-then-write").unwrap()).unwrap();
+    let report = Strategy::of(Kind::Exhaustive)
+        .search()
+        .run_to_end(&explorer)
+        .unwrap();
+    assert!(report.complete);
+    assert_eq!(report.counterexample.unwrap().schedule, "A6B3AB4");
+}
+
+/// Every built-in's round-robin run spends less than a hundredth of each
+/// budget of a run: the budgets stop hostile designs, never the examples.
+#[cfg(not(target_family = "wasm"))]
+fn the_builtins_spend_a_small_part_of_each_budget() {
+    for entry in scenarios::catalog() {
+        let explorer = Explorer::new(scenarios::build(entry.id).unwrap()).unwrap();
+        let run = explorer.run(&mut RoundRobin, true).unwrap();
+        assert!(
+            run.spent.instructions * 100 < BUDGETS.run_instructions
+                && run.spent.bytes * 100 < BUDGETS.run_bytes,
+            "{}: {:?}",
+            entry.id,
+            run.spent
+        );
+    }
+}
+
+/// Each check above as a test: in Chromium a test first lets the browser
+/// run (the runner's WebDriver calls time out while the page's thread is
+/// busy), as in `tests/bounds.rs`.
+#[cfg(not(target_family = "wasm"))]
+macro_rules! tests {
+    ($($check:ident),*) => {
+        mod checks {
+            $(
+                #[test]
+                fn $check() {
+                    super::$check();
+                }
+            )*
+        }
+    };
+}
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+macro_rules! tests {
+    ($($check:ident),*) => {
+        mod checks {
+            $(
+                #[wasm_bindgen_test::wasm_bindgen_test]
+                async fn $check() {
+                    super::let_the_browser_run().await;
+                    super::$check();
+                }
+            )*
+        }
+    };
+}
+
+/// Waits for a `setTimeout(0)`.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+async fn let_the_browser_run() {
+    use wasm_bindgen::JsCast;
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into()).unwrap();
+        set_timeout
+            .unchecked_into::<js_sys::Function>()
+            .call2(&global, &resolve, &0.into())
+            .unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
+
+tests!(
+    a_loop_of_slow_statements_ends_at_the_runs_budget_of_instructions,
+    rows_past_the_runs_budget_of_bytes_are_not_built,
+    notes_past_the_runs_budget_of_bytes_stop_the_attempt,
+    a_file_past_its_budget_is_full,
+    the_engine_goes_on_after_them
+);
+
+#[cfg(not(target_family = "wasm"))]
+#[test]
+fn builtins_spend_a_small_part_of_each_budget() {
+    the_builtins_spend_a_small_part_of_each_budget();
+}
