@@ -71,15 +71,28 @@ fn rows_past_the_runs_budget_of_bytes_are_not_built() {
     assert!(run.spent.bytes <= BUDGETS.run_bytes, "{:?}", run.spent);
 }
 
-/// A 16 MB capture written into a note at every step: each note is charged
-/// to the run, which stops before the notes outgrow it.
-fn notes_past_the_runs_budget_of_bytes_stop_the_attempt() {
+/// A 16 MB text capture written into a note at every step: the note shows
+/// 200 characters of it, and the rows are charged to the run, which stops
+/// at the same step recorded (as the page runs it) or not (as a search).
+fn notes_are_cut_and_a_recorded_run_spends_as_an_unrecorded_one() {
     let source = include_str!("designs/hostile/big-notes.toml");
     let explorer = explorer(source, "big-notes");
-    // Recorded, as the page runs it: the notes are built.
-    let run = explorer.run(&mut RoundRobin, true).unwrap();
-    assert_eq!(bounds(&run), [Bound::RunBytes], "{:?}", run.checks);
-    assert!(run.steps < 40, "{}", run.steps);
+    let recorded = explorer.run(&mut RoundRobin, true).unwrap();
+    let unrecorded = explorer.run(&mut RoundRobin, false).unwrap();
+    assert_eq!(
+        bounds(&recorded),
+        [Bound::RunBytes],
+        "{:?}",
+        recorded.checks
+    );
+    assert_eq!(recorded.steps, unrecorded.steps);
+    assert_eq!(recorded.spent, unrecorded.spent);
+    assert_eq!(recorded.statuses, unrecorded.statuses);
+    let note = &recorded.trace.as_ref().unwrap()[0].report.note;
+    assert!(
+        note.len() < 300 && note.ends_with("… (16000000 bytes)"),
+        "{note}"
+    );
     // A sampled search counts the run a budget stopped.
     let report = Strategy {
         runs: Some(1),
@@ -90,6 +103,45 @@ fn notes_past_the_runs_budget_of_bytes_stop_the_attempt() {
     .unwrap();
     assert_eq!(report.stats.stopped_by_run_budget, 1, "{:?}", report.stats);
     assert_eq!(report.budgets, BUDGETS);
+}
+
+/// A recorded run keeps a bounded amount of tables: the steps past the
+/// trace's budget say their tables are left out, and the reproduction,
+/// which compares the tables at the end, is refused with a sentence.
+fn a_trace_keeps_a_bounded_amount_of_tables() {
+    let explorer = explorer(
+        include_str!("designs/hostile/big-tables.toml"),
+        "big-tables",
+    );
+    let run = explorer.run(&mut RoundRobin, true).unwrap();
+    assert_eq!(bounds(&run), [Bound::Steps]);
+    let trace = run.trace.as_ref().unwrap();
+    assert_eq!(trace.len(), 1001);
+    // 24 MB of rows after a step: more than the trace's budget, from the first.
+    assert!(trace
+        .iter()
+        .all(|step| step.tables_left_out && step.tables.is_empty()));
+    let schedule = replayground::sim::Schedule::decode(&run.schedule).unwrap();
+    let error = replayground::export::python(&explorer, &schedule)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("outgrew what a trace may keep (16 MiB)"),
+        "{error}"
+    );
+    // A small table is kept at every step.
+    let run = explorer_of("idem-check-then-write")
+        .run(&mut RoundRobin, true)
+        .unwrap();
+    assert!(run
+        .trace
+        .unwrap()
+        .iter()
+        .all(|step| !step.tables_left_out && !step.tables.is_empty()));
+}
+
+fn explorer_of(id: &str) -> Explorer {
+    Explorer::new(scenarios::build(id).unwrap()).unwrap()
 }
 
 /// The same rows written to a file: past 64 MiB SQLite answers
@@ -185,8 +237,9 @@ async fn let_the_browser_run() {
 tests!(
     a_loop_of_slow_statements_ends_at_the_runs_budget_of_instructions,
     rows_past_the_runs_budget_of_bytes_are_not_built,
-    notes_past_the_runs_budget_of_bytes_stop_the_attempt,
+    notes_are_cut_and_a_recorded_run_spends_as_an_unrecorded_one,
     a_file_past_its_budget_is_full,
+    a_trace_keeps_a_bounded_amount_of_tables,
     the_engine_goes_on_after_them
 );
 

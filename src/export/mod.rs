@@ -54,6 +54,15 @@ fn recorded(
         .trace
         .take()
         .ok_or_else(|| Error::Store("the replay recorded no trace".into()))?;
+    if trace.last().is_some_and(|step| step.tables_left_out) {
+        return Err(Error::invalid(
+            "schedule",
+            format!(
+                "its run's tables outgrew what a trace may keep ({} MiB), so the tables at its end, which the reproduction compares, are not known",
+                crate::sim::BUDGETS.trace_bytes >> 20
+            ),
+        ));
+    }
     Ok((run, trace))
 }
 

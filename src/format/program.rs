@@ -218,7 +218,28 @@ struct RawStep<'a> {
 }
 
 /// `{name}` in `text` filled from `lookup` (unknown names stay as written).
+/// Within a run, each value is charged to the run's budget of bytes before
+/// it is copied in: past it the text is left unfinished (and the step that
+/// wanted it is stopped: [`crate::storage::charge_bytes`]).
 fn fill(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    fill_with(text, lookup, false)
+}
+
+/// The most characters of one value a note shows ([`fill_note`]).
+const NOTE_VALUE_CHARS: usize = 200;
+/// The most bytes of one note ([`fill_note`]).
+const NOTE_BYTES: usize = 4096;
+
+/// `{name}` in a note filled from `lookup`: a note is for a person and is
+/// written only when a run is recorded, so it is not charged to the run
+/// (a recorded run and the same run unrecorded spend the same); instead a
+/// value longer than [`NOTE_VALUE_CHARS`] is cut, and the note at
+/// [`NOTE_BYTES`].
+fn fill_note(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    fill_with(text, lookup, true)
+}
+
+fn fill_with(text: &str, lookup: &dyn Fn(&str) -> Option<String>, note: bool) -> String {
     if !text.contains(['{', '}']) {
         return text.to_string();
     }
@@ -245,9 +266,11 @@ fn fill(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
         };
         let name = &after[..close];
         match lookup(name) {
-            // A value is charged to the run before it is copied in: past the
-            // run's budget of bytes the text is left unfinished (and the step
-            // that wanted it is stopped).
+            Some(value) if note && value.len() > NOTE_VALUE_CHARS => {
+                let cut: String = value.chars().take(NOTE_VALUE_CHARS).collect();
+                out.push_str(&format!("{cut}… ({} bytes)", value.len()));
+            }
+            Some(value) if note => out.push_str(&value),
             Some(value) if !crate::storage::charge_bytes(value.len()) => return out,
             Some(value) => out.push_str(&value),
             None => {
@@ -257,6 +280,15 @@ fn fill(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
             }
         }
         rest = &after[close + 1..];
+        if note && out.len() > NOTE_BYTES {
+            let mut end = NOTE_BYTES;
+            while !out.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.truncate(end);
+            out.push('…');
+            return out;
+        }
     }
     out.push_str(rest);
     out
@@ -2060,22 +2092,40 @@ impl ProgramAttempt {
     /// `{name}` in a template: a capture, a value, a parameter, `{label}`,
     /// `{role}`, `{rows}`, `{log}`, `{because}`, `{error}`.
     fn words(&self, step: &Step, template: &str, extra: &dyn Fn(&str) -> Option<String>) -> String {
-        fill(template, &|name| {
-            extra(name).or_else(|| match name {
-                "label" => Some(self.instance.label.clone()),
-                "role" => Some(
-                    self.instance
-                        .role
-                        .clone()
-                        .unwrap_or_else(|| "attempt".into()),
-                ),
-                "log" => Some(self.log_text()),
-                "changes" => Some(self.state.changes.to_string()),
-                "now" => Some(self.state.now.to_string()),
-                "error" => Some(self.state.error.clone()),
-                "rowid" => Some(self.state.rowid.to_string()),
-                _ => self.bind(step, name, self.state.now).map(|v| words_of(&v)),
-            })
+        fill(template, &|name| self.word(step, name, extra))
+    }
+
+    /// A note's words: as [`Self::words`], through [`fill_note`].
+    fn note_words(
+        &self,
+        step: &Step,
+        template: &str,
+        extra: &dyn Fn(&str) -> Option<String>,
+    ) -> String {
+        fill_note(template, &|name| self.word(step, name, extra))
+    }
+
+    /// What `{name}` stands for in a template of `step`.
+    fn word(
+        &self,
+        step: &Step,
+        name: &str,
+        extra: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<String> {
+        extra(name).or_else(|| match name {
+            "label" => Some(self.instance.label.clone()),
+            "role" => Some(
+                self.instance
+                    .role
+                    .clone()
+                    .unwrap_or_else(|| "attempt".into()),
+            ),
+            "log" => Some(self.log_text()),
+            "changes" => Some(self.state.changes.to_string()),
+            "now" => Some(self.state.now.to_string()),
+            "error" => Some(self.state.error.clone()),
+            "rowid" => Some(self.state.rowid.to_string()),
+            _ => self.bind(step, name, self.state.now).map(|v| words_of(&v)),
         })
     }
 
@@ -2360,7 +2410,7 @@ impl Attempt for ProgramAttempt {
                     kind: "crashed".into(),
                     result: crash.result.clone(),
                 };
-                let note = self.words(step, &crash.note, &|_| None);
+                let note = self.note_words(step, &crash.note, &|_| None);
                 return StepReport {
                     database: None,
                     name: crash.name.clone(),
@@ -2589,7 +2639,7 @@ impl Attempt for ProgramAttempt {
             && matches!(step.note, Some(NoteSpec::One(_)));
         let template = template.filter(|_| !unhandled);
         let mut note = match template {
-            Some(template) if !blocked_by_busy => self.words(step, template, &extras),
+            Some(template) if !blocked_by_busy => self.note_words(step, template, &extras),
             _ if blocked_by_busy => format!(
                 "{label} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
                 step.name,

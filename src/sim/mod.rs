@@ -91,6 +91,10 @@ pub struct Budgets {
     /// statements return and the text its templates fill in (notes,
     /// results, logs).
     pub run_bytes: u64,
+    /// Bytes of committed tables a recorded run's trace may keep, every
+    /// step together (a trace shows the tables after each step); past them
+    /// a step's tables are left out, and the step says so.
+    pub trace_bytes: u64,
     /// Bytes one file of a store (a database, its journal, its log) may
     /// hold: a write past them is SQLite's `SQLITE_FULL` ("database or disk
     /// is full").
@@ -104,6 +108,7 @@ pub const BUDGETS: Budgets = Budgets {
     run_instructions: 100_000_000,
     value_bytes: crate::format::MAX_VALUE_BYTES as u64,
     run_bytes: 32 << 20,
+    trace_bytes: 16 << 20,
     file_bytes: crate::storage::vfs::MAX_FILE_BYTES as u64,
 };
 
@@ -525,8 +530,25 @@ pub struct TraceStep {
     pub locks: Vec<LockView>,
     /// Rows the step changed.
     pub changes: Vec<RowChange>,
-    /// Committed contents of every table after the step, by database and table.
+    /// Committed contents of every table after the step, by database and
+    /// table (empty when left out: see `tables_left_out`).
     pub tables: BTreeMap<String, BTreeMap<String, Table>>,
+    /// Whether the tables were left out because the trace already held
+    /// what a recorded run may keep of them ([`Budgets::trace_bytes`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub tables_left_out: bool,
+}
+
+/// About how many bytes the values of `tables` take (each database's
+/// tables by name), to hold them to [`Budgets::trace_bytes`].
+pub fn tables_size(tables: &BTreeMap<String, BTreeMap<String, Table>>) -> u64 {
+    tables
+        .values()
+        .flat_map(BTreeMap::values)
+        .flat_map(|t| &t.rows)
+        .flatten()
+        .map(|v| v.size() as u64)
+        .sum()
 }
 
 /// A table's committed rows.
@@ -825,6 +847,8 @@ pub struct Run<'s> {
     /// What it has spent of its [`BUDGETS`] (put back with the rest by a
     /// restore: a run rewound to a checkpoint has spent what it had then).
     spent: Spent,
+    /// Bytes of tables its trace holds ([`Budgets::trace_bytes`]).
+    trace_bytes: u64,
 }
 
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
@@ -928,6 +952,7 @@ impl<'s> Run<'s> {
             keys,
             labels,
             spent: Spent::default(),
+            trace_bytes: 0,
         })
     }
 
@@ -1374,7 +1399,7 @@ impl<'s> Run<'s> {
                     })
                 })
                 .collect();
-            let step = TraceStep {
+            let mut step = TraceStep {
                 index: self.choices.len() - 1,
                 attempt,
                 label: self.attempts[attempt].label().to_string(),
@@ -1388,8 +1413,17 @@ impl<'s> Run<'s> {
                     })
                     .collect(),
                 changes,
-                tables: self.committed_tables()?,
+                tables: BTreeMap::new(),
+                tables_left_out: true,
             };
+            if self.trace_bytes < BUDGETS.trace_bytes {
+                let tables = self.committed_tables()?;
+                self.trace_bytes += tables_size(&tables);
+                if self.trace_bytes <= BUDGETS.trace_bytes {
+                    step.tables = tables;
+                    step.tables_left_out = false;
+                }
+            }
             if let Some(trace) = &mut self.trace {
                 trace.push(step);
             }

@@ -141,6 +141,18 @@ pub enum SqlValue {
     Blob(Vec<u8>),
 }
 
+impl SqlValue {
+    /// About how many bytes it takes: its text or bytes, and the value.
+    pub fn size(&self) -> usize {
+        std::mem::size_of::<SqlValue>()
+            + match self {
+                SqlValue::Text(t) => t.len(),
+                SqlValue::Blob(b) => b.len(),
+                _ => 0,
+            }
+    }
+}
+
 impl From<ValueRef<'_>> for SqlValue {
     fn from(value: ValueRef<'_>) -> Self {
         match value {

@@ -623,6 +623,8 @@ pub struct Stepper {
     fails: bool,
     /// Committed tables before the first step (read once).
     initial_tables: Tables,
+    /// Whether they were left out, being more than a trace may keep.
+    initial_tables_left_out: bool,
 }
 
 /// Each database's tables, by name.
@@ -647,6 +649,8 @@ struct StepperView {
     trace: Vec<crate::sim::TraceStep>,
     /// Committed tables before the first step.
     initial_tables: Tables,
+    /// Whether they were left out, being more than a trace may keep.
+    initial_tables_left_out: bool,
     /// Whether the scenario is expected to fail under some schedule.
     expected_to_fail: bool,
 }
@@ -666,16 +670,23 @@ impl Stepper {
         let explorer = scenario
             .explorer(options.get("params").unwrap_or(&Value::Null))
             .map_err(js_error)?;
-        let initial_tables = explorer
+        let mut initial_tables = explorer
             .start(false)
             .and_then(|run| run.committed_tables())
             .map_err(js_error)?;
+        // Held to what a trace may keep, as each step's tables are.
+        let initial_tables_left_out =
+            crate::sim::tables_size(&initial_tables) > crate::sim::BUDGETS.trace_bytes;
+        if initial_tables_left_out {
+            initial_tables.clear();
+        }
         Ok(Stepper {
             explorer,
             choices: Vec::new(),
             cycle_from: None,
             fails: scenario.fails(),
             initial_tables,
+            initial_tables_left_out,
         })
     }
 
@@ -775,6 +786,7 @@ impl Stepper {
             result,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
             initial_tables: self.initial_tables.clone(),
+            initial_tables_left_out: self.initial_tables_left_out,
             expected_to_fail: self.fails,
         })
     }

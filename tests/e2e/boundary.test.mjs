@@ -244,12 +244,21 @@ test('the engine adapter bounds what it queues and restarts a trapped engine', a
     const afterFlood = (await engine.versions()).sqlite;
     // A real trap inside the module: the calls waiting are rejected with a
     // sentence, and the next call gets a fresh engine.
+    const old = await engine.stepper('idem-race', { params: { attempts: 2 } });
     const waiting = engine.runScenario('idem-race', { params: { attempts: 8 }, strategy: 'random', seed: 3 });
     const trap = await engine.trapForTests().then(() => 'resolved', (e) => e.message);
     const waited = await waiting.then(() => 'resolved', (e) => e.message);
     const afterTrap = await engine.runScenario('idem-race', { params: { attempts: 2 } });
-    return { done, busy, afterFlood, trap, waited, afterTrap: afterTrap.passed, restarts, pending: engine.pendingCalls() };
+    // The restarted engine numbers its steppers from 1 again: closing the
+    // one opened before the trap must not close the one opened after it.
+    const fresh = await engine.stepper('idem-race', { params: { attempts: 2 } });
+    await old.close();
+    const stepped = (await fresh.step(0)).trace.length;
+    const oldStep = await old.step(0).then(() => 'resolved', (e) => e.message);
+    return { done, busy, afterFlood, trap, waited, afterTrap: afterTrap.passed, restarts, pending: engine.pendingCalls(), stepped, oldStep };
   });
+  assert.equal(outcome.stepped, 1);
+  assert.match(outcome.oldStep, /^the engine was restarted since this scenario was opened; reload it$/);
   assert.equal(outcome.done + outcome.busy, 4000);
   assert.ok(outcome.done >= 32 && outcome.done <= 64 && outcome.busy > 3000, `${outcome.done} done, ${outcome.busy} busy`);
   assert.match(outcome.afterFlood, /^3\./);

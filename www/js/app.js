@@ -477,15 +477,19 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   // A catalog id, or { source } for a design.
   const source = typeof what === 'string' ? null : what.source;
   const arg = source === null ? what : { source, name: 'design' };
+  // A search of what was shown before must not report on what is shown
+  // now; a run or step under way gives the engine back first (within
+  // engine.SETTLE_MS: past it the engine starts over, and the old
+  // scenario's stepper is gone with it).
+  state.generation += 1;
+  state.search?.cancel();
+  if (await engine.settle('another scenario was chosen while a run was under way')) state.stepper = null;
   // Before the catalog is read (the page's first scenario), the engine
   // describes the one scenario asked for.
   const entry = source === null && state.catalog.length
     ? state.catalog.find((e) => e.id === what)
     : await engine.describeScenario(arg);
   if (!entry) throw new Error(`there is no scenario ${JSON.stringify(what)}`);
-  // A search of what was shown before must not report on what is shown now.
-  state.generation += 1;
-  state.search?.cancel();
   // What runs now is what is shown: a new design's drafting is over.
   document.body.classList.remove('drafting');
   const stepper = await engine.stepper(arg, { params }, schedule);
@@ -515,6 +519,25 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   }
   if (draw) render();
 }
+
+// Loads the scenario shown again, as it was (after the engine restarted,
+// which took its stepper), then says `message`.
+async function reload(message) {
+  if (!state.entry) return;
+  const what = state.source === null ? state.arg : { source: state.source };
+  try {
+    await loadScenario(what, state.params);
+    status(message, 'fail');
+  } catch (error) {
+    status(`${message} It could not be loaded again: ${error.message}`, 'fail');
+  }
+}
+
+// The engine restarted on its own (its module trapped, its worker died):
+// the scenario shown is loaded again, so the next action works.
+engine.onRestart((reason, requested) => {
+  if (!requested) reload(`The engine stopped (${reason}) and was started again; the scenario is loaded again.`);
+});
 
 // Draws scenario-specific extras: the profiles table, the sweep button.
 async function renderExtra() {
@@ -926,9 +949,16 @@ const actions = {
       status(`The script could not be made: ${error.message}`, 'fail');
     }
   },
-  // Cancels a running search.
-  cancel() {
+  // Cancels a running search or round-robin run: a search answers with
+  // what it covered; a run (or a search in the middle of a long run) that
+  // has not answered within engine.SETTLE_MS is ended with the engine,
+  // which starts over with the scenario shown.
+  async cancel() {
     state.search?.cancel();
+    if (await engine.settle('a run under way was cancelled')) {
+      state.stepper = null;
+      await reload('Cancelled: the run under way was stopped, and the scenario started over.');
+    }
   },
   // Continues the search that stopped on its budget or was cancelled.
   async continue() {
@@ -1000,9 +1030,17 @@ async function runStrategy() {
   ui.steps.hidden = true;
   if (strategy === 'round-robin') {
     const generation = state.generation;
-    const result = await engine.runScenario(state.arg, { params, strategy, seed, depth });
-    if (generation !== state.generation) return;
-    state.view = await state.stepper.setSchedule(result.schedule);
+    // One run (and its replay in the stepper), which Cancel can stop
+    // (engine.settle).
+    ui.cancel.disabled = false;
+    let result;
+    try {
+      result = await engine.runScenario(state.arg, { params, strategy, seed, depth });
+      if (generation !== state.generation) return;
+      state.view = await state.stepper.setSchedule(result.schedule);
+    } finally {
+      ui.cancel.disabled = true;
+    }
     state.selected = state.view.trace.length - 1;
     status(`${result.passed ? 'Passes' : 'Fails'}: ${runContext('one round-robin run')}, schedule ${scheduleText(result.schedule)}.`, result.passed ? 'pass' : 'fail');
     return;

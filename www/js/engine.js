@@ -22,15 +22,44 @@ export function onRestart(listener) {
 }
 
 // Ends the current worker: every pending call is rejected with a sentence,
-// and the next call starts a fresh engine.
-function restart(reason) {
+// and the next call starts a fresh engine. `requested`: the page asked for
+// it ([`settle`]), and reloads what it shows itself.
+function restart(reason, requested = false) {
   const dead = worker;
   worker = null;
   dead?.terminate();
   const message = `the engine stopped (${reason}) and was restarted; what it held is gone, so reload the scenario`;
   for (const call of pending.values()) call.reject(new Error(message));
   pending.clear();
-  for (const listener of restartListeners) listener(reason);
+  for (const listener of restartListeners) listener(reason, requested);
+}
+
+// How long a call under way may take to answer once the page wants the
+// engine back (a cancelled search answers between two runs; one run may
+// take a second or two): past it the engine is restarted.
+export const SETTLE_MS = 80;
+
+// Gives the engine back to the page within SETTLE_MS: resolves at once
+// (false) when no call is under way, or when the calls under way answer
+// in time; otherwise ends the worker (they are rejected with a sentence,
+// and whatever the engine held is gone) and resolves true. Await it before
+// the next call: a call made meanwhile is rejected with the others when
+// the engine restarts.
+export function settle(reason) {
+  if (pending.size === 0) return Promise.resolve(false);
+  const waiting = [...pending.keys()];
+  return new Promise((resolve) => {
+    const done = () => waiting.every((id) => !pending.has(id));
+    const started = performance.now();
+    const poll = () => {
+      if (done()) resolve(false);
+      else if (performance.now() - started >= SETTLE_MS) {
+        restart(reason, true);
+        resolve(true);
+      } else setTimeout(poll, 5);
+    };
+    poll();
+  });
 }
 
 // The wasm module, fetched and compiled on this page as soon as this script
@@ -85,8 +114,9 @@ function call(op, args = [], onProgress = null) {
     return { id, promise: busy };
   }
   const promise = new Promise((resolve, reject) => pending.set(id, { resolve, reject, onProgress }));
-  connect().postMessage({ id, op, args });
-  return { id, promise };
+  const owner = connect();
+  owner.postMessage({ id, op, args });
+  return { id, promise, owner };
 }
 
 // The engine starts loading with the page, not at its first call.
@@ -382,8 +412,15 @@ export function resume(runs, onProgress) {
 // with `schedule`, it starts replayed to it, or at the start with
 // `scheduleError` saying why the schedule does not fit.
 export async function stepper(id, options, schedule = null) {
-  const { handle, state, scheduleError } = await call('newStepper', [id, options, schedule]).promise;
-  const method = (name, arg) => call('stepper', [handle, name, arg]).promise;
+  const made = call('newStepper', [id, options, schedule]);
+  const { handle, state, scheduleError } = await made.promise;
+  // A handle means something only to the worker that made it: a restarted
+  // engine numbers its steppers from 1 again, and must not take a call (a
+  // close above all) meant for one that died with the old worker.
+  const current = () => worker === made.owner;
+  const method = (name, arg) => (current()
+    ? call('stepper', [handle, name, arg]).promise
+    : Promise.reject(new Error('the engine was restarted since this scenario was opened; reload it')));
   return {
     state,
     scheduleError,
@@ -391,6 +428,6 @@ export async function stepper(id, options, schedule = null) {
     step: (attempt) => method('step', attempt),
     undo: () => method('undo'),
     setSchedule: (schedule) => method('setSchedule', schedule),
-    close: () => call('closeStepper', [handle]).promise,
+    close: () => (current() ? call('closeStepper', [handle]).promise : Promise.resolve(true)),
   };
 }

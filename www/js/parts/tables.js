@@ -15,8 +15,18 @@ function rowKeys(tables) {
   return keys;
 }
 
-// A cell's text: NULL, JSON for blobs and objects, the value otherwise.
-const cellText = (v) => (v === null ? 'NULL' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+// A cell's text: NULL, a blob's first bytes in hex, the value otherwise; a
+// long value is cut (its length said), as a note cuts one.
+const CELL_CHARS = 200;
+function cellText(v) {
+  if (v === null) return 'NULL';
+  if (Array.isArray(v)) {
+    const hex = v.slice(0, CELL_CHARS / 2).map((b) => Number(b).toString(16).padStart(2, '0')).join('');
+    return v.length > CELL_CHARS / 2 ? `x'${hex}…' (${v.length.toLocaleString('en')} bytes)` : `x'${hex}'`;
+  }
+  const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
+  return text.length > CELL_CHARS ? `${text.slice(0, CELL_CHARS)}… (${text.length.toLocaleString('en')} characters)` : text;
+}
 
 // One section per database with one table per table, after step `selected`.
 export function databaseSections(view, selected) {
@@ -25,6 +35,10 @@ export function databaseSections(view, selected) {
   const tables = step ? step.tables : initialTables;
   const before = rowKeys(selected > 0 ? trace[selected - 1].tables : initialTables);
   const sections = [];
+  // A long run's trace keeps a bounded amount of tables: past it, say so.
+  if (step ? step.tablesLeftOut : view.initialTablesLeftOut) {
+    sections.push(el('p', step ? 'The tables after this step are not shown: the run\'s trace already holds all the bytes of tables a trace may keep.' : 'The tables before the first step are not shown: they are more bytes than a trace may keep.', 'explanation'));
+  }
   for (const [db, byTable] of Object.entries(tables ?? {})) {
     const section = el('section', '', 'db');
     section.append(el('h4', db));

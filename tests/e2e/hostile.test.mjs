@@ -1,0 +1,95 @@
+// A design from a stranger cannot stall or trap the page (issue 41): the
+// hostile designs of tests/designs/hostile/ end with a sentence naming the
+// budget they ran into, Cancel stops a run under way within moments (the
+// engine starts over if the run does not answer), and the next action after
+// that works the first time.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+
+const env = serveAndLaunch();
+const here = path.dirname(fileURLToPath(import.meta.url));
+const hostile = (name) => readFileSync(path.join(here, '../designs/hostile', `${name}.toml`), 'utf8');
+
+async function open(query, viewport = { width: 1280, height: 800 }) {
+  const opened = await openPage(env.browser, env.server.url);
+  await opened.page.setViewportSize(viewport);
+  await opened.page.goto(`${env.server.url}${query}`);
+  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  return opened;
+}
+
+// Opens `source` as a new design and runs it.
+async function runDesign(page, source, title) {
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(source);
+  await page.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 30000 });
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: title }).waitFor({ timeout: 30000 });
+}
+
+test('Cancel stops a loop of slow statements at once, and the page goes on', async () => {
+  const { page, seen } = await open('?s=idem-race');
+  await runDesign(page, hostile('slow-loop'), 'A loop of slow statements');
+  await page.selectOption('#strategy', 'round-robin');
+  await page.click('#run');
+  await page.locator('#cancel:enabled').waitFor();
+  // Let the run get going (a statement takes about 0.3 s), then cancel.
+  await page.waitForTimeout(300);
+  const heard = await page.evaluate(() => new Promise((resolve) => {
+    const started = performance.now();
+    document.getElementById('cancel').click();
+    const poll = () => (document.getElementById('run').disabled ? setTimeout(poll, 2) : resolve(performance.now() - started));
+    poll();
+  }));
+  // engine.SETTLE_MS (80 ms) and a few milliseconds of the page's own.
+  assert.ok(heard < 150, `Cancel was heard after ${heard.toFixed(0)} ms`);
+  await page.locator('#run-status', { hasText: 'Cancelled: the run under way was stopped' }).waitFor({ timeout: 30000 });
+  // The scenario shown started over and steps.
+  await page.locator('#scenario-title', { hasText: 'A loop of slow statements' }).waitFor();
+  // Another scenario opens and steps the first time (a restarted engine
+  // numbers its steppers from 1 again; the old one's close must not reach it).
+  await page.click('[data-scenario="idem-race"]');
+  await page.locator('#scenario-title', { hasText: 'Concurrent requests' }).waitFor({ timeout: 30000 });
+  await page.click('[data-action="step"][data-attempt="0"]');
+  await page.locator('#verdict', { hasText: '1 step taken' }).waitFor({ timeout: 30000 });
+  assert.deepEqual(seen.errors, []);
+});
+
+test('a run past a budget of the whole run is a failing run with a sentence, never a stalled page', async () => {
+  const { page, seen } = await open('?s=idem-race');
+  for (const [name, title, sentence] of [
+    ['slow-loop', 'A loop of slow statements', /ran a statement past the SQLite instructions a whole run may run \(100 million, every statement together\)/],
+    ['big-rows', 'Rows bigger than a run may hold', /built more bytes of values than a run may \(32 MiB/],
+    ['big-notes', 'Notes bigger than a run may hold', /built more bytes of values than a run may \(32 MiB/],
+  ]) {
+    await runDesign(page, hostile(name), title);
+    await page.selectOption('#strategy', 'round-robin');
+    const started = Date.now();
+    await page.click('#run');
+    await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+    const text = await page.locator('#run-status').textContent();
+    assert.match(text, /^Fails/, `${name}: ${text}`);
+    assert.match(await page.locator('#checks').textContent(), sentence, name);
+    // A run and its replay in the stepper, each within the run's budget.
+    assert.ok(Date.now() - started < 20000, `${name} took ${Date.now() - started} ms`);
+  }
+  assert.deepEqual(seen.errors, []);
+});
+
+test('a run whose tables outgrow a trace says which steps it left them out of', async () => {
+  const { page, seen } = await open('?s=idem-race');
+  await runDesign(page, hostile('big-tables'), 'Tables bigger than a trace may keep');
+  // Before the first step: 24 MB of rows, more than a trace keeps.
+  assert.match(await page.locator('#tables').textContent(), /The tables before the first step are not shown/);
+  await page.selectOption('#strategy', 'round-robin');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  assert.match(await page.locator('#run-status').textContent(), /^Fails/);
+  assert.match(await page.locator('#tables').textContent(), /The tables after this step are not shown/);
+  await screenshot(page, 'hostile-tables-left-out', false);
+  assert.deepEqual(seen.errors, []);
+});
