@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (cargo fuzz / libFuzzer) of the schedule decoder,
 # the input parsers behind permalinks, the page and the JS exports, and the
-# scenario-file parser.
+# scenario-file parser; and designs that run (the design target builds
+# generated designs and runs them under the engine's budgets).
 #
 #   scripts/fuzz.sh          5 minutes per target (the longer run)
 #   scripts/fuzz.sh 10       10 seconds per target (what the test suite runs)
@@ -16,7 +17,7 @@ SECONDS_PER_TARGET=${1:-300}
 load_replayground_env
 cd "$REPLAYGROUND_ROOT"
 total=0
-for target in schedule inputs permalink scenario; do
+for target in schedule inputs permalink scenario design; do
     log=$(mktemp)
     # The scenario parser starts from the conformance set's files.
     if [ "$target" = scenario ]; then

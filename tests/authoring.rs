@@ -59,6 +59,30 @@ same-result = ["wrote"]
     assert!(run.passed, "{:?}", run.checks);
 }
 
+/// A check whose name says nothing of where it is (no name, nothing to
+/// check) is a mistake at its own table, not at line 1.
+#[test]
+fn a_nameless_mistaken_check_is_placed_at_its_table() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+steps = [ {{ name = "w", sql = "INSERT INTO t VALUES (1)" }} ]
+[[checks]]
+outcome = "done"
+count = 1
+[[checks]]
+when = "1"
+"#
+    );
+    let error = format::parse(&source, "design").unwrap_err().to_string();
+    assert!(
+        error.starts_with(
+            "invalid scenario: line 10, column 1: check \"a check with nothing to check\" ([[checks]] number 2): give exactly one of"
+        ),
+        "{error}"
+    );
+}
+
 #[test]
 fn a_query_that_answers_nothing_is_no_row_in_the_trace() {
     let source = format!(

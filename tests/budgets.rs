@@ -47,7 +47,7 @@ fn a_loop_of_slow_statements_ends_at_the_runs_budget_of_instructions() {
     assert!(
         run.checks[0]
             .actual
-            .contains("ran a statement past the SQLite instructions a whole run may run (100 million, every statement together)"),
+            .contains("ran a statement past the SQLite instructions a whole run may run (50 million, every statement together)"),
         "{:?}",
         run.checks[0]
     );
@@ -172,11 +172,16 @@ fn the_engine_goes_on_after_them() {
 
 /// Every built-in's round-robin run spends less than a hundredth of each
 /// budget of a run: the budgets stop hostile designs, never the examples.
+/// (Their statements are short: today none reaches the thousand
+/// instructions the count goes by, and each run builds under 1 KB.)
 #[cfg(not(target_family = "wasm"))]
 fn the_builtins_spend_a_small_part_of_each_budget() {
     for entry in scenarios::catalog() {
         let explorer = Explorer::new(scenarios::build(entry.id).unwrap()).unwrap();
         let run = explorer.run(&mut RoundRobin, true).unwrap();
+        if std::env::var_os("REPLAYGROUND_SHOW_SPENT").is_some() {
+            eprintln!("{}: {:?}", entry.id, run.spent);
+        }
         assert!(
             run.spent.instructions * 100 < BUDGETS.run_instructions
                 && run.spent.bytes * 100 < BUDGETS.run_bytes,

@@ -542,6 +542,17 @@ fn at(source: &str, span: Option<std::ops::Range<usize>>, message: &str) -> Erro
 /// of a name the message quotes, the last quoted first (in "step "read":
 /// goes to "nowhere"", the missing target).
 fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
+    // "[[checks]] number 2": the second such table.
+    if let Some((table, rest)) = message.split_once("]] number ") {
+        let header = format!("{}]]", &table[table.rfind("[[")?..]);
+        let n: usize = rest
+            .split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()?;
+        let at = source.match_indices(&header).nth(n.checked_sub(1)?)?.0;
+        return Some(at..at + header.len());
+    }
     let quoted: Vec<&str> = message.split('"').skip(1).step_by(2).collect();
     quoted
         .iter()
@@ -1361,8 +1372,21 @@ fn validate(file: &File) -> Result<()> {
                 && label.as_bytes()[0].is_ascii_uppercase()
                 && usize::from(label.as_bytes()[0] - b'A') < total)
     };
-    for invariant in &file.invariants {
-        let what = format!("invariant {}", params::quote(&invariant.name));
+    // A name derived from what is checked may say nothing of where it is:
+    // then the table is named by its place ([`subject_span`] finds it).
+    let named = |kind: &str, table: &str, i: usize, check: &CheckSpec| {
+        if check.name == check.derived_name() {
+            format!(
+                "{kind} {} ([[{table}]] number {})",
+                params::quote(&check.name),
+                i + 1
+            )
+        } else {
+            format!("{kind} {}", params::quote(&check.name))
+        }
+    };
+    for (i, invariant) in file.invariants.iter().enumerate() {
+        let what = named("invariant", "invariants", i, invariant);
         if invariant.sql.is_none()
             || invariant.expect.is_none()
             || invariant.outcome.is_some()
@@ -1376,8 +1400,8 @@ fn validate(file: &File) -> Result<()> {
         }
         database(invariant.database.as_ref(), &what, true)?;
     }
-    for check in &file.checks {
-        let what = format!("check {}", params::quote(&check.name));
+    for (i, check) in file.checks.iter().enumerate() {
+        let what = named("check", "checks", i, check);
         if let Some(query) = &check.query {
             if check.sql.is_some() || !file.queries.contains_key(query) {
                 return Err(bad(format!(

@@ -120,6 +120,7 @@ pub(super) fn mistakes(
         .collect();
     let mut refuse = |statement: &Statement, error: &Error| {
         let (message, offset) = message_and_offset(error);
+        let offset = offset.or_else(|| named_offset(&statement.sql, &message));
         note(statement, message, offset, false);
     };
     // Pragmas first: they run when a connection opens, before any step.
@@ -202,6 +203,28 @@ fn creates(sql: &str) -> bool {
         .collect::<String>()
         .to_ascii_uppercase();
     head.starts_with("CREATE") || head.starts_with("ALTER")
+}
+
+/// Where in `sql` the name an error message without an offset ends with is
+/// ("no such table: countr", "no such function: nosuch"): its first
+/// occurrence as a whole word, in any case.
+fn named_offset(sql: &str, message: &str) -> Option<usize> {
+    let (_, name) = message.rsplit_once(": ")?;
+    let name = name.trim();
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    if name.is_empty() || !name.chars().all(|c| word(c) || c == '.') {
+        return None;
+    }
+    let (lower, wanted) = (sql.to_lowercase(), name.to_lowercase());
+    // Lowercasing ASCII names keeps byte offsets; other text may not.
+    if lower.len() != sql.len() {
+        return None;
+    }
+    lower.match_indices(&wanted).map(|(at, _)| at).find(|&at| {
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + wanted.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
 }
 
 /// SQLite's message, and the byte offset of the token it names, if any.
@@ -313,6 +336,15 @@ mod tests {
     /// The source text at the place offset `offset` of `decoded` maps to.
     fn at(token: &str, offset: usize) -> &str {
         &token[decoded_to_source(token, offset).unwrap()..]
+    }
+
+    #[test]
+    fn a_name_an_error_ends_with_is_found_in_the_statement() {
+        let sql = "SELECT countr FROM counter JOIN Countr2 ON 1";
+        assert_eq!(named_offset(sql, "no such column: countr"), Some(7));
+        assert_eq!(named_offset(sql, "no such table: COUNTR2"), Some(32));
+        assert_eq!(named_offset(sql, "no such table: count"), None);
+        assert_eq!(named_offset(sql, "near \"x\": syntax error"), None);
     }
 
     #[test]

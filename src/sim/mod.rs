@@ -105,7 +105,7 @@ pub struct Budgets {
 pub const BUDGETS: Budgets = Budgets {
     attempt_steps: crate::format::MAX_ATTEMPT_STEPS,
     statement_instructions: crate::format::MAX_STATEMENT_INSTRUCTIONS,
-    run_instructions: 100_000_000,
+    run_instructions: 50_000_000,
     value_bytes: crate::format::MAX_VALUE_BYTES as u64,
     run_bytes: 32 << 20,
     trace_bytes: 16 << 20,
@@ -116,8 +116,10 @@ pub const BUDGETS: Budgets = Budgets {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Spent {
-    /// SQLite VM instructions, all its statements together (counted in
-    /// thousands).
+    /// SQLite VM instructions, all its statements together, counted a
+    /// thousand at a time as SQLite's progress handler sees them: a
+    /// statement of fewer than a thousand counts nothing (the step bound
+    /// bounds how many of those a run takes).
     pub instructions: u64,
     /// Bytes of values it built.
     pub bytes: u64,
