@@ -24,6 +24,18 @@ for target in schedule inputs permalink scenario design; do
         mkdir -p tests/fuzz/corpus/scenario
         cp tests/conformance/*.toml tests/fuzz/corpus/scenario/
     fi
+    # Designs start from choices of every length (fixed seeds): a few bytes
+    # choose little more than one attempt of one step.
+    if [ "$target" = design ]; then
+        mkdir -p tests/fuzz/corpus/design
+        python3 -c '
+import random, sys
+for seed in range(16):
+    r = random.Random(seed)
+    with open(f"tests/fuzz/corpus/design/seed-{seed}", "wb") as f:
+        f.write(bytes(r.randrange(256) for _ in range(16 + 8 * seed)))
+'
+    fi
     RUSTC_BOOTSTRAP=1 cargo fuzz run --fuzz-dir tests/fuzz "$target" -s none -- \
         -max_total_time="$SECONDS_PER_TARGET" -print_final_stats=1 2>&1 | tee "$log" | grep -E '^(Done|==|#[0-9]+ +(INITED|DONE))' || true
     runs=$(awk '/^Done [0-9]+ runs/ {print $2}' "$log")

@@ -31,6 +31,12 @@ pub enum Error {
     /// A store was used in a way it refuses; the text says why.
     #[error("{0}")]
     Store(String),
+    /// The caller asked the engine to stop (`setInterrupt`): the run under
+    /// way was abandoned, and nothing of it counts.
+    #[error(
+        "interrupted: the caller asked the engine to stop, and the run under way was abandoned"
+    )]
+    Interrupted,
 }
 
 impl Error {

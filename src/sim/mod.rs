@@ -1309,6 +1309,13 @@ impl<'s> Run<'s> {
             .enumerate()
             .filter(|(_, s)| !matches!(s, Status::Runnable))
             .fold(0, |bits, (i, _)| bits | 1 << i);
+        // A caller that wants the engine back is heard before each step,
+        // and inside a long statement (which SQLite then stops): the run
+        // is abandoned, and nothing of it counts.
+        if crate::storage::interrupt_asked() {
+            return Err(Error::Interrupted);
+        }
+        crate::storage::take_interrupted();
         footprint::begin();
         let (report, instructions, bytes) = crate::storage::with_run_budget(
             BUDGETS
@@ -1319,6 +1326,10 @@ impl<'s> Run<'s> {
         );
         self.spent.instructions += instructions;
         self.spent.bytes += bytes;
+        if crate::storage::take_interrupted() {
+            footprint::end();
+            return Err(Error::Interrupted);
+        }
         self.changed(attempt);
         let mut touched = footprint::end();
         if self.clock.get() != time {

@@ -323,6 +323,30 @@ thread_local! {
     static RUN_LEFT: std::cell::Cell<RunLeft> = const { std::cell::Cell::new(RunLeft::UNBOUNDED) };
     /// Which of the run's budgets ran out during the step running, if one did.
     static RUN_OUT: std::cell::Cell<Option<RunBudget>> = const { std::cell::Cell::new(None) };
+    /// The caller's way of asking the engine to stop, if it gave one
+    /// ([`set_interrupt`]).
+    static INTERRUPT: std::cell::RefCell<Option<Rc<dyn Fn() -> bool>>> = const { std::cell::RefCell::new(None) };
+    /// Whether a statement was stopped because the caller asked.
+    static INTERRUPTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Gives the engine a way to hear a caller that wants it to stop: `asks`
+/// answers whether it does (read every thousand SQLite instructions of a
+/// statement and before every step of a run). `None` removes it.
+pub fn set_interrupt(asks: Option<Rc<dyn Fn() -> bool>>) {
+    INTERRUPT.with(|i| *i.borrow_mut() = asks);
+}
+
+/// Whether the caller asks the engine to stop now.
+pub fn interrupt_asked() -> bool {
+    let asks = INTERRUPT.with(|i| i.borrow().clone());
+    asks.is_some_and(|asks| asks())
+}
+
+/// Whether a statement was stopped because the caller asked, since the
+/// last call (which clears it).
+pub fn take_interrupted() -> bool {
+    INTERRUPTED.with(|i| i.replace(false))
 }
 
 /// What is left of a run's budget while one of its steps runs.
@@ -355,6 +379,10 @@ pub enum RunBudget {
 /// SQLite calls this every 1,000 VM instructions on a bounded connection;
 /// a non-zero answer interrupts the statement (`SQLITE_INTERRUPT`).
 extern "C" fn spend_budget(_: *mut std::ffi::c_void) -> std::ffi::c_int {
+    if interrupt_asked() {
+        INTERRUPTED.with(|i| i.set(true));
+        return 1;
+    }
     let run_out = RUN_LEFT.with(|left| {
         let mut now = left.get();
         match now.ticks {

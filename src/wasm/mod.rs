@@ -287,6 +287,40 @@ pub fn export_python(
     crate::export::python(&explorer, &schedule).map_err(js_error)
 }
 
+/// Gives the engine a flag to hear a caller that wants it to stop: an
+/// `Int32Array` whose first element another thread sets to non-zero (on a
+/// `SharedArrayBuffer`, with `Atomics.store`) while this one is inside a
+/// call. The engine reads it before every step of a run and every thousand
+/// SQLite instructions of a statement; once it is set, the run under way is
+/// abandoned within moments: `runScenario`, `exploreScenario` and a
+/// stepper's `step` throw "interrupted: …", and an `Exploration`'s
+/// `advance` returns done, its report saying it was interrupted (it cannot
+/// be resumed). Clear the flag before the next call. `null` removes it.
+#[wasm_bindgen(js_name = setInterrupt)]
+pub fn set_interrupt(
+    #[wasm_bindgen(unchecked_param_type = "Int32Array | null | undefined")] flag: JsValue,
+) -> Result<(), JsError> {
+    if flag.is_null() || flag.is_undefined() {
+        crate::storage::set_interrupt(None);
+        return Ok(());
+    }
+    let array: js_sys::Int32Array = flag.dyn_into().map_err(|_| {
+        js_error(Error::invalid(
+            "flag",
+            "expected an Int32Array (on a SharedArrayBuffer, for another thread to set), or null",
+        ))
+    })?;
+    if array.length() == 0 {
+        return Err(js_error(Error::invalid(
+            "flag",
+            "the Int32Array is empty: its first element is the flag",
+        )));
+    }
+    let asks = move || js_sys::Atomics::load(&array, 0).is_ok_and(|v| v != 0);
+    crate::storage::set_interrupt(Some(std::rc::Rc::new(asks)));
+    Ok(())
+}
+
 /// Runs a scenario once, with a strategy or an encoded schedule, and
 /// returns the full trace (unless option `trace` is false) and checks.
 #[wasm_bindgen(js_name = runScenario)]
@@ -431,6 +465,10 @@ pub struct Exploration {
     cache: Option<std::sync::Arc<SharedCache>>,
     done: bool,
     cancelled: bool,
+    /// Whether the caller interrupted a run of it (`setInterrupt`): that
+    /// run is lost, so the search cannot go on, and its report is of the
+    /// runs that finished before.
+    interrupted: bool,
     report: Option<ExploreReport>,
 }
 
@@ -473,6 +511,7 @@ impl Exploration {
             cache,
             done: false,
             cancelled: false,
+            interrupted: false,
             report: None,
         })
     }
@@ -565,6 +604,11 @@ impl Exploration {
                 "the exploration has not stopped: there is nothing to resume",
             ));
         }
+        if self.interrupted {
+            return Err(JsError::new(
+                "the exploration was interrupted in the middle of a run, which is lost: start a new one",
+            ));
+        }
         if !self.search.extend(runs.map(|r| r as u64)) {
             return Err(JsError::new(
                 "the exploration is over: nothing is left to explore",
@@ -584,11 +628,20 @@ impl Exploration {
             ));
         }
         if self.report.is_none() {
-            self.report = Some(
-                self.search
-                    .report(&self.explorer, self.cancelled)
-                    .map_err(js_error)?,
-            );
+            let mut report = self
+                .search
+                .report(&self.explorer, self.cancelled)
+                .map_err(js_error)?;
+            if self.interrupted {
+                // What was left is not known: the interrupted run's branch
+                // was lost with it.
+                report.bounded_by = Some(
+                    "interrupted in the middle of a run (setInterrupt): the counts are of the runs that finished before it".into(),
+                );
+                report.frontier = None;
+                report.complete = false;
+            }
+            self.report = Some(report);
         }
         to_js(&self.report)
     }
@@ -605,7 +658,15 @@ impl Exploration {
 
     fn advance_runs(&mut self, runs: u64) -> Result<(), Error> {
         if !self.done {
-            self.done = self.search.advance(&self.explorer, runs)?;
+            match self.search.advance(&self.explorer, runs) {
+                Ok(done) => self.done = done,
+                Err(Error::Interrupted) => {
+                    self.interrupted = true;
+                    self.cancelled = true;
+                    self.done = true;
+                }
+                Err(e) => return Err(e),
+            }
         }
         Ok(())
     }

@@ -100,6 +100,7 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       (v) => m.mergeExplorations('idem-race', {}, [part], v),
       (v) => m.mergeExplorations('idem-race', {}, [v], false),
       (v) => m.warmUp(v),
+      (v) => m.setInterrupt(v),
     ];
     const report = {};
     for (const [kind, make] of Object.entries(kinds)) {
