@@ -308,6 +308,45 @@ async fn the_javascript_export_reports_an_instruction_budget() {
     explored_by_the_javascript_export(2, "stoppedByInstructions");
 }
 
+/// The counterexample of a design that goes round for ever is the shortest
+/// lasso, not the first the search found: here the search goes down A's
+/// steps first and finds A spinning after two inserts (`A2(A)`), while B
+/// spins from the start (`(B)`).
+#[test]
+fn the_counterexample_of_a_livelock_is_the_shortest_lasso() {
+    let source = r#"
+title = "two loops"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+label = "A"
+steps = [
+  { name = "one", sql = "INSERT INTO t VALUES (1)" },
+  { name = "two", sql = "INSERT INTO t VALUES (2)" },
+  { name = "spin", sql = "SELECT 1", on.rows = { goto = "spin" } },
+]
+[[attempts]]
+label = "B"
+steps = [ { name = "wait", sql = "SELECT 1 FROM t WHERE 0", on.none = { goto = "wait" } } ]
+"#;
+    let explorer = explorer(source, "two-loops");
+    let report = Strategy::of(Kind::Exhaustive)
+        .search()
+        .run_to_end(&explorer)
+        .unwrap();
+    let counterexample = report.counterexample.unwrap();
+    assert_eq!(counterexample.schedule, "(B)");
+    assert!(counterexample.shortest);
+    // The lasso the search found first is longer.
+    let mut search =
+        replayground::sim::scheduler::dfs::Dfs::new(Strategy::of(Kind::Exhaustive).dfs_options());
+    while !search.advance(&explorer, 100).unwrap() {}
+    let first = search.first_violation().unwrap();
+    assert!(first.cycle_from().is_some() && first.len() > 1, "{first}");
+    // A budget too small to know every state proves nothing.
+    assert_eq!(explorer.shortest_lasso(1).unwrap(), None);
+}
+
 /// The search assumes no fairness: a poll loop written with `goto` fails
 /// (the poller may spin while the producer never runs); written with
 /// `wait-while`, the poller waits for the producer, and the design holds.

@@ -832,6 +832,11 @@ impl Explorer {
     pub fn counterexample(&self, failing: &Schedule) -> Result<Counterexample> {
         let (schedule, shortest) = match self.shortest_failing(SHRINK_BUDGET)? {
             Some(shortest) => (shortest, true),
+            // A run that goes round for ever, and no run that ends fails.
+            None if failing.cycle_from().is_some() => match self.shortest_lasso(SHRINK_BUDGET)? {
+                Some(shortest) => (shortest, true),
+                None => (failing.clone(), false),
+            },
             None => (failing.clone(), false),
         };
         let run = self.replay(&schedule, true)?;
@@ -885,6 +890,106 @@ impl Explorer {
         }
         Ok(None)
     }
+}
+
+impl Explorer {
+    /// The shortest run that goes round for ever ([`Schedule::lasso`]): the
+    /// steps to a state plus a cycle back to it, fewest in all. The states
+    /// reachable are enumerated breadth-first (exact keys), each with the
+    /// shortest prefix that reaches it and the states each of its steps leads
+    /// to; then, for each state in order of its depth, the shortest cycle
+    /// through it, until no deeper state can do better. `None` if no run
+    /// goes round, or the budget of runs, or of steps
+    /// ([`SHRINK_STEP_BUDGET`]), is spent before every state is known.
+    pub fn shortest_lasso(&self, budget: u64) -> Result<Option<Schedule>> {
+        // Each state: the shortest prefix to it, and its steps (attempt,
+        // state they lead to).
+        let mut prefixes: Vec<Vec<usize>> = Vec::new();
+        let mut next: Vec<Vec<(usize, usize)>> = Vec::new();
+        let mut ids: HashMap<u64, usize> = HashMap::new();
+        let mut queue: VecDeque<(Vec<usize>, Option<usize>)> = VecDeque::from([(Vec::new(), None)]);
+        let (mut runs, mut steps) = (0u64, 0u64);
+        while let Some((prefix, parent)) = queue.pop_front() {
+            runs += 1;
+            steps += prefix.len() as u64;
+            if runs > budget || steps > SHRINK_STEP_BUDGET {
+                return Ok(None);
+            }
+            let mut run = self.start(false)?;
+            for &choice in &prefix {
+                run.step(choice)?;
+            }
+            let key = run.state_key(false);
+            let known = ids.get(&key).copied();
+            let id = known.unwrap_or(prefixes.len());
+            if let (Some(parent), Some(&attempt)) = (parent, prefix.last()) {
+                next[parent].push((attempt, id));
+            }
+            if known.is_some() {
+                continue;
+            }
+            ids.insert(key, id);
+            next.push(Vec::new());
+            if !run.is_stopped() {
+                for choice in run.runnable() {
+                    let mut child = prefix.clone();
+                    child.push(choice);
+                    queue.push_back((child, Some(id)));
+                }
+            }
+            prefixes.push(prefix);
+        }
+        // States were numbered in order of depth: a deeper entry to a cycle
+        // (whose cycle is at least one step) cannot beat a lasso found.
+        let mut best: Option<(usize, Vec<usize>)> = None;
+        for (entry, prefix) in prefixes.iter().enumerate() {
+            let shortest = best
+                .as_ref()
+                .map_or(usize::MAX, |(at, cycle)| prefixes[*at].len() + cycle.len());
+            if prefix.len() + 1 >= shortest {
+                break;
+            }
+            if let Some(cycle) = shortest_cycle(&next, entry) {
+                if prefix.len() + cycle.len() < shortest {
+                    best = Some((entry, cycle));
+                }
+            }
+        }
+        Ok(best.map(|(entry, cycle)| {
+            let from = prefixes[entry].len();
+            let mut steps = prefixes[entry].clone();
+            steps.extend(cycle);
+            Schedule::lasso(steps, from)
+        }))
+    }
+}
+
+/// The attempts of the shortest cycle from state `entry` back to itself in
+/// the graph `next` (each state's steps: attempt, state they lead to).
+fn shortest_cycle(next: &[Vec<(usize, usize)>], entry: usize) -> Option<Vec<usize>> {
+    // How each state was first reached from `entry`: (state, attempt).
+    let mut came: HashMap<usize, (usize, usize)> = HashMap::new();
+    let mut queue = VecDeque::from([entry]);
+    while let Some(state) = queue.pop_front() {
+        for &(attempt, to) in &next[state] {
+            if to == entry {
+                let mut cycle = vec![attempt];
+                let mut at = state;
+                while at != entry {
+                    let (from, step) = came[&at];
+                    cycle.push(step);
+                    at = from;
+                }
+                cycle.reverse();
+                return Some(cycle);
+            }
+            if to != entry && !came.contains_key(&to) {
+                came.insert(to, (state, attempt));
+                queue.push_back(to);
+            }
+        }
+    }
+    None
 }
 
 impl Drop for Explorer {
