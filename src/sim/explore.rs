@@ -856,13 +856,15 @@ impl Explorer {
     }
 
     /// The shortest failing schedule, by breadth-first search over distinct
-    /// states; `None` if none fails or the budget of runs, or of steps
-    /// ([`SHRINK_STEP_BUDGET`]), is spent first.
+    /// states; `None` if none fails or the budget of runs, of steps
+    /// ([`SHRINK_STEP_BUDGET`]) or of what they spend ([`SHRINK_SPENT`]),
+    /// is spent first.
     pub fn shortest_failing(&self, budget: u64) -> Result<Option<Schedule>> {
         let mut queue: VecDeque<Vec<usize>> = VecDeque::from([Vec::new()]);
         let mut visited = HashSet::new();
         let mut runs = 0;
         let mut steps = 0;
+        let mut spent = super::Spent::default();
         while let Some(prefix) = queue.pop_front() {
             runs += 1;
             steps += prefix.len() as u64;
@@ -872,6 +874,9 @@ impl Explorer {
             let mut run = self.start(false)?;
             for &choice in &prefix {
                 run.step(choice)?;
+            }
+            if !within_shrink_budget(&mut spent, &run) {
+                return Ok(None);
             }
             if !visited.insert(run.state_key(false)) {
                 continue;
@@ -899,8 +904,9 @@ impl Explorer {
     /// shortest prefix that reaches it and the states each of its steps leads
     /// to; then, for each state in order of its depth, the shortest cycle
     /// through it, until no deeper state can do better. `None` if no run
-    /// goes round, or the budget of runs, or of steps
-    /// ([`SHRINK_STEP_BUDGET`]), is spent before every state is known.
+    /// goes round, or the budget of runs, of steps ([`SHRINK_STEP_BUDGET`])
+    /// or of what they spend ([`SHRINK_SPENT`]), is spent before every
+    /// state is known.
     pub fn shortest_lasso(&self, budget: u64) -> Result<Option<Schedule>> {
         // Each state: the shortest prefix to it, and its steps (attempt,
         // state they lead to).
@@ -909,6 +915,7 @@ impl Explorer {
         let mut ids: HashMap<u64, usize> = HashMap::new();
         let mut queue: VecDeque<(Vec<usize>, Option<usize>)> = VecDeque::from([(Vec::new(), None)]);
         let (mut runs, mut steps) = (0u64, 0u64);
+        let mut spent = super::Spent::default();
         while let Some((prefix, parent)) = queue.pop_front() {
             runs += 1;
             steps += prefix.len() as u64;
@@ -918,6 +925,9 @@ impl Explorer {
             let mut run = self.start(false)?;
             for &choice in &prefix {
                 run.step(choice)?;
+            }
+            if !within_shrink_budget(&mut spent, &run) {
+                return Ok(None);
             }
             let key = run.state_key(false);
             let known = ids.get(&key).copied();
@@ -1001,6 +1011,24 @@ impl Drop for Explorer {
 
 /// Runs the breadth-first shrinker may spend.
 pub const SHRINK_BUDGET: u64 = 20_000;
+
+/// What the shrinker's runs may spend together, besides their number: as
+/// much as four runs may each ([`super::BUDGETS`]). Runs of a hostile
+/// design can each take a second or build tens of megabytes, and twenty
+/// thousand of them would take hours; past this the counterexample is the
+/// first found.
+pub const SHRINK_SPENT: super::Spent = super::Spent {
+    instructions: 4 * super::BUDGETS.run_instructions,
+    bytes: 4 * super::BUDGETS.run_bytes,
+};
+
+/// Adds what `run` spent to `spent`; false once that is more than the
+/// shrinker may spend ([`SHRINK_SPENT`]).
+fn within_shrink_budget(spent: &mut super::Spent, run: &Run<'_>) -> bool {
+    spent.instructions += run.spent().instructions;
+    spent.bytes += run.spent().bytes;
+    spent.instructions <= SHRINK_SPENT.instructions && spent.bytes <= SHRINK_SPENT.bytes
+}
 
 /// Steps the breadth-first shrinker may replay, all its runs together: each
 /// run replays its prefix from the start, so a narrow, deep search (one

@@ -98,6 +98,9 @@ fn design(c: &mut Choices<'_>) -> String {
 
 fuzz_target!(|data: &[u8]| {
     let source = design(&mut Choices(data));
+    if std::env::var_os("REPLAYGROUND_PRINT_DESIGN").is_some() {
+        eprintln!("{source}");
+    }
     let file = match format::parse(&source, "fuzzed") {
         Ok(file) => file,
         // A design the generator got wrong (a capture a statement does not
