@@ -202,3 +202,21 @@ test('counts read as sentences: no "1 runs", no "A: A began"', async () => {
   assert.ok(texts.some((t) => /1 sampled run\b/.test(t)), texts.join('\n'));
   await context.close();
 });
+
+// A counterexample of eight steps is explained in eight lines, all in view
+// in the box without scrolling it (the box once showed 6 of 7 steps at
+// 1440x900).
+test('a counterexample of eight steps is explained without scrolling its box', async () => {
+  const { page, seen } = await open('?s=idem-deferred', { width: 1440, height: 900 });
+  await page.selectOption('#strategy', 'exhaustive');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  await page.locator('#explanation li').first().waitFor();
+  const box = await page.evaluate(() => {
+    const list = document.getElementById('explanation');
+    return { items: list.querySelectorAll('li').length, scroll: list.scrollHeight, client: list.clientHeight };
+  });
+  assert.equal(box.items, 8);
+  assert.ok(box.scroll <= box.client + 1, `the box scrolls: ${box.scroll} px of content in ${box.client} px`);
+  assert.deepEqual(seen.errors, []);
+});
