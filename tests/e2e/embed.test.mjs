@@ -41,6 +41,13 @@ test('the docs page runs several embeds independently on one engine', async () =
   assert.match(await player(page, 'broken').locator('.verdict').textContent(), /\(effects, receipts\): expected \(1, 1\), got \(2, 1\)/);
   await player(page, 'race').locator('button[data-control="run"]').click();
   await player(page, 'race').locator('.verdict[data-kind="pass"]').waitFor();
+  // An embed given no schedule searched the design first: a passing run
+  // ends with what the search found against the design's declaration.
+  await player(page, 'crash').locator('button[data-control="run"]').click();
+  await player(page, 'crash').locator('.verdict[data-kind="pass"]').waitFor();
+  assert.match(await player(page, 'crash').locator('.verdict').textContent(), / Searched: holds, as declared\.$/);
+  // One given a schedule says nothing of the others.
+  assert.doesNotMatch(await player(page, 'race').locator('.verdict').textContent(), /Searched/);
   await screenshot(page, 'docs-page');
   assert.deepEqual(seen.errors, []);
   assert.deepEqual(seen.foreignRequests, []);

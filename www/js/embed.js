@@ -45,13 +45,15 @@ function loadCatalog() {
 // The schedule an embed plays when none is given: a failing design's
 // shortest counterexample (its point is how it breaks), else a round-robin
 // run, where every attempt takes turns and they contend.
+// Returns { schedule, report }: the search's report says what the design
+// does against what it was declared to do.
 async function defaultSchedule(id, params) {
   // Bounded: a design of one's own may have more interleavings than an
   // embed should wait for.
   const search = engine.explore(id, { params, runs: 2000 });
   const report = await search.promise;
-  if (report.counterexample) return report.counterexample.schedule;
-  return (await engine.runScenario(id, { params, strategy: 'round-robin' })).schedule;
+  if (report.counterexample) return { schedule: report.counterexample.schedule, report };
+  return { schedule: (await engine.runScenario(id, { params, strategy: 'round-robin' })).schedule, report };
 }
 
 // The text of a same-origin scenario file.
@@ -160,7 +162,8 @@ class ReplaygroundScenario extends HTMLElement {
       }
       // The engine decodes and checks the schedule: a bad one is reported
       // now, not when Step is pressed. The plan is the run's choices.
-      const schedule = this.getAttribute('schedule') ?? await defaultSchedule(id, params);
+      const given = this.getAttribute('schedule');
+      const { schedule, report } = given === null ? await defaultSchedule(id, params) : { schedule: given, report: null };
       let full;
       try {
         full = await stepper.setSchedule(schedule);
@@ -173,6 +176,8 @@ class ReplaygroundScenario extends HTMLElement {
         return;
       }
       this.plan = full.trace.map((step) => step.attempt);
+      // A passing run says nothing of the other schedules; the search does.
+      this.searched = typeof report?.verdictAsDeclared === 'string' ? report.verdictAsDeclared : null;
       this.stepper?.close();
       this.stepper = stepper;
       this.entry = entry;
@@ -242,7 +247,11 @@ class ReplaygroundScenario extends HTMLElement {
 
     const verdict = el('p', '', 'verdict');
     const v = verdictOf(this.view);
-    verdict.textContent = v.text;
+    // Once the run is over and passes, what the search found of the design
+    // against its declaration ("holds, as declared"); a failing run says it.
+    const searched = this.view.result?.passed && this.searched
+      ? ` Searched: ${this.searched}.` : '';
+    verdict.textContent = v.text + searched;
     verdict.dataset.kind = v.kind;
     const parts = [head, scroller, tables, verdict];
     if (this.error) parts.push(el('p', this.error, 'error'));
