@@ -31,3 +31,16 @@ pub use error::{Error, Result};
 
 /// The crate's version, as the page and the command line report it.
 pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// A whole number's digits with thousands separators, as the project shows
+/// counts ("16,000,000").
+pub(crate) fn grouped(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

@@ -90,7 +90,7 @@ fn notes_are_cut_and_a_recorded_run_spends_as_an_unrecorded_one() {
     assert_eq!(recorded.statuses, unrecorded.statuses);
     let note = &recorded.trace.as_ref().unwrap()[0].report.note;
     assert!(
-        note.len() < 300 && note.ends_with("… (16000000 bytes)"),
+        note.len() < 300 && note.ends_with("… (16,000,000 characters)"),
         "{note}"
     );
     // A sampled search counts the run a budget stopped.

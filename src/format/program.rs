@@ -233,8 +233,8 @@ const NOTE_BYTES: usize = 4096;
 /// `{name}` in a note filled from `lookup`: a note is for a person and is
 /// written only when a run is recorded, so it is not charged to the run
 /// (a recorded run and the same run unrecorded spend the same); instead a
-/// value longer than [`NOTE_VALUE_CHARS`] is cut, and the note at
-/// [`NOTE_BYTES`].
+/// value longer than [`NOTE_VALUE_CHARS`] is cut (its length said, as the
+/// page's table cells say it), and the note at [`NOTE_BYTES`].
 fn fill_note(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
     fill_with(text, lookup, true)
 }
@@ -266,9 +266,13 @@ fn fill_with(text: &str, lookup: &dyn Fn(&str) -> Option<String>, note: bool) ->
         };
         let name = &after[..close];
         match lookup(name) {
-            Some(value) if note && value.len() > NOTE_VALUE_CHARS => {
+            Some(value) if note && value.chars().nth(NOTE_VALUE_CHARS).is_some() => {
                 let cut: String = value.chars().take(NOTE_VALUE_CHARS).collect();
-                out.push_str(&format!("{cut}… ({} bytes)", value.len()));
+                let chars = value.chars().count();
+                out.push_str(&format!(
+                    "{cut}… ({} characters)",
+                    crate::grouped(&chars.to_string())
+                ));
             }
             Some(value) if note => out.push_str(&value),
             Some(value) if !crate::storage::charge_bytes(value.len()) => return out,

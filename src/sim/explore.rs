@@ -53,43 +53,47 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// One sentence per step: "3. B read no receipt because A had not
-    /// committed". A sentence that names its attempt first is not prefixed
-    /// with the attempt again ("A: A began…").
+    /// One sentence per step ([`explain`]).
     pub fn explanation(&self) -> Vec<String> {
-        let mut sentences: Vec<String> = self
-            .trace
-            .iter()
-            .flatten()
-            .map(|step| {
-                let note = &step.report.note;
-                let names_itself = note
-                    .strip_prefix(step.label.as_str())
-                    .is_some_and(|rest| rest.starts_with([' ', '\'']));
-                if names_itself {
-                    format!("{}. {note}", step.index + 1)
-                } else {
-                    format!("{}. {}: {note}", step.index + 1, step.label)
-                }
-            })
-            .collect();
-        if let (Verdict::Loops { from, to }, false) = (&self.verdict, sentences.is_empty()) {
-            sentences.push(if to - from == 1 {
-                format!("Then step {to} again and again, for ever: the run never completes.")
-            } else {
-                format!(
-                    "Then steps {} to {to} again and again, for ever: the run never completes.",
-                    from + 1
-                )
-            });
-        }
-        sentences
+        explain(self.trace.as_deref().unwrap_or_default(), &self.verdict)
     }
 
     /// The checks that failed.
     pub fn failed_checks(&self) -> Vec<Check> {
         self.checks.iter().filter(|c| !c.pass).cloned().collect()
     }
+}
+
+/// One sentence per step of `trace`: "3. B read no receipt because A had
+/// not committed". A sentence that names its attempt first is not prefixed
+/// with the attempt again ("A: A began…"). A run that goes round for ever
+/// ([`Verdict::Loops`]) ends with the steps that repeat.
+pub fn explain(trace: &[TraceStep], verdict: &Verdict) -> Vec<String> {
+    let mut sentences: Vec<String> = trace
+        .iter()
+        .map(|step| {
+            let note = &step.report.note;
+            let names_itself = note
+                .strip_prefix(step.label.as_str())
+                .is_some_and(|rest| rest.starts_with([' ', '\'']));
+            if names_itself {
+                format!("{}. {note}", step.index + 1)
+            } else {
+                format!("{}. {}: {note}", step.index + 1, step.label)
+            }
+        })
+        .collect();
+    if let (Verdict::Loops { from, to }, false) = (verdict, sentences.is_empty()) {
+        sentences.push(if to - from == 1 {
+            format!("Then step {to} again and again, for ever: the run never completes.")
+        } else {
+            format!(
+                "Then steps {} to {to} again and again, for ever: the run never completes.",
+                from + 1
+            )
+        });
+    }
+    sentences
 }
 
 /// A failing run, shrunk and explained.
@@ -172,15 +176,7 @@ pub fn uniform_interleavings_log10(n: usize, k: usize) -> f64 {
 pub fn format_log10(log10: f64) -> String {
     if log10 < 15.0 {
         // Whole numbers with thousands separators, as counts are shown.
-        let digits = format!("{:.0}", 10f64.powf(log10));
-        let mut out = String::new();
-        for (i, c) in digits.chars().enumerate() {
-            if i > 0 && (digits.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
+        crate::grouped(&format!("{:.0}", 10f64.powf(log10)))
     } else {
         let exponent = log10.floor();
         format!("{:.1}e{}", 10f64.powf(log10 - exponent), exponent)
@@ -580,8 +576,15 @@ impl Explorer {
             return Err(Error::invalid(
                 "schedule",
                 format!(
-                    "after its {} steps the run is not back in the state it was in after step {from}, where its cycle starts: it does not fit this scenario",
-                    schedule.len()
+                    "after its {} the run is not back in the state it was in {}, where its cycle starts: it does not fit this scenario",
+                    match schedule.len() {
+                        1 => "1 step".to_string(),
+                        n => format!("{n} steps"),
+                    },
+                    match from {
+                        0 => "at the start".to_string(),
+                        from => format!("after step {from}"),
+                    }
                 ),
             ));
         }

@@ -708,6 +708,9 @@ struct StepperView {
     verdict: Option<Verdict>,
     result: Option<RunResult>,
     trace: Vec<crate::sim::TraceStep>,
+    /// One sentence per step, and for a run that goes round for ever the
+    /// steps that repeat ([`crate::sim::explore::explain`]).
+    explanation: Vec<String>,
     /// Committed tables before the first step.
     initial_tables: Tables,
     /// Whether they were left out, being more than a trace may keep.
@@ -755,7 +758,7 @@ impl Stepper {
     /// result once the run is over.
     pub fn state(&self) -> Result<JsValue, JsError> {
         let run = self.replay().map_err(js_error)?;
-        to_js(&self.view(run).map_err(js_error)?)
+        to_js(&self.view(run, self.cycle_from).map_err(js_error)?)
     }
 
     /// Lets attempt `attempt` (0 for A) take the next step.
@@ -771,8 +774,9 @@ impl Stepper {
         let mut run = self.replay().map_err(js_error)?;
         run.step(attempt).map_err(js_error)?;
         // The run now is the replay of the choices and this step: its view
-        // is the new state (no second replay).
-        let view = self.view(run).map_err(js_error)?;
+        // is the new state (no second replay). A step taken from a run that
+        // goes round for ever is a run of its own, whose cycle is not known.
+        let view = self.view(run, None).map_err(js_error)?;
         self.choices.push(attempt);
         self.cycle_from = None;
         to_js(&view)
@@ -801,7 +805,9 @@ impl Stepper {
             std::mem::replace(&mut self.choices, schedule.steps().to_vec()),
             std::mem::replace(&mut self.cycle_from, schedule.cycle_from()),
         );
-        let view = self.replay().and_then(|run| self.view(run));
+        let view = self
+            .replay()
+            .and_then(|run| self.view(run, self.cycle_from));
         match view {
             Ok(view) => to_js(&view),
             Err(e) => {
@@ -824,14 +830,24 @@ impl Stepper {
     }
 
     /// What `run` (a replay of this stepper's choices) shows.
-    fn view(&self, run: crate::sim::Run<'_>) -> Result<StepperView, Error> {
-        let result = if let Some(from) = self.cycle_from {
+    fn view(
+        &self,
+        run: crate::sim::Run<'_>,
+        cycle_from: Option<usize>,
+    ) -> Result<StepperView, Error> {
+        let result = if let Some(from) = cycle_from {
             Some(self.explorer.looping(&run, from, false)?)
         } else if run.is_stopped() {
             Some(self.explorer.finish(&run, false)?)
         } else {
             None
         };
+        let explanation = crate::sim::explore::explain(
+            run.trace().unwrap_or_default(),
+            result
+                .as_ref()
+                .map_or(&Verdict::Completed, |result| &result.verdict),
+        );
         Ok(StepperView {
             scenario: self.explorer.scenario_id().to_string(),
             params: self.explorer.params(),
@@ -845,6 +861,7 @@ impl Stepper {
             statuses: run.statuses().to_vec(),
             verdict: result.as_ref().map(|result| result.verdict.clone()),
             result,
+            explanation,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
             initial_tables: self.initial_tables.clone(),
             initial_tables_left_out: self.initial_tables_left_out,

@@ -232,6 +232,17 @@ test('a design that never completes is a counterexample, not a proof, whatever t
       assert.match(await page.locator('#verdict').textContent(), /Step 1 repeats for ever: the run never completes\./);
       assert.match(await page.locator('#explanation').textContent(), /Then step 1 again and again, for ever/);
       await screenshot(page, 'livelock-counterexample', false);
+      // The link to the lasso opens it explained, the steps that repeat said.
+      const linked = await open(new URL(page.url()).search, { width: 1440, height: 900 });
+      await linked.page.locator('#explanation li.after-steps', { hasText: 'Then step 1 again and again, for ever' }).waitFor();
+      assert.match(await linked.page.locator('#verdict').textContent(), /Step 1 repeats for ever/);
+      await linked.context.close();
+      // A step taken from the lasso is a run of its own: not over, and the
+      // lasso's explanation is put away.
+      await page.click('[data-action="step"][data-attempt="1"]');
+      await page.locator('#verdict', { hasText: '2 steps taken; the run is not over' }).waitFor();
+      assert.equal(await page.locator('#explanation').isVisible(), false);
+      assert.match(new URL(page.url()).searchParams.get('schedule'), /^AB$/);
     } else {
       assert.match(await page.locator('#checks').textContent(), /stopped by a bound: A took more than 1000 steps/, strategy);
     }

@@ -136,3 +136,25 @@ test('through the JS exports each hostile design ends with a sentence, and memor
   assert.equal(outcome.capture, true);
   assert.deepEqual(seen.errors, []);
 });
+
+test('a check of a huge value is cut in the verdict and the checks table, and the page stays quick', async () => {
+  const { page, seen } = await open('?s=idem-race', { width: 1440, height: 900 });
+  await runDesign(page, hostile('big-check'), 'Checks of huge values');
+  await page.selectOption('#strategy', 'round-robin');
+  await page.click('#run');
+  await page.locator('#run:enabled').waitFor({ timeout: 60000 });
+  const verdict = await page.locator('#verdict').textContent();
+  const checks = await page.locator('#checks').textContent();
+  assert.match(verdict, /huge text: expected short, got a{200}… \(5,000,000 characters\)/);
+  assert.ok(verdict.length < 2000 && checks.length < 2000, `${verdict.length} and ${checks.length} characters`);
+  // Characters are counted and cut whole: an emoji is never split.
+  const cuts = await page.evaluate(async () => {
+    const { cut } = await import('/js/parts/dom.js');
+    return [cut(`${'c'.repeat(199)}😀😀😀`), cut('😀'.repeat(150)), cut('😀'.repeat(250))];
+  });
+  assert.equal(cuts[0], `${'c'.repeat(199)}😀… (202 characters)`);
+  assert.equal(cuts[1], '😀'.repeat(150));
+  assert.equal(cuts[2], `${'😀'.repeat(200)}… (250 characters)`);
+  await screenshot(page, 'hostile-big-check', false);
+  assert.deepEqual(seen.errors, []);
+});

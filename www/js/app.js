@@ -7,7 +7,7 @@ import { count, el, number, row, scheduleText } from './parts/dom.js';
 import { databaseSections, lockItems } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
 import { pack, unpack } from './parts/pack.js';
-import { checksRows, verdictOf } from './parts/verdict.js';
+import { checkText, checksRows, verdictOf } from './parts/verdict.js';
 import { lockText, statusWord } from './parts/words.js';
 
 const $ = (id) => document.getElementById(id);
@@ -93,6 +93,8 @@ const state = {
   restoring: false,
   catalog: [],
   entry: null,
+  // The schedule of the run the explanation list explains (showExplanation).
+  explained: null,
   // What the engine runs: a catalog id, or { source, name } for a design.
   arg: null,
   // A design's source and its packed form for links (null for a built-in).
@@ -387,11 +389,24 @@ async function openLink() {
 function explainLinkedRun() {
   const { result } = state.view;
   if (result && !result.passed) {
-    const failed = result.checks.filter((c) => !c.pass).map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`);
+    const failed = result.checks.filter((c) => !c.pass).map(checkText);
     status(`This link shows a failing run of ${runContext(`schedule ${scheduleText(result.schedule)}`)}: ${failed.join('; ')}.`, 'fail');
-    ui.steps.replaceChildren(...state.view.trace.map((step) => el('li', step.note)));
-    ui.steps.hidden = false;
+    showExplanation(state.view.explanation, state.view.schedule);
   }
+}
+
+// Shows a run's explanation (one sentence per step, numbered by the list;
+// the sentence that follows them all, a run that goes round for ever, not
+// numbered) for the run of `schedule`: once the run shown is another, the
+// list is put away (render).
+function showExplanation(lines, schedule) {
+  ui.steps.replaceChildren(...lines.map((line) => {
+    const li = el('li', line.replace(/^\d+\. /, ''));
+    if (!/^\d+\. /.test(line)) li.className = 'after-steps';
+    return li;
+  }));
+  ui.steps.hidden = false;
+  state.explained = schedule;
 }
 
 // Opens a link that carries a design (src=, packed): the design, its
@@ -425,7 +440,9 @@ async function openDesignLink() {
     await loadScenario({ source }, params, query.get('schedule'));
   } catch (error) {
     try {
-      problems.push(query.has('schedule') ? `the schedule and params were dropped: ${error.message}` : `the params were dropped: ${error.message}`);
+      // What the link gave besides the design is dropped, and said.
+      const dropped = [query.has('schedule') && 'schedule', query.has('params') && 'params'].filter(Boolean);
+      problems.push(`the ${dropped.join(' and ') || 'link'} ${dropped.length === 1 ? 'was' : 'were'} dropped: ${error.message}`);
       await loadScenario({ source }, {});
     } catch (again) {
       notice(`This link's design could not be opened: ${again.message}.`);
@@ -565,6 +582,8 @@ async function renderExtra() {
 // Redraws everything that depends on the run.
 function render() {
   if (!state.view) return;
+  // The explanation is of one run: a step, an undo or a reset makes another.
+  if (!ui.steps.hidden && state.explained !== state.view.schedule) ui.steps.hidden = true;
   const selectedBox = renderTimeline(ui.lanes, state.view, { selected: state.selected, busy: state.busy });
   renderDatabase();
   renderChecks();
@@ -929,7 +948,7 @@ const actions = {
       status('Take a step first: the trace holds the steps taken.', 'fail');
       return;
     }
-    const name = `${state.source ? 'design' : state.entry.id}-${view.schedule}.json`;
+    const name = fileName(view.schedule, 'json');
     download(name, JSON.stringify(view, null, 2), 'application/json');
     status(`${name} holds the ${count(view.trace.length, 'step')} of this run.`);
   },
@@ -942,7 +961,7 @@ const actions = {
     }
     try {
       const script = await engine.exportPython(state.arg, { params: state.params, schedule: view.schedule });
-      const name = `${state.source ? 'design' : state.entry.id}-${view.schedule}.py`;
+      const name = fileName(view.schedule, 'py');
       download(name, script, 'text/x-python');
       status(`${name} replays this run on real SQLite files with python3 and compares every step.`);
     } catch (error) {
@@ -1180,14 +1199,15 @@ function showReport(report) {
     return;
   }
   status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${scheduleText(c.schedule)}; ${coverage}).`, 'fail');
-  // A numbered sentence is a step; the one that follows them all (a run
-  // that goes round for ever) is not numbered.
-  ui.steps.replaceChildren(...c.explanation.map((line) => {
-    const li = el('li', line.replace(/^\d+\. /, ''));
-    if (!/^\d+\. /.test(line)) li.className = 'after-steps';
-    return li;
-  }));
-  ui.steps.hidden = false;
+  showExplanation(c.explanation, c.schedule);
+}
+
+// A download's file name: the scenario and the run's schedule, a long one
+// (a loop run to its bound) cut to keep the name short (the file holds it
+// whole).
+function fileName(schedule, extension) {
+  const shown = schedule.length > 64 ? `${schedule.slice(0, 48)}-cut` : schedule;
+  return `${state.source ? 'design' : state.entry.id}-${shown}.${extension}`;
 }
 
 // Dispatches clicks on [data-action] elements and form submissions.

@@ -65,3 +65,24 @@ export function iconButton(name, label) {
 export function scheduleText(schedule) {
   return schedule.length > 80 ? `${schedule.slice(0, 64)}… (${schedule.length.toLocaleString('en')} characters)` : schedule;
 }
+
+// The most characters of a value shown in a sentence or a table cell (a
+// note says the same of the values it shows).
+export const CUT_CHARS = 200;
+
+// A value's text as shown: past `limit` characters (code points, never
+// half an emoji) it is cut, and its length said.
+export function cut(text, limit = CUT_CHARS) {
+  if (text.length <= limit) return text;
+  let kept = 0;
+  let end = 0;
+  for (const ch of text) {
+    if (kept === limit) break;
+    kept += 1;
+    end += ch.length;
+  }
+  if (end === text.length) return text;
+  let total = kept;
+  for (const _ of text.slice(end)) total += 1;
+  return `${text.slice(0, end)}… (${total.toLocaleString('en')} characters)`;
+}

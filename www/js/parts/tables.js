@@ -1,7 +1,7 @@
 // The committed tables of every database after the selected step, the rows
 // that step changed highlighted; and each connection's lock. Used by the
 // page and the embeds.
-import { el, row } from './dom.js';
+import { CUT_CHARS, cut, el, row } from './dom.js';
 import { locksAt, walBadges } from './words.js';
 
 // Rows of `tables` as JSON strings, per "db/table".
@@ -17,15 +17,13 @@ function rowKeys(tables) {
 
 // A cell's text: NULL, a blob's first bytes in hex, the value otherwise; a
 // long value is cut (its length said), as a note cuts one.
-const CELL_CHARS = 200;
 function cellText(v) {
   if (v === null) return 'NULL';
   if (Array.isArray(v)) {
-    const hex = v.slice(0, CELL_CHARS / 2).map((b) => Number(b).toString(16).padStart(2, '0')).join('');
-    return v.length > CELL_CHARS / 2 ? `x'${hex}…' (${v.length.toLocaleString('en')} bytes)` : `x'${hex}'`;
+    const hex = v.slice(0, CUT_CHARS / 2).map((b) => Number(b).toString(16).padStart(2, '0')).join('');
+    return v.length > CUT_CHARS / 2 ? `x'${hex}…' (${v.length.toLocaleString('en')} bytes)` : `x'${hex}'`;
   }
-  const text = typeof v === 'object' ? JSON.stringify(v) : String(v);
-  return text.length > CELL_CHARS ? `${text.slice(0, CELL_CHARS)}… (${text.length.toLocaleString('en')} characters)` : text;
+  return cut(typeof v === 'object' ? JSON.stringify(v) : String(v));
 }
 
 // One section per database with one table per table, after step `selected`.

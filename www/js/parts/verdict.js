@@ -1,6 +1,9 @@
 // The verdict of a run and its checks (expected against actual). Used by
 // the page and the embeds.
-import { count, row, scheduleText } from './dom.js';
+import { count, cut, row, scheduleText } from './dom.js';
+
+// A failed check in a sentence, its long values cut.
+export const checkText = (c) => `${cut(c.name)}: expected ${cut(c.expected)}, got ${cut(c.actual)}`;
 
 // { text, kind } for the run in `view`: over (pass or fail) or not yet.
 export function verdictOf(view) {
@@ -25,7 +28,7 @@ export function verdictOf(view) {
     : '';
   if (failed.length) {
     return {
-      text: `${declared}${count(failed.length, 'check')} failed for schedule ${scheduleText(result.schedule)}: ${failed.map((c) => `${c.name}: expected ${c.expected}, got ${c.actual}`).join('; ')}.${deadlock}${loops}`,
+      text: `${declared}${count(failed.length, 'check')} failed for schedule ${scheduleText(result.schedule)}: ${failed.map(checkText).join('; ')}.${deadlock}${loops}`,
       kind: 'fail',
     };
   }
@@ -37,7 +40,7 @@ export function checksRows(view) {
   const { result } = view;
   if (!result) return [];
   return [row(['check', 'expected', 'actual', ''], 'th'), ...result.checks.map((c) => {
-    const tr = row([c.name, c.expected, c.actual, c.pass ? 'pass' : 'FAIL']);
+    const tr = row([cut(c.name), cut(c.expected), cut(c.actual), c.pass ? 'pass' : 'FAIL']);
     tr.className = c.pass ? 'pass' : 'fail';
     return tr;
   })];
