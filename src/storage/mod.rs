@@ -94,6 +94,14 @@ use crate::{Error, Result};
 /// checks the running library against it, so the two cannot drift apart.
 pub const SQLITE_VERSION: &str = "3.54.1";
 
+/// The bytes SQLite holds now, every connection together
+/// (`sqlite3_memory_used`; its heap is limited to
+/// [`vfs::SQLITE_HEAP_LIMIT`]).
+pub fn sqlite_memory_used() -> i64 {
+    // SAFETY: a plain call that reads a counter.
+    unsafe { rusqlite::ffi::sqlite3_memory_used() }
+}
+
 /// The version of the SQLite library actually linked into this build.
 pub fn sqlite_version() -> &'static str {
     rusqlite::version()

@@ -46,7 +46,7 @@ test('Cancel stops a loop of slow statements at once, and the page goes on', asy
     poll();
   }));
   console.log(`Cancel heard after ${heard.toFixed(0)} ms`);
-  // engine.SETTLE_MS (80 ms) and a few milliseconds of the page's own.
+  // engine.SETTLE_MS (50 ms) and the page's own work, with room for a busy machine.
   assert.ok(heard < 150, `Cancel was heard after ${heard.toFixed(0)} ms`);
   await page.locator('#run-status', { hasText: 'Cancelled: the run under way was stopped' }).waitFor({ timeout: 30000 });
   // The scenario shown started over and steps.

@@ -37,7 +37,7 @@ function restart(reason, requested = false) {
 // How long a call under way may take to answer once the page wants the
 // engine back (a cancelled search answers between two runs; one run may
 // take a second or two): past it the engine is restarted.
-export const SETTLE_MS = 80;
+export const SETTLE_MS = 50;
 
 // Gives the engine back to the page within SETTLE_MS: resolves at once
 // (false) when no call is under way, or when the calls under way answer
