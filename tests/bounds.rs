@@ -243,6 +243,7 @@ fn a_search_split_across_workers_finds_them_too() {
             Explorer::exhaustive_parallel(|| Ok(explorer(source, name)), strategy.dfs_options(), 2)
                 .unwrap();
         assert_caught(name, "two workers", &report, counter);
+        assert_eq!(report.workers, 2, "{name}");
         assert_replays(name, &explorer(source, name), &report);
     }
 }

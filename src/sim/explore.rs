@@ -153,6 +153,9 @@ pub struct ExploreReport {
     /// What each run was allowed to spend ([`super::BUDGETS`]); the runs
     /// a budget stopped are counted in `stats`.
     pub budgets: super::Budgets,
+    /// How many workers the search was split across (1: not split); the
+    /// counts of a split search are the workers' summed.
+    pub workers: usize,
     /// The verdict beside what the scenario's author declared of it, if
     /// the declaration applies to these parameters.
     #[serde(flatten)]
@@ -277,6 +280,7 @@ impl<'m> Sampler<'m> {
             .transpose()?;
         Ok(ExploreReport {
             budgets: super::BUDGETS,
+            workers: 1,
             scenario: explorer.scenario_id().to_string(),
             strategy: self.name.clone(),
             complete: false,
@@ -769,6 +773,7 @@ impl Explorer {
         }
         Ok(ExploreReport {
             budgets: super::BUDGETS,
+            workers: parts.len(),
             scenario: self.scenario.id().to_string(),
             strategy: "exhaustive".to_string(),
             declaration: self

@@ -1171,8 +1171,7 @@ function showReport(report) {
       : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}`
         : exhaustive ? `not every schedule: ${report.boundedBy}` : `${count(s.runs, 'sampled run')}, not every schedule`;
   // A search split across workers sums their counts.
-  const split = report.reductions?.find((r) => r.startsWith('split across'));
-  if (split) coverage += `; ${split}, counts summed`;
+  if (report.workers > 1) coverage += `; split across ${report.workers} workers, counts summed`;
   // Runs a bound cut short: each is a run that never completes.
   const cut = [
     [s.cycles, 'came back to a state of its own path (it can go round for ever)', 'came back to a state of their own path (they can go round for ever)'],
