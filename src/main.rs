@@ -695,7 +695,7 @@ mod cli {
             search_with_progress(&explorer, strategy)?
         };
         let elapsed = start.elapsed();
-        let interrupted = report.bounded_by.as_deref() == Some("cancelled");
+        let interrupted = report.cancelled;
         if json {
             let mut value = serde_json::to_value(&report)?;
             value["elapsedMs"] = serde_json::json!(elapsed.as_secs_f64() * 1000.0);

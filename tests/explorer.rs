@@ -280,6 +280,7 @@ fn bounded_searches_say_so() {
     assert!(!budget.complete);
     assert_eq!(budget.stats.runs, 3);
     assert_eq!(budget.bounded_by.as_deref(), Some("run budget of 3 runs"));
+    assert!(!budget.cancelled);
 
     let scenario = scenario("idem-race").unwrap();
     let explorer = Explorer::new(scenario).unwrap();
@@ -287,6 +288,7 @@ fn bounded_searches_say_so() {
         .exhaustive(dfs::Options::default(), 5, |_| false)
         .unwrap();
     assert_eq!(cancelled.bounded_by.as_deref(), Some("cancelled"));
+    assert!(cancelled.cancelled);
     assert_eq!(cancelled.stats.runs, 5);
 }
 

@@ -127,6 +127,9 @@ pub struct ExploreReport {
     pub complete: bool,
     /// Why the search did not cover every schedule, if it did not.
     pub bounded_by: Option<String>,
+    /// Whether it was stopped by its caller (a cancel, an interrupt)
+    /// before it was over.
+    pub cancelled: bool,
     /// The search's counters.
     pub stats: dfs::Stats,
     /// The reductions an exhaustive search used, in words (and why
@@ -281,6 +284,7 @@ impl<'m> Sampler<'m> {
         Ok(ExploreReport {
             budgets: super::BUDGETS,
             workers: 1,
+            cancelled,
             scenario: explorer.scenario_id().to_string(),
             strategy: self.name.clone(),
             complete: false,
@@ -774,6 +778,7 @@ impl Explorer {
         Ok(ExploreReport {
             budgets: super::BUDGETS,
             workers: parts.len(),
+            cancelled,
             scenario: self.scenario.id().to_string(),
             strategy: "exhaustive".to_string(),
             declaration: self

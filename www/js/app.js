@@ -1149,7 +1149,7 @@ async function search(strategy, budget, start) {
 function coverageLeft(report) {
   const s = report.stats;
   const f = report.frontier;
-  const stopped = report.boundedBy === 'cancelled'
+  const stopped = report.cancelled
     ? `cancelled after ${count(s.runs, 'run')}`
     : `stopped at its budget of ${count(s.runs, 'run')}`;
   const covered = `${count(s.distinctStates, 'distinct state')} and ${count(s.finalStates, 'final state')} reached, runs up to ${count(s.maxDepth, 'step')} long`;
@@ -1168,7 +1168,7 @@ function showReport(report) {
   let coverage = report.complete
     ? `every schedule covered: ${count(s.runs, 'run')}, ${count(s.distinctStates, 'distinct state')}, ${count(s.finalStates, 'final state')}, ${possible}`
     : exhaustive && report.frontier ? coverageLeft(report)
-      : report.boundedBy === 'cancelled' ? `cancelled after ${count(s.runs, 'run')}`
+      : report.cancelled ? `cancelled after ${count(s.runs, 'run')}`
         : exhaustive ? `not every schedule: ${report.boundedBy}` : `${count(s.runs, 'sampled run')}, not every schedule`;
   // A search split across workers sums their counts.
   if (report.workers > 1) coverage += `; split across ${report.workers} workers, counts summed`;
@@ -1192,7 +1192,7 @@ function showReport(report) {
   if (!c) {
     // A sampled search that found nothing passes what it tried; a stopped
     // exhaustive search has not passed yet.
-    const passed = report.complete || (!exhaustive && report.boundedBy !== 'cancelled');
+    const passed = report.complete || (!exhaustive && !report.cancelled);
     const tone = report.asDeclared === false ? 'fail' : passed ? 'pass' : '';
     status(`${declared}No violation in ${context} (${coverage}). Shown: one completed run.`, tone);
     return;
