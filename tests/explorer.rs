@@ -181,7 +181,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     assert!(result.passed, "{:?}", result.checks);
     let trace = result.trace.unwrap();
     assert_eq!(trace[0].report.sql.as_deref(), Some("BEGIN IMMEDIATE"));
-    assert_eq!(trace[0].locks[0].level, "RESERVED");
+    assert_eq!(trace[0].locks[0].level, LockLevel::Reserved);
     assert!(matches!(
         trace[1].report.progress,
         replayground::sim::Progress::Blocked
@@ -200,7 +200,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     assert!(insert.tables["orders.db"]["effects"].rows.is_empty());
     let commit = &trace[5];
     assert_eq!(commit.tables["orders.db"]["effects"].rows.len(), 1);
-    assert_eq!(commit.locks[0].level, "NONE");
+    assert_eq!(commit.locks[0].level, LockLevel::None);
     assert!(matches!(
         &result.statuses[1],
         Status::Finished { outcome } if outcome.kind == "replay"

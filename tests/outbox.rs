@@ -11,6 +11,7 @@ use replayground::scenarios::{self, sweep::crash_sweep};
 use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
 use replayground::sim::scheduler::{dfs, RoundRobin};
 use replayground::sim::Schedule;
+use replayground::storage::LockLevel;
 use replayground::storage::Store;
 
 fn explorer(id: &str, params: serde_json::Value) -> Explorer {
@@ -114,7 +115,7 @@ fn the_relay_is_really_killed_after_the_consumer_commit() {
         .find(|s| s.report.name == "crash (exit 71)")
         .expect("a crash step");
     assert!(
-        crash.locks.iter().all(|l| l.level == "NONE"),
+        crash.locks.iter().all(|l| l.level == LockLevel::None),
         "its locks vanished: {:?}",
         crash.locks
     );

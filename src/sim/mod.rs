@@ -450,8 +450,10 @@ impl Status {
 pub struct LockView {
     /// The attempt owning the connection.
     pub attempt: String,
-    /// Its lock level (`NONE`, `SHARED`, `RESERVED`, `PENDING`, `EXCLUSIVE`).
-    pub level: String,
+    /// Its lock level, written `NONE`, `SHARED`, `RESERVED`, `PENDING` or
+    /// `EXCLUSIVE` in the JSON and the trace.
+    #[serde(serialize_with = "serialize_level")]
+    pub level: LockLevel,
     /// In WAL mode, its locks on the wal-index: `WRITE` (the one writer),
     /// `CKPT` (checkpointing), `RECOVER`, and `READ0`..`READ4` (the read
     /// slot its snapshot is pinned by); empty otherwise.
@@ -493,7 +495,7 @@ impl LockView {
         }
         LockView {
             attempt: label.to_string(),
-            level: level_name(level),
+            level,
             wal,
             snapshot,
             log_frames,
@@ -890,8 +892,13 @@ impl std::fmt::Debug for Checkpoint {
     }
 }
 
+/// A lock level as SQLite's documentation writes it: `RESERVED`.
 fn level_name(level: LockLevel) -> String {
     format!("{level:?}").to_uppercase()
+}
+
+fn serialize_level<S: serde::Serializer>(level: &LockLevel, out: S) -> Result<S::Ok, S::Error> {
+    out.serialize_str(&level_name(*level))
 }
 
 impl<'s> Run<'s> {
