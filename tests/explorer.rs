@@ -195,7 +195,10 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     assert_eq!(insert.report.name, "insert effect");
     assert_eq!(insert.changes.len(), 1);
     assert_eq!(insert.changes[0].table, "effects");
-    assert_eq!(insert.changes[0].op, "insert");
+    assert_eq!(
+        insert.changes[0].op,
+        replayground::storage::ChangeOp::Insert
+    );
     // Not committed yet: the committed tables are still empty.
     assert!(insert.tables["orders.db"]["effects"].rows.is_empty());
     let commit = &trace[5];

@@ -511,8 +511,8 @@ pub struct RowChange {
     pub db: String,
     /// The table.
     pub table: String,
-    /// `insert`, `update` or `delete`.
-    pub op: String,
+    /// What the step did to the row (`insert`, `update`, `delete`).
+    pub op: crate::storage::ChangeOp,
     /// The rowid.
     pub rowid: i64,
 }
@@ -1414,7 +1414,7 @@ impl<'s> Run<'s> {
                     c.take_changes().into_iter().map(move |ch| RowChange {
                         db: db.clone(),
                         table: ch.table,
-                        op: ch.op.to_string(),
+                        op: ch.op,
                         rowid: ch.rowid,
                     })
                 })

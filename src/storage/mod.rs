@@ -874,12 +874,21 @@ impl std::ops::Deref for SqliteRef<'_> {
     }
 }
 
+/// What a statement did to a row (serialized `insert`, `update`, `delete`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChangeOp {
+    Insert,
+    Update,
+    Delete,
+}
+
 /// A row a statement changed, as SQLite's update hook reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Change {
-    /// `insert`, `update` or `delete`.
-    pub op: &'static str,
+    /// What it did.
+    pub op: ChangeOp,
     /// The table.
     pub table: String,
     /// The row's rowid.
@@ -1007,10 +1016,11 @@ impl Conn {
                     let log = log.clone();
                     c.update_hook(Some(move |action, _db: &str, table: &str, rowid| {
                         let op = match action {
-                            rusqlite::hooks::Action::SQLITE_INSERT => "insert",
-                            rusqlite::hooks::Action::SQLITE_UPDATE => "update",
-                            rusqlite::hooks::Action::SQLITE_DELETE => "delete",
-                            _ => "other",
+                            rusqlite::hooks::Action::SQLITE_INSERT => ChangeOp::Insert,
+                            rusqlite::hooks::Action::SQLITE_UPDATE => ChangeOp::Update,
+                            rusqlite::hooks::Action::SQLITE_DELETE => ChangeOp::Delete,
+                            // The hook reports nothing else.
+                            _ => return,
                         };
                         if let Ok(mut log) = log.lock() {
                             log.push(Change {
