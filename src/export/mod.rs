@@ -23,7 +23,7 @@ const REPR: &str = include_str!("repr.rs");
 /// Whether a step ends its attempt, and whether it kills its process.
 fn ends_and_kill(report: &crate::sim::StepReport) -> (bool, bool) {
     match &report.progress {
-        Progress::Finished { outcome } => (true, outcome.kind == "crashed" && report.sql.is_none()),
+        Progress::Finished { outcome } => (true, outcome.is_crash() && report.sql.is_none()),
         Progress::Failed { .. } => (true, false),
         _ => (false, false),
     }

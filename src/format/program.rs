@@ -2409,9 +2409,9 @@ impl Attempt for ProgramAttempt {
         if let Some(crash) = &instance.crash {
             if crash.after == self.state.done_steps {
                 self.crash();
-                self.state.over = Some("crashed");
+                self.state.over = Some(crate::sim::CRASHED);
                 let outcome = Outcome {
-                    kind: "crashed".into(),
+                    kind: crate::sim::CRASHED.into(),
                     result: crash.result.clone(),
                 };
                 let note = self.note_words(step, &crash.note, &|_| None);
@@ -2557,10 +2557,10 @@ impl Attempt for ProgramAttempt {
             (Some(action), _, _) => self.apply(step, action, ctx),
             (None, StepKind::Crash, _) => {
                 self.crash();
-                self.state.over = Some("crashed");
+                self.state.over = Some(crate::sim::CRASHED);
                 (
                     Progress::Finished {
-                        outcome: Outcome::new("crashed"),
+                        outcome: Outcome::new(crate::sim::CRASHED),
                     },
                     None,
                 )
@@ -2736,7 +2736,7 @@ impl Attempt for ProgramAttempt {
         for conn in &mut self.conns {
             *conn = None;
         }
-        self.state.over = Some("crashed");
+        self.state.over = Some(crate::sim::CRASHED);
     }
 
     fn waits_for(&self) -> Option<usize> {

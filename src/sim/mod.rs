@@ -135,7 +135,15 @@ pub struct Outcome {
     pub result: Option<String>,
 }
 
+/// The outcome kind of an attempt whose process died ([`Outcome::is_crash`]).
+pub const CRASHED: &str = "crashed";
+
 impl Outcome {
+    /// Whether it is the outcome of an attempt whose process died.
+    pub fn is_crash(&self) -> bool {
+        self.kind == CRASHED
+    }
+
     /// An outcome without a result.
     pub fn new(kind: &str) -> Self {
         Outcome {
@@ -1642,7 +1650,7 @@ impl<'s> Run<'s> {
         self.changed(attempt);
         self.locks_now.take();
         self.statuses[attempt] = Status::Finished {
-            outcome: Outcome::new("crashed"),
+            outcome: Outcome::new(CRASHED),
         };
         self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
         if self.scenario.observes_end_of(attempt) {
