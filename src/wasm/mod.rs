@@ -660,7 +660,9 @@ impl Exploration {
         if !self.done {
             match self.search.advance(&self.explorer, runs) {
                 Ok(done) => self.done = done,
-                Err(Error::Interrupted) => {
+                // Heard in a run, or in a statement outside one (a check, a
+                // checkpoint's redo): either way the caller asked.
+                Err(e) if matches!(e, Error::Interrupted) || crate::storage::interrupt_asked() => {
                     self.interrupted = true;
                     self.cancelled = true;
                     self.done = true;
