@@ -11,12 +11,16 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::format;
 use replayground::sim::explore::{ExploreReport, Explorer};
 use replayground::sim::schedule::Schedule;
 use replayground::sim::scheduler::dfs::Stats;
 use replayground::sim::strategy::{Kind, Strategy, Without};
 use replayground::sim::{Bound, Status, Verdict};
+
+mod common;
+use common::explorer;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use common::let_the_browser_run;
 
 /// Two attempts that each wait for the other to go first: every schedule
 /// goes round for ever (read-only: see the file).
@@ -43,11 +47,6 @@ schema = "CREATE TABLE t (x);"
 [[attempts]]
 steps = [ { name = "count", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c", on.error = { finish = "done" }, on.rows = { finish = "done" } } ]
 "#;
-
-fn explorer(source: &str, name: &str) -> Explorer {
-    let file = format::parse(source, name).unwrap();
-    Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
-}
 
 /// The counter of `stats` the design must raise.
 type Counter = fn(&Stats) -> u64;
@@ -170,22 +169,6 @@ macro_rules! searched_by_every_strategy {
             }
         )*
     };
-}
-
-/// Waits for a `setTimeout(0)`: the page's event loop (and the test
-/// runner's WebDriver calls, which time out after 20 s) run meanwhile.
-#[cfg(all(target_family = "wasm", target_os = "unknown"))]
-async fn let_the_browser_run() {
-    use wasm_bindgen::JsCast;
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let global = js_sys::global();
-        let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into()).unwrap();
-        set_timeout
-            .unchecked_into::<js_sys::Function>()
-            .call2(&global, &resolve, &0.into())
-            .unwrap();
-    });
-    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
 
 searched_by_every_strategy! {

@@ -7,17 +7,14 @@
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::format;
 use replayground::scenarios;
 use replayground::sim::explore::{Explorer, RunResult};
 use replayground::sim::scheduler::RoundRobin;
 use replayground::sim::strategy::{Kind, Strategy};
 use replayground::sim::{Bound, Status, BUDGETS};
 
-fn explorer(source: &str, name: &str) -> Explorer {
-    let file = format::parse(source, name).unwrap();
-    Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
-}
+mod common;
+use common::explorer;
 
 fn round_robin(source: &str, name: &str) -> RunResult {
     explorer(source, name).run(&mut RoundRobin, false).unwrap()
@@ -216,27 +213,12 @@ macro_rules! tests {
             $(
                 #[wasm_bindgen_test::wasm_bindgen_test]
                 async fn $check() {
-                    super::let_the_browser_run().await;
+                    super::common::let_the_browser_run().await;
                     super::$check();
                 }
             )*
         }
     };
-}
-
-/// Waits for a `setTimeout(0)`.
-#[cfg(all(target_family = "wasm", target_os = "unknown"))]
-async fn let_the_browser_run() {
-    use wasm_bindgen::JsCast;
-    let promise = js_sys::Promise::new(&mut |resolve, _| {
-        let global = js_sys::global();
-        let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into()).unwrap();
-        set_timeout
-            .unchecked_into::<js_sys::Function>()
-            .call2(&global, &resolve, &0.into())
-            .unwrap();
-    });
-    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
 }
 
 tests!(

@@ -505,33 +505,23 @@ schema = "CREATE TABLE t (id INTEGER PRIMARY KEY);"
 steps = [ { name = "grow", sql = "INSERT INTO t DEFAULT VALUES", on.ok = { goto = "grow" } } ]
 "#;
     type Build = Box<dyn Fn() -> Box<dyn Scenario>>;
+    let builtin = |id: &'static str| -> Build { Box::new(move || scenarios::build(id).unwrap()) };
+    let file = |source: &'static str, name: &'static str| -> Build {
+        Box::new(move || {
+            format::parse(source, name)
+                .unwrap()
+                .build(&serde_json::Value::Null)
+                .unwrap()
+        })
+    };
     let builds: Vec<(&str, Build)> = vec![
-        (
-            "idem-check-then-write",
-            Box::new(|| scenarios::build("idem-check-then-write").unwrap()),
-        ),
-        (
-            "idem-race",
-            Box::new(|| scenarios::build("idem-race").unwrap()),
-        ),
+        ("idem-check-then-write", builtin("idem-check-then-write")),
+        ("idem-race", builtin("idem-race")),
         (
             "after-you",
-            Box::new(|| {
-                format::parse(include_str!("designs/after-you.toml"), "after-you")
-                    .unwrap()
-                    .build(&serde_json::Value::Null)
-                    .unwrap()
-            }),
+            file(include_str!("designs/after-you.toml"), "after-you"),
         ),
-        (
-            "growing",
-            Box::new(move || {
-                format::parse(growing, "growing")
-                    .unwrap()
-                    .build(&serde_json::Value::Null)
-                    .unwrap()
-            }),
-        ),
+        ("growing", file(growing, "growing")),
     ];
     for (name, build) in builds {
         let explorer = Explorer::new(build()).unwrap();

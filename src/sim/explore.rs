@@ -875,22 +875,11 @@ impl Explorer {
     pub fn shortest_failing(&self, budget: u64) -> Result<Option<Schedule>> {
         let mut queue: VecDeque<Vec<usize>> = VecDeque::from([Vec::new()]);
         let mut visited = HashSet::new();
-        let mut runs = 0;
-        let mut steps = 0;
-        let mut spent = super::Spent::default();
+        let mut shrink = Shrink::new(budget);
         while let Some(prefix) = queue.pop_front() {
-            runs += 1;
-            steps += prefix.len() as u64;
-            if runs > budget || steps > SHRINK_STEP_BUDGET {
+            let Some(run) = shrink.replay(self, &prefix)? else {
                 return Ok(None);
-            }
-            let mut run = self.start(false)?;
-            for &choice in &prefix {
-                run.step(choice)?;
-            }
-            if !within_shrink_budget(&mut spent, &run) {
-                return Ok(None);
-            }
+            };
             if !visited.insert(run.state_key(false)) {
                 continue;
             }
@@ -908,9 +897,7 @@ impl Explorer {
         }
         Ok(None)
     }
-}
 
-impl Explorer {
     /// The shortest run that goes round for ever ([`Schedule::lasso`]): the
     /// steps to a state plus a cycle back to it, fewest in all. The states
     /// reachable are enumerated breadth-first (exact keys), each with the
@@ -927,21 +914,11 @@ impl Explorer {
         let mut next: Vec<Vec<(usize, usize)>> = Vec::new();
         let mut ids: HashMap<u64, usize> = HashMap::new();
         let mut queue: VecDeque<(Vec<usize>, Option<usize>)> = VecDeque::from([(Vec::new(), None)]);
-        let (mut runs, mut steps) = (0u64, 0u64);
-        let mut spent = super::Spent::default();
+        let mut shrink = Shrink::new(budget);
         while let Some((prefix, parent)) = queue.pop_front() {
-            runs += 1;
-            steps += prefix.len() as u64;
-            if runs > budget || steps > SHRINK_STEP_BUDGET {
+            let Some(run) = shrink.replay(self, &prefix)? else {
                 return Ok(None);
-            }
-            let mut run = self.start(false)?;
-            for &choice in &prefix {
-                run.step(choice)?;
-            }
-            if !within_shrink_budget(&mut spent, &run) {
-                return Ok(None);
-            }
+            };
             let key = run.state_key(false);
             let known = ids.get(&key).copied();
             let id = known.unwrap_or(prefixes.len());
@@ -1035,12 +1012,43 @@ pub const SHRINK_SPENT: super::Spent = super::Spent {
     bytes: 4 * super::BUDGETS.run_bytes,
 };
 
-/// Adds what `run` spent to `spent`; false once that is more than the
-/// shrinker may spend ([`SHRINK_SPENT`]).
-fn within_shrink_budget(spent: &mut super::Spent, run: &Run<'_>) -> bool {
-    spent.instructions += run.spent().instructions;
-    spent.bytes += run.spent().bytes;
-    spent.instructions <= SHRINK_SPENT.instructions && spent.bytes <= SHRINK_SPENT.bytes
+/// What the breadth-first shrinkers have spent of their budgets: runs,
+/// steps ([`SHRINK_STEP_BUDGET`]) and what the runs spent ([`SHRINK_SPENT`]).
+struct Shrink {
+    budget: u64,
+    runs: u64,
+    steps: u64,
+    spent: super::Spent,
+}
+
+impl Shrink {
+    fn new(budget: u64) -> Self {
+        Shrink {
+            budget,
+            runs: 0,
+            steps: 0,
+            spent: super::Spent::default(),
+        }
+    }
+
+    /// A run of `explorer` replayed to the end of `prefix`; `None` once a
+    /// budget is spent (then the shrinker proves nothing).
+    fn replay<'e>(&mut self, explorer: &'e Explorer, prefix: &[usize]) -> Result<Option<Run<'e>>> {
+        self.runs += 1;
+        self.steps += prefix.len() as u64;
+        if self.runs > self.budget || self.steps > SHRINK_STEP_BUDGET {
+            return Ok(None);
+        }
+        let mut run = explorer.start(false)?;
+        for &choice in prefix {
+            run.step(choice)?;
+        }
+        self.spent.instructions += run.spent().instructions;
+        self.spent.bytes += run.spent().bytes;
+        let within = self.spent.instructions <= SHRINK_SPENT.instructions
+            && self.spent.bytes <= SHRINK_SPENT.bytes;
+        Ok(within.then_some(run))
+    }
 }
 
 /// Steps the breadth-first shrinker may replay, all its runs together: each

@@ -1,4 +1,34 @@
-//! What more than one test file uses: the conformance set's designs.
+//! What more than one test file uses: the conformance set's designs, a
+//! design's explorer, and a pause that lets the browser run. Each test
+//! binary uses part of it.
+#![allow(dead_code)]
+
+use replayground::format;
+use replayground::sim::explore::Explorer;
+
+/// The explorer of the design `source`, named `name`, at its defaults.
+pub fn explorer(source: &str, name: &str) -> Explorer {
+    let file = format::parse(source, name).unwrap();
+    Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
+}
+
+/// Waits for a `setTimeout(0)`: the page's event loop (and the test
+/// runner's WebDriver calls, which time out after 20 s) run meanwhile. In
+/// Chromium a test that runs long lets the browser run first, as the runner
+/// only yields between tests that wait for something.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub async fn let_the_browser_run() {
+    use wasm_bindgen::JsCast;
+    let promise = js_sys::Promise::new(&mut |resolve, _| {
+        let global = js_sys::global();
+        let set_timeout = js_sys::Reflect::get(&global, &"setTimeout".into()).unwrap();
+        set_timeout
+            .unchecked_into::<js_sys::Function>()
+            .call2(&global, &resolve, &0.into())
+            .unwrap();
+    });
+    wasm_bindgen_futures::JsFuture::from(promise).await.unwrap();
+}
 
 macro_rules! designs {
     ($($name:literal),* $(,)?) => {

@@ -61,6 +61,16 @@ export async function openPage(browser, origin, contextOptions = {}) {
   return { context, page, seen };
 }
 
+// Opens the playground at `query` (a page of openPage's, `viewport` wide)
+// on `env`'s server, once the page says it is ready.
+export async function openReady(env, query, viewport, contextOptions = {}) {
+  const opened = await openPage(env.browser, env.server.url, contextOptions);
+  await opened.page.setViewportSize(viewport);
+  await opened.page.goto(`${env.server.url}${query}`);
+  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  return opened;
+}
+
 // Saves a screenshot under tests/e2e/artifacts/ (the whole page unless `fullPage` is false).
 export async function screenshot(page, name, fullPage = true) {
   mkdirSync(artifacts, { recursive: true });

@@ -8,18 +8,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+import { openReady, screenshot, serveAndLaunch } from './harness.mjs';
 
 const env = serveAndLaunch();
 const here = path.dirname(fileURLToPath(import.meta.url));
 const hostile = (name) => readFileSync(path.join(here, '../designs/hostile', `${name}.toml`), 'utf8');
 
-async function open(query, viewport = { width: 1280, height: 800 }) {
-  const opened = await openPage(env.browser, env.server.url);
-  await opened.page.setViewportSize(viewport);
-  await opened.page.goto(`${env.server.url}${query}`);
-  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
-  return opened;
+function open(query, viewport = { width: 1280, height: 800 }) {
+  return openReady(env, query, viewport);
 }
 
 // Opens `source` as a new design and runs it.

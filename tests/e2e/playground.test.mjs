@@ -5,17 +5,13 @@
 import fs from 'node:fs';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+import { openReady, screenshot, serveAndLaunch } from './harness.mjs';
 
 const env = serveAndLaunch();
 
 // Opens the page at `query` and waits until the scenario is loaded.
-async function open(query, viewport = { width: 1500, height: 1000 }) {
-  const opened = await openPage(env.browser, env.server.url);
-  await opened.page.setViewportSize(viewport);
-  await opened.page.goto(`${env.server.url}${query}`);
-  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
-  return opened;
+function open(query, viewport = { width: 1500, height: 1000 }) {
+  return openReady(env, query, viewport);
 }
 
 // The text of every step box, in order.

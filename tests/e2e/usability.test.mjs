@@ -9,17 +9,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+import { openPage, openReady, screenshot, serveAndLaunch } from './harness.mjs';
 
 const env = serveAndLaunch();
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-async function open(query, viewport = { width: 1280, height: 800 }, options = {}) {
-  const opened = await openPage(env.browser, env.server.url, options);
-  await opened.page.setViewportSize(viewport);
-  await opened.page.goto(`${env.server.url}${query}`);
-  await opened.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
-  return opened;
+function open(query, viewport = { width: 1280, height: 800 }, options = {}) {
+  return openReady(env, query, viewport, options);
 }
 
 // Whether `locator`'s box is inside the window.
