@@ -968,12 +968,16 @@ const actions = {
       status(`The script could not be made: ${error.message}`, 'fail');
     }
   },
-  // Cancels a running search or round-robin run: a search answers with
-  // what it covered; a run (or a search in the middle of a long run) that
-  // has not answered within engine.SETTLE_MS is ended with the engine,
-  // which starts over with the scenario shown.
+  // Cancels a running search or round-robin run. A search answers between
+  // its slices with what it covered (its report is kept, however long the
+  // machine takes to answer); a round-robin run that has not answered
+  // within engine.SETTLE_MS is ended with the engine, which starts over
+  // with the scenario shown.
   async cancel() {
-    state.search?.cancel();
+    if (state.search) {
+      state.search.cancel();
+      return;
+    }
     if (await engine.settle('a run under way was cancelled')) {
       state.stepper = null;
       await reload('Cancelled: the run under way was stopped, and the scenario started over.');
