@@ -8,6 +8,13 @@
   of someone else's put beside them (a page that embeds a scenario) gets
   EMBEDDING_CSP instead, what an embed needs, and its own inline scripts and
   styles are allowed;
+- cross-origin isolation (COOP and COEP) for the project's own pages, so
+  that they may share memory with their workers: the engine's interrupt flag
+  (www/js/engine.js, settle) and the benchmark's fine timer need it. Every
+  other response carries COEP too (a worker of an isolated page must, and an
+  embed framed by an isolated page); a host page is not isolated (its own
+  resources are its business), and its engine restarts instead of
+  interrupting;
 - no caching, so a rebuilt package is picked up on reload.
 
 Prints the URL on one line ("replayground: serving ... at URL") once listening.
@@ -64,12 +71,11 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         ancestors = "*" if bare.endswith("/embed.html") else "'self'"
         policy = EMBEDDING_CSP if is_host_page(bare) else CSP.format(ancestors=ancestors)
         self.send_header("Content-Security-Policy", policy)
-        if path.split("?", 1)[0].endswith("/bench.html"):
-            # The benchmark page is cross-origin isolated, so that its timer
-            # resolves finely (5 us instead of 100 us); everything it loads is
-            # its own origin's.
-            self.send_header("Cross-Origin-Opener-Policy", "same-origin")
+        if not is_host_page(bare):
+            # Everything the project's pages load is this origin's.
             self.send_header("Cross-Origin-Embedder-Policy", "require-corp")
+            if bare in OWN_PAGES:
+                self.send_header("Cross-Origin-Opener-Policy", "same-origin")
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Cache-Control", "no-cache")
         super().end_headers()

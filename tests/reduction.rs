@@ -463,6 +463,50 @@ fn parts_merge_only_whole() {
     }
 }
 
+/// A split search stopped early can go on from every shard's frontier; once
+/// one shard was interrupted in the middle of a run (its caller's
+/// `setInterrupt`), that run's branch is lost, so the merged report keeps no
+/// frontier (nothing to continue from that would skip it), says why, and is
+/// not complete.
+#[test]
+fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
+    let build = || scenarios::build("outbox-two-relays").unwrap();
+    let explorer = Explorer::new(build()).unwrap();
+    let parts: Vec<_> = (0..2)
+        .map(|index| {
+            let mut search = Dfs::new(Options {
+                shard: Some(Shard { index, count: 2 }),
+                ..Options::default()
+            });
+            assert!(
+                !search.advance(&explorer, 3).unwrap(),
+                "shard {index} ended in 3 runs"
+            );
+            search.part()
+        })
+        .collect();
+    let stopped = explorer.report_parts(&parts, true).unwrap();
+    assert!(stopped.frontier.is_some() && !stopped.complete);
+    assert_eq!(stopped.bounded_by.as_deref(), Some("cancelled"));
+    let mut lost = parts.clone();
+    lost[1].interrupted = true;
+    let report = explorer.report_parts(&lost, true).unwrap();
+    assert!(report.frontier.is_none(), "{:?}", report.frontier);
+    assert!(!report.complete && report.cancelled);
+    assert_eq!(
+        report.bounded_by.as_deref(),
+        Some(replayground::sim::explore::INTERRUPTED)
+    );
+    // The flag crosses between workers with the part, and a part from
+    // before it existed reads as not interrupted.
+    let json = serde_json::to_value(&lost[1]).unwrap();
+    assert_eq!(json["interrupted"], true);
+    let mut old = json.clone();
+    old.as_object_mut().unwrap().remove("interrupted");
+    let read: replayground::sim::scheduler::split::Part = serde_json::from_value(old).unwrap();
+    assert!(!read.interrupted);
+}
+
 /// Going back to a checkpoint instead of replaying every run from the start
 /// takes a fraction of the steps and proves the same (two relays delivering
 /// two events: 43,548 steps replayed from the start, about 10,400 rewound).

@@ -19,6 +19,10 @@ use crate::{Error, Result};
 /// assertion beside `format::MAX_ATTEMPT_STEPS`).
 pub const MAX_RUN_STEPS: usize = 30_000;
 
+/// What a search interrupted in the middle of a run (`setInterrupt`) was
+/// bounded by: the run under way is lost with its branch.
+pub const INTERRUPTED: &str = "interrupted in the middle of a run (setInterrupt): the counts are of the runs that finished before it";
+
 /// The outcome of one run.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -747,7 +751,9 @@ impl Explorer {
         let log10 = naive_interleavings_log10(counts);
         let uniform_log10 =
             uniform_interleavings_log10(counts.len(), counts.iter().copied().max().unwrap_or(0));
-        let bounded_by = if cancelled {
+        let bounded_by = if merged.interrupted {
+            Some(INTERRUPTED.to_string())
+        } else if cancelled {
             Some("cancelled".to_string())
         } else if merged.budget_spent {
             Some(format!("run budget of {} runs", stats.runs))
@@ -778,7 +784,7 @@ impl Explorer {
         Ok(ExploreReport {
             budgets: super::BUDGETS,
             workers: parts.len(),
-            cancelled,
+            cancelled: cancelled || merged.interrupted,
             scenario: self.scenario.id().to_string(),
             strategy: "exhaustive".to_string(),
             declaration: self

@@ -564,7 +564,15 @@ impl Exploration {
             ));
         }
         match &self.search {
-            Search::Exhaustive(dfs) => to_js(&dfs.part()),
+            Search::Exhaustive(dfs) => {
+                let mut part = dfs.part();
+                if self.interrupted {
+                    // Its interrupted run's branch is lost with the run.
+                    part.interrupted = true;
+                    part.frontier = None;
+                }
+                to_js(&part)
+            }
             Search::Sample(_) => Err(JsError::new(
                 "only an exhaustive search is split into parts",
             )),
@@ -635,9 +643,7 @@ impl Exploration {
             if self.interrupted {
                 // What was left is not known: the interrupted run's branch
                 // was lost with it.
-                report.bounded_by = Some(
-                    "interrupted in the middle of a run (setInterrupt): the counts are of the runs that finished before it".into(),
-                );
+                report.bounded_by = Some(crate::sim::explore::INTERRUPTED.into());
                 report.frontier = None;
                 report.complete = false;
             }

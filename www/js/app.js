@@ -500,7 +500,7 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   // scenario's stepper is gone with it).
   state.generation += 1;
   state.search?.cancel();
-  if (await engine.settle('another scenario was chosen while a run was under way')) state.stepper = null;
+  if (await engine.settle('another scenario was chosen while a run was under way') === 'restarted') state.stepper = null;
   // Before the catalog is read (the page's first scenario), the engine
   // describes the one scenario asked for.
   const entry = source === null && state.catalog.length
@@ -968,19 +968,24 @@ const actions = {
       status(`The script could not be made: ${error.message}`, 'fail');
     }
   },
-  // Cancels a running search or round-robin run. A search answers between
-  // its slices with what it covered (its report is kept, however long the
-  // machine takes to answer); a round-robin run that has not answered
-  // within engine.SETTLE_MS is ended with the engine, which starts over
-  // with the scenario shown.
+  // Cancels a running search or round-robin run. The engine answers
+  // between a search's slices with what the search covered; past
+  // engine.SETTLE_MS the statement under way is interrupted (a search then
+  // reports the runs before it, and cannot be continued; a round-robin run
+  // is stopped); an engine that answers neither way is ended and starts
+  // over with the scenario shown.
   async cancel() {
-    if (state.search) {
+    const searching = Boolean(state.search);
+    if (searching) {
+      state.search.cancelled = true;
       state.search.cancel();
-      return;
     }
-    if (await engine.settle('a run under way was cancelled')) {
+    const how = await engine.settle(`a ${searching ? 'search' : 'run'} under way was cancelled`);
+    if (how === 'restarted') {
       state.stepper = null;
-      await reload('Cancelled: the run under way was stopped, and the scenario started over.');
+      await reload(`Cancelled: the ${searching ? 'search' : 'run'} under way did not stop, so the engine started over with the scenario.`);
+    } else if (how === 'interrupted' && !searching) {
+      status('Cancelled: the run under way was stopped.', 'fail');
     }
   },
   // Continues the search that stopped on its budget or was cancelled.
@@ -1135,12 +1140,17 @@ async function search(strategy, budget, start) {
     if (report.frontier) state.paused = { generation, strategy };
     showReport(report);
     // Show a run: the counterexample, or, when none was found, one
-    // completed run with its checks passing.
-    const schedule = report.counterexample?.schedule
-      ?? (await engine.runScenario(state.arg, { params, strategy: 'round-robin', trace: false })).schedule;
-    if (!current()) return;
-    state.view = await state.stepper.setSchedule(schedule);
-    state.selected = state.view.trace.length - 1;
+    // completed run with its checks passing. A cancel meanwhile stops it
+    // (the report stays; the run shown stays what it was).
+    try {
+      const schedule = report.counterexample?.schedule
+        ?? (await engine.runScenario(state.arg, { params, strategy: 'round-robin', trace: false })).schedule;
+      if (!current()) return;
+      state.view = await state.stepper.setSchedule(schedule);
+      state.selected = state.view.trace.length - 1;
+    } catch (error) {
+      if (!search.cancelled) throw error;
+    }
   } finally {
     stopDrawing();
     if (state.search === search) state.search = null;

@@ -27,6 +27,7 @@ export function onRestart(listener) {
 function restart(reason, requested = false) {
   const dead = worker;
   worker = null;
+  interrupting = null;
   dead?.terminate();
   const message = `the engine stopped (${reason}) and was restarted; what it held is gone, so reload the scenario`;
   for (const call of pending.values()) call.reject(new Error(message));
@@ -35,31 +36,68 @@ function restart(reason, requested = false) {
 }
 
 // How long a call under way may take to answer once the page wants the
-// engine back (a cancelled search answers between two runs; one run may
-// take a second or two): past it the engine is restarted.
+// engine back (a cancelled search answers between its slices, a tenth of a
+// second at most unless one run takes longer) before the statement it runs
+// is interrupted.
 export const SETTLE_MS = 50;
 
-// Gives the engine back to the page within SETTLE_MS: resolves at once
-// (false) when no call is under way, or when the calls under way answer
-// in time; otherwise ends the worker (they are rejected with a sentence,
-// and whatever the engine held is gone) and resolves true. Await it before
-// the next call: a call made meanwhile is rejected with the others when
-// the engine restarts.
+// How long an interrupted call may take to answer before the engine is
+// restarted: the statement it ran ends at SQLite's next progress check
+// (measured 1-11 ms); only an engine stuck outside SQLite takes longer.
+export const INTERRUPT_GRACE_MS = 2000;
+
+// A flag shared with the engine's worker (its `setInterrupt`): set, it
+// interrupts the statement the engine runs. A page may share memory with
+// its workers only when it is cross-origin isolated (COOP and COEP
+// headers, as scripts/serve.py sends); elsewhere there is no flag, and an
+// engine that does not answer within SETTLE_MS is restarted.
+const canInterrupt = Boolean(globalThis.crossOriginIsolated) && typeof SharedArrayBuffer === 'function';
+const newFlag = () => (canInterrupt ? new Int32Array(new SharedArrayBuffer(4)) : null);
+let flag = null;
+// The calls an interrupt is for: once they have answered, the flag is
+// cleared before anything else hears of it, so the next call runs.
+let interrupting = null;
+
+// Gives the engine back to the page: resolves with how the calls under way
+// ended. 'answered': none was under way, or they answered within
+// SETTLE_MS; 'interrupted': the statement they ran was interrupted and they
+// answered (a search with what it covered before the interrupted run, a
+// run or a step with an error); 'restarted': they did not answer, and the
+// worker was ended (they are rejected with a sentence, and whatever the
+// engine held is gone). Await it before the next call: a call made
+// meanwhile may be interrupted or rejected with the others.
 export function settle(reason) {
-  if (pending.size === 0) return Promise.resolve(false);
-  const waiting = [...pending.keys()];
+  if (pending.size === 0) return Promise.resolve('answered');
+  const waiting = new Set(pending.keys());
   return new Promise((resolve) => {
-    const done = () => waiting.every((id) => !pending.has(id));
     const started = performance.now();
+    let interruptedAt = null;
     const poll = () => {
-      if (done()) resolve(false);
-      else if (performance.now() - started >= SETTLE_MS) {
+      const now = performance.now();
+      if ([...waiting].every((id) => !pending.has(id))) {
+        resolve(interruptedAt == null ? 'answered' : 'interrupted');
+      } else if (interruptedAt == null && now - started >= SETTLE_MS && flag) {
+        interrupting = waiting;
+        Atomics.store(flag, 0, 1);
+        interruptedAt = now;
+        setTimeout(poll, 5);
+      } else if (now - (interruptedAt ?? started) >= (interruptedAt == null ? SETTLE_MS : INTERRUPT_GRACE_MS)) {
         restart(reason, true);
-        resolve(true);
+        resolve('restarted');
       } else setTimeout(poll, 5);
     };
     poll();
   });
+}
+
+// A call has answered: when it was the last of those interrupted, the flag
+// is cleared (before its answer reaches the page, which may call again).
+function answered(id) {
+  pending.delete(id);
+  if (interrupting && [...interrupting].every((w) => !pending.has(w))) {
+    interrupting = null;
+    if (flag) Atomics.store(flag, 0, 0);
+  }
 }
 
 // The wasm module, fetched and compiled on this page as soon as this script
@@ -78,8 +116,10 @@ function connect() {
   if (worker) return worker;
   const started = new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
   worker = started;
+  flag = newFlag();
+  const shared = flag;
   compiledModule().then((module) => {
-    if (started === worker) started.postMessage({ op: 'init', module });
+    if (started === worker) started.postMessage({ op: 'init', module, flag: shared });
   });
   started.onmessage = ({ data }) => {
     if (started !== worker) return;
@@ -94,7 +134,7 @@ function connect() {
       call.onProgress?.(data.progress, data.finished);
       return;
     }
-    pending.delete(data.id);
+    answered(data.id);
     if (data.ok) call.resolve(data.value);
     else call.reject(new Error(data.error));
   };

@@ -5,11 +5,17 @@
 import init, * as wasm from '../pkg/replayground.js';
 
 // The page sends the module it compiled as the first message ({ op: 'init',
-// module }), or `module: null` when it could not, and then this worker
-// loads it itself. `init()` resolves to the module's raw exports.
+// module, flag }), or `module: null` when it could not, and then this worker
+// loads it itself. `flag`, when the page can share memory with it, is the
+// engine's interrupt flag (see engine.js settle). `init()` resolves to the
+// module's raw exports.
 let begin;
 const ready = new Promise((resolve) => { begin = resolve; })
-  .then((module) => init(module ? { module_or_path: module } : undefined));
+  .then(async ({ module, flag }) => {
+    const exports = await init(module ? { module_or_path: module } : undefined);
+    if (flag) wasm.setInterrupt(flag);
+    return exports;
+  });
 const steppers = new Map();
 const cancelled = new Set();
 let nextHandle = 1;
@@ -19,11 +25,22 @@ let nextHandle = 1;
 // cancel is heard within a tenth of a second.
 const SLICE_MS = 40;
 
-// Runs per call into the engine within a slice: each call starts its run
-// anew (an exhaustive search goes back to a checkpoint of its last state), so
-// a call should do enough runs that this costs little, and few enough that
-// the slice ends near SLICE_MS (a run of the largest designs takes about 50 µs).
+// The most runs per call into the engine within a slice: each call starts
+// its run anew (an exhaustive search goes back to a checkpoint of its last
+// state), so a call should do enough runs that this costs little, and few
+// enough that the slice ends near SLICE_MS (a run of the largest built-ins
+// takes about 50 µs). A design whose runs are slow (a run may take up to its
+// budget of instructions, most of a second) gets fewer, down to one, so that
+// a slice is never much longer than SLICE_MS or one run.
 const RUNS_PER_CALL = 200;
+
+// How many runs the next call makes, from how long the last one took: about
+// a quarter of a slice per call.
+function nextRunsPerCall(runs, ms) {
+  if (ms < SLICE_MS / 8) return Math.min(RUNS_PER_CALL, runs * 2);
+  if (ms > SLICE_MS / 2) return Math.max(1, Math.floor(runs / 2));
+  return runs;
+}
 
 // Lets the worker's queued messages (a cancel) run, then resumes: a message
 // to itself through a channel, queued behind them. (`setTimeout(0)` does the
@@ -80,6 +97,7 @@ async function resume(id, [runs]) {
 // message, and takes in what the others finished between slices.
 async function drive(id, search, shard) {
   let keep = false;
+  let runs = 1;
   if (shard) inboxes.set(id, []);
   try {
     for (;;) {
@@ -91,7 +109,9 @@ async function drive(id, search, shard) {
       const start = performance.now();
       let progress;
       do {
-        progress = search.advance(RUNS_PER_CALL);
+        const called = performance.now();
+        progress = search.advance(runs);
+        runs = nextRunsPerCall(runs, performance.now() - called);
       } while (!progress.done && performance.now() - start < SLICE_MS);
       if (shard) {
         const finished = search.takeFinished();
@@ -185,7 +205,7 @@ const ops = {
 onmessage = async ({ data }) => {
   const { id, op, args = [] } = data;
   if (op === 'init') {
-    begin(data.module);
+    begin({ module: data.module, flag: data.flag });
     return;
   }
   if (op === 'cancel') {

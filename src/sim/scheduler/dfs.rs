@@ -582,6 +582,7 @@ impl Dfs {
             budget_spent: self.budget_spent() && self.is_bounded(),
             cut_by_bound: stats.cut_by_bound > 0,
             frontier: self.frontier(),
+            interrupted: false,
         }
     }
 

@@ -151,6 +151,11 @@ pub struct Part {
     pub cut_by_bound: bool,
     /// What it had left, if it stopped early.
     pub frontier: Option<Frontier>,
+    /// Whether its caller interrupted it in the middle of a run
+    /// (`setInterrupt`): that run's branch is lost, so what the search had
+    /// left is not known and the merged search cannot go on.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 impl Part {
@@ -207,6 +212,8 @@ pub struct Merged {
     pub budget_spent: bool,
     pub cut_by_bound: bool,
     pub frontier: Option<Frontier>,
+    /// Whether a part was interrupted in the middle of a run.
+    pub interrupted: bool,
 }
 
 /// Merges the parts of one search: one whole search, or every shard of a
@@ -232,6 +239,9 @@ pub fn merge(parts: &[Part]) -> Result<Merged> {
     let mut finals = HashSet::new();
     let mut violation: Option<Schedule> = None;
     let mut frontier: Option<Frontier> = None;
+    // One part's lost branch leaves the whole search without a frontier:
+    // going on from the others' would skip it.
+    let interrupted = parts.iter().any(|p| p.interrupted);
     for part in parts {
         part.validate()?;
         let s = &part.stats;
@@ -246,7 +256,7 @@ pub fn merge(parts: &[Part]) -> Result<Merged> {
                 violation = Some(v);
             }
         }
-        if let Some(f) = part.frontier {
+        if let Some(f) = part.frontier.filter(|_| !interrupted) {
             frontier = Some(match frontier {
                 None => f,
                 Some(g) => Frontier {
@@ -273,5 +283,6 @@ pub fn merge(parts: &[Part]) -> Result<Merged> {
         budget_spent: parts.iter().any(|p| p.budget_spent),
         cut_by_bound: parts.iter().any(|p| p.cut_by_bound),
         frontier,
+        interrupted,
     })
 }
