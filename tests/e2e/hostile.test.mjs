@@ -148,6 +148,27 @@ test('another scenario chosen during a search of slow runs opens at once and ste
   assert.deepEqual(seen.errors, []);
 });
 
+test('another scenario chosen during a slow step opens at once and steps', async () => {
+  const { page, seen } = await open('?s=idem-race');
+  await runDesign(page, hostile('slow-loop'), 'A loop of slow statements');
+  // A step of the loop is a statement of about 0.3 s.
+  const opened = await page.evaluate(() => new Promise((resolve) => {
+    document.querySelector('[data-action="step"][data-attempt="0"]').click();
+    setTimeout(() => {
+      const started = performance.now();
+      document.querySelector('[data-scenario="idem-failure"]').click();
+      const title = () => document.getElementById('scenario-title').textContent;
+      const poll = () => (title().includes('slow statements') ? setTimeout(poll, 2) : resolve(performance.now() - started));
+      poll();
+    }, 100);
+  }));
+  console.log(`another scenario opened ${opened.toFixed(0)} ms into a slow step`);
+  assert.ok(opened < 5000, `it opened after ${opened.toFixed(0)} ms`);
+  await page.click('[data-action="step"][data-attempt="0"]');
+  await page.locator('#verdict', { hasText: '1 step taken' }).waitFor({ timeout: 30000 });
+  assert.deepEqual(seen.errors, []);
+});
+
 test('a run past a budget of the whole run is a failing run with a sentence, never a stalled page', async () => {
   const { page, seen } = await open('?s=idem-race');
   for (const [name, title, sentence] of [
