@@ -7,9 +7,10 @@
 use serde::Serialize;
 
 use crate::scenarios;
-use crate::sim::explore::Explorer;
-use crate::sim::scheduler::dpor::SharedCache;
-use crate::sim::scheduler::{dfs, Random};
+use crate::sim::scheduler::Random;
+use crate::sim::search;
+use crate::sim::search::dpor::SharedCache;
+use crate::sim::search::Explorer;
 use crate::storage::{self, SqlValue, Store};
 use crate::{Error, Result};
 
@@ -192,7 +193,7 @@ pub struct ReachFigures {
 
 impl ReachFigures {
     /// The figures of search `report` of `scenario`, which took `ms`.
-    fn of(scenario: String, report: &crate::sim::explore::ExploreReport, ms: f64) -> Self {
+    fn of(scenario: String, report: &crate::sim::search::ExploreReport, ms: f64) -> Self {
         ReachFigures {
             scenario,
             reductions: report.reductions.join(", "),
@@ -227,14 +228,14 @@ const REACH: &[(&str, &str)] = &[
 /// it has run a while (a module's compiled code is shared by a page's
 /// workers), so a user's first large search then starts on optimised code.
 /// Returns the counters of what it searched.
-pub fn warm_up(ms: f64, clock: Clock<'_>) -> Result<dfs::Stats> {
+pub fn warm_up(ms: f64, clock: Clock<'_>) -> Result<search::Stats> {
     let (name, source) = REACH[1];
     let explorer = Explorer::new(
         crate::format::parse_builtin(source, name)?.build(&serde_json::Value::Null)?,
     )?;
-    let mut search = dfs::Dfs::new(dfs::Options {
-        shard: Some(crate::sim::scheduler::split::Shard { index: 1, count: 2 }),
-        ..dfs::Options::default()
+    let mut search = search::Dfs::new(search::Options {
+        shard: Some(crate::sim::search::Shard { index: 1, count: 2 }),
+        ..search::Options::default()
     });
     let finished = std::sync::Arc::new(SharedCache::sending());
     search.share(finished.clone());
@@ -288,10 +289,10 @@ pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
     for (name, build) in &reach_cases() {
         for partial_order in [true, false] {
             let explorer = Explorer::new(build()?)?;
-            let options = dfs::Options {
+            let options = search::Options {
                 partial_order,
                 max_runs: Some(cap),
-                ..dfs::Options::default()
+                ..search::Options::default()
             };
             let start = clock();
             let report = explorer.exhaustive(options, u64::MAX, |_| true)?;
@@ -313,9 +314,9 @@ pub fn reach_split(budget: Budget, workers: usize) -> Result<Vec<ReachFigures>> 
         if !full && i > 0 {
             break;
         }
-        let options = dfs::Options {
+        let options = search::Options {
             max_runs: (!full).then_some(reach_cap(budget)),
-            ..dfs::Options::default()
+            ..search::Options::default()
         };
         let make = || Explorer::new(build()?);
         let start = std::time::Instant::now();
@@ -538,7 +539,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         },
         clock,
         || {
-            last = Some(explorer.exhaustive(dfs::Options::default(), u64::MAX, |_| true)?);
+            last = Some(explorer.exhaustive(search::Options::default(), u64::MAX, |_| true)?);
             Ok(())
         },
     )?);

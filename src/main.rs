@@ -68,7 +68,7 @@ mod alloc {
 #[cfg(not(target_family = "wasm"))]
 mod cli {
     use clap::{Parser, Subcommand};
-    use replayground::sim::explore::{Explorer, RunResult};
+    use replayground::sim::search::{Explorer, RunResult};
     use replayground::storage::{self, Versions};
 
     /// SQLite that shows how idempotency keys, the transactional outbox and
@@ -308,7 +308,8 @@ mod cli {
         json: bool,
     ) -> Result<(), Box<dyn std::error::Error>> {
         use replayground::scenarios;
-        use replayground::sim::scheduler::{dfs, RoundRobin};
+        use replayground::sim::scheduler::RoundRobin;
+        use replayground::sim::search;
         let pattern_ids: Vec<&str> = scenarios::catalog()
             .into_iter()
             .filter(|e| e.reference && e.suite == target)
@@ -353,7 +354,7 @@ mod cli {
                 .expect("listed");
             let scenario = scenarios::build(id)?;
             let explorer = Explorer::new(scenario)?;
-            let report = explorer.exhaustive(dfs::Options::default(), 10_000, |_| true)?;
+            let report = explorer.exhaustive(search::Options::default(), 10_000, |_| true)?;
             let sample = explorer.run(&mut RoundRobin, false)?;
             let passed = report.counterexample.is_none() && report.complete && sample.passed;
             all_passed &= passed;
@@ -884,12 +885,12 @@ mod cli {
         make: F,
         strategy: Strategy,
         workers: usize,
-    ) -> Result<replayground::sim::explore::ExploreReport, Box<dyn std::error::Error>>
+    ) -> Result<replayground::sim::search::ExploreReport, Box<dyn std::error::Error>>
     where
         F: Fn() -> replayground::Result<Explorer> + Sync,
     {
         use std::sync::atomic::Ordering;
-        let watch = replayground::sim::explore::Watch::default();
+        let watch = replayground::sim::search::Watch::default();
         catch_ctrl_c();
         let bar = progress_bar(None);
         let since = std::time::Instant::now();
@@ -928,7 +929,7 @@ mod cli {
     fn search_with_progress(
         explorer: &Explorer,
         strategy: Strategy,
-    ) -> Result<replayground::sim::explore::ExploreReport, Box<dyn std::error::Error>> {
+    ) -> Result<replayground::sim::search::ExploreReport, Box<dyn std::error::Error>> {
         use std::sync::atomic::Ordering;
         let mut search = strategy.search();
         catch_ctrl_c();

@@ -9,8 +9,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::format;
-use replayground::sim::explore::Explorer;
 use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search::Explorer;
 use replayground::sim::strategy::{Kind, Strategy};
 
 fn explorer(source: &str) -> Explorer {

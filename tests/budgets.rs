@@ -8,8 +8,8 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::scenarios;
-use replayground::sim::explore::{Explorer, RunResult};
 use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search::{Explorer, RunResult};
 use replayground::sim::strategy::{Kind, Strategy};
 use replayground::sim::{Bound, Status, BUDGETS};
 

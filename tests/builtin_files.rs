@@ -17,8 +17,9 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 use replayground::scenarios;
 #[cfg(not(target_family = "wasm"))]
 use replayground::scenarios::{params::Kind, Param};
-use replayground::sim::explore::{Explorer, RunResult};
-use replayground::sim::scheduler::{dfs, RoundRobin};
+use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search;
+use replayground::sim::search::{Explorer, RunResult};
 use serde_json::{json, Value};
 
 const FIGURES: &str = include_str!("builtin_figures.json");
@@ -96,7 +97,7 @@ fn figures(id: &str, params: &Value) -> Value {
             .collect()
     };
     let report = explorer
-        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .exhaustive(search::Options::default(), 1000, |_| true)
         .unwrap();
     // Recorded in the attempts' own letters (the step machines had no
     // labels to write schedules in).

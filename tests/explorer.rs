@@ -9,8 +9,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::scenarios;
-use replayground::sim::explore::{ExploreReport, Explorer};
-use replayground::sim::scheduler::{dfs, Manual, Pct, Random, RoundRobin, Scheduler};
+use replayground::sim::scheduler::{Manual, Pct, Random, RoundRobin, Scheduler};
+use replayground::sim::search;
+use replayground::sim::search::{ExploreReport, Explorer};
 use replayground::sim::{Scenario, Schedule, Status, Verdict};
 use replayground::storage::LockLevel;
 
@@ -22,7 +23,7 @@ fn scenario(id: &str) -> replayground::Result<Box<dyn Scenario>> {
     }
 }
 
-fn exhaustive(id: &str, options: dfs::Options) -> ExploreReport {
+fn exhaustive(id: &str, options: search::Options) -> ExploreReport {
     let scenario = scenario(id).unwrap();
     let explorer = Explorer::new(scenario).unwrap();
     explorer.exhaustive(options, 1000, |_| true).unwrap()
@@ -30,7 +31,7 @@ fn exhaustive(id: &str, options: dfs::Options) -> ExploreReport {
 
 #[test]
 fn the_correct_design_passes_every_schedule_of_eight_racing_requests() {
-    let report = exhaustive("idem-race", dfs::Options::default());
+    let report = exhaustive("idem-race", search::Options::default());
     assert!(report.complete, "{:?}", report.bounded_by);
     assert!(report.counterexample.is_none());
     assert_eq!(report.stats.violations, 0);
@@ -44,11 +45,11 @@ fn the_correct_design_passes_every_schedule_of_eight_racing_requests() {
 fn the_correct_design_and_the_retry_policy_pass_every_schedule_of_two() {
     for id in ["idem-race-2", "idem-deferred-retry"] {
         for options in [
-            dfs::Options::default(),
-            dfs::Options {
+            search::Options::default(),
+            search::Options {
                 state_caching: false,
                 symmetry: false,
-                ..dfs::Options::default()
+                ..search::Options::default()
             },
         ] {
             let report = exhaustive(id, options);
@@ -67,7 +68,7 @@ fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
     let scenario = scenario("idem-check-then-write").unwrap();
     let explorer = Explorer::new(scenario).unwrap();
     let report = explorer
-        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .exhaustive(search::Options::default(), 1000, |_| true)
         .unwrap();
     let counterexample = report.counterexample.expect("the broken design is caught");
     assert!(counterexample.shortest);
@@ -105,10 +106,10 @@ fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
     // No shorter run fails: every shorter schedule prefix is not a failing run.
     let no_reduction = exhaustive(
         "idem-check-then-write",
-        dfs::Options {
+        search::Options {
             state_caching: false,
             symmetry: false,
-            ..dfs::Options::default()
+            ..search::Options::default()
         },
     );
     assert!(no_reduction.stats.violations > 0);
@@ -120,7 +121,7 @@ fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
 
 #[test]
 fn a_deferred_begin_deadlocks_and_the_verdict_names_who_waits_for_whom() {
-    let report = exhaustive("idem-deferred", dfs::Options::default());
+    let report = exhaustive("idem-deferred", search::Options::default());
     let counterexample = report.counterexample.expect("the deadlock is found");
     match &counterexample.run.verdict {
         Verdict::Deadlock { waits } => {
@@ -260,9 +261,9 @@ fn manual_picks_of_an_attempt_that_cannot_run_are_refused() {
 fn bounded_searches_say_so() {
     let bounded = exhaustive(
         "idem-check-then-write",
-        dfs::Options {
+        search::Options {
             preemption_bound: Some(0),
-            ..dfs::Options::default()
+            ..search::Options::default()
         },
     );
     assert!(!bounded.complete);
@@ -275,9 +276,9 @@ fn bounded_searches_say_so() {
 
     let budget = exhaustive(
         "idem-race",
-        dfs::Options {
+        search::Options {
             max_runs: Some(3),
-            ..dfs::Options::default()
+            ..search::Options::default()
         },
     );
     assert!(!budget.complete);
@@ -288,7 +289,7 @@ fn bounded_searches_say_so() {
     let scenario = scenario("idem-race").unwrap();
     let explorer = Explorer::new(scenario).unwrap();
     let cancelled = explorer
-        .exhaustive(dfs::Options::default(), 5, |_| false)
+        .exhaustive(search::Options::default(), 5, |_| false)
         .unwrap();
     assert_eq!(cancelled.bounded_by.as_deref(), Some("cancelled"));
     assert!(cancelled.cancelled);
@@ -313,17 +314,17 @@ fn a_stopped_search_continues_where_it_stopped() {
         "idem-check-then-write",
     ] {
         for partial_order in [true, false] {
-            let options = dfs::Options {
+            let options = search::Options {
                 partial_order,
-                ..dfs::Options::default()
+                ..search::Options::default()
             };
             let explorer = Explorer::new(scenario(id).unwrap()).unwrap();
-            let mut whole = dfs::Dfs::new(options);
+            let mut whole = search::Dfs::new(options);
             while !whole.advance(&explorer, 1000).unwrap() {}
             let whole_report = explorer.report_search(&whole, false).unwrap();
             assert!(whole_report.complete && whole_report.frontier.is_none());
 
-            let mut budgeted = dfs::Dfs::new(dfs::Options {
+            let mut budgeted = search::Dfs::new(search::Options {
                 max_runs: Some(2),
                 ..options
             });
@@ -366,15 +367,15 @@ fn a_stopped_search_continues_where_it_stopped() {
 #[test]
 fn a_cancelled_search_continues_to_the_same_end() {
     let explorer = Explorer::new(scenario("outbox-two-relays-no-inbox").unwrap()).unwrap();
-    let mut whole = dfs::Dfs::new(dfs::Options::default());
+    let mut whole = search::Dfs::new(search::Options::default());
     while !whole.advance(&explorer, 1000).unwrap() {}
-    let mut search = dfs::Dfs::new(dfs::Options::default());
+    let mut search = search::Dfs::new(search::Options::default());
     // Cancelled before its first run: everything is left.
     let report = explorer.report_search(&search, true).unwrap();
     assert_eq!(report.bounded_by.as_deref(), Some("cancelled"));
     assert_eq!(
         report.frontier,
-        Some(dfs::Frontier {
+        Some(search::Frontier {
             branches: 1,
             shallowest: 0
         })
@@ -398,9 +399,9 @@ fn a_cancelled_search_continues_to_the_same_end() {
 fn a_search_counts_the_same_on_a_fresh_explorer_and_a_used_one() {
     for id in ["idem-check-then-write", "outbox-two-relays"] {
         let explorer = Explorer::new(scenario(id).unwrap()).unwrap();
-        let counts: Vec<dfs::Stats> = (0..2)
+        let counts: Vec<search::Stats> = (0..2)
             .map(|_| {
-                let mut search = dfs::Dfs::new(dfs::Options::default());
+                let mut search = search::Dfs::new(search::Options::default());
                 while !search.advance(&explorer, 1000).unwrap() {}
                 search.stats()
             })

@@ -9,8 +9,8 @@
 
 use replayground::format;
 use replayground::scenarios;
-use replayground::sim::explore::Explorer;
-use replayground::sim::scheduler::dfs;
+use replayground::sim::search;
+use replayground::sim::search::Explorer;
 use replayground::sim::{Scenario, Schedule};
 
 /// Exports `scenario`'s shortest counterexample, runs the Python script,
@@ -19,7 +19,7 @@ use replayground::sim::{Scenario, Schedule};
 fn reproduce(name: &str, scenario: Box<dyn Scenario>, crate_dir: &std::path::Path) -> usize {
     let explorer = Explorer::new(scenario).unwrap();
     let report = explorer
-        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .exhaustive(search::Options::default(), 1000, |_| true)
         .unwrap();
     let counterexample = report
         .counterexample

@@ -9,8 +9,9 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::patterns::idempotency::{self, Request, ERROR_RESULT};
 use replayground::scenarios;
-use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
-use replayground::sim::scheduler::{dfs, RoundRobin};
+use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search;
+use replayground::sim::search::{ExploreReport, Explorer, RunResult};
 use replayground::sim::Schedule;
 use replayground::storage::Store;
 
@@ -20,7 +21,7 @@ fn explorer(id: &str, params: serde_json::Value) -> Explorer {
 
 fn every_schedule(id: &str, params: serde_json::Value) -> ExploreReport {
     explorer(id, params)
-        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .exhaustive(search::Options::default(), 1000, |_| true)
         .unwrap()
 }
 
@@ -131,7 +132,7 @@ fn each_failing_design_is_caught_with_a_replayable_counterexample() {
     ] {
         let explorer = explorer(id, serde_json::Value::Null);
         let report = explorer
-            .exhaustive(dfs::Options::default(), 1000, |_| true)
+            .exhaustive(search::Options::default(), 1000, |_| true)
             .unwrap();
         let c = report
             .counterexample

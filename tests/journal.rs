@@ -9,8 +9,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::format::{self, JOURNAL_PARAM};
 use replayground::scenarios;
-use replayground::sim::explore::Explorer;
-use replayground::sim::scheduler::dfs;
+use replayground::sim::search;
+use replayground::sim::search::Explorer;
 use replayground::sim::{Status, Verdict};
 use replayground::storage::Journal;
 use serde_json::json;
@@ -41,7 +41,7 @@ fn correct_designs_are_proved_and_broken_ones_fail_in_both_modes() {
     for entry in scenarios::catalog() {
         for journal in [Journal::Rollback, Journal::Wal] {
             let report = explorer(entry.id, journal)
-                .exhaustive(dfs::Options::default(), 100_000, |_| true)
+                .exhaustive(search::Options::default(), 100_000, |_| true)
                 .unwrap();
             assert!(
                 report.complete,
@@ -68,7 +68,7 @@ fn correct_designs_are_proved_and_broken_ones_fail_in_both_modes() {
 #[test]
 fn the_deferred_begin_deadlocks_with_a_rollback_journal_and_goes_stale_in_wal() {
     let rollback = explorer("idem-deferred", Journal::Rollback)
-        .exhaustive(dfs::Options::default(), 10_000, |_| true)
+        .exhaustive(search::Options::default(), 10_000, |_| true)
         .unwrap()
         .counterexample
         .expect("a counterexample");
@@ -78,7 +78,7 @@ fn the_deferred_begin_deadlocks_with_a_rollback_journal_and_goes_stale_in_wal() 
         rollback.run.verdict
     );
     let wal = explorer("idem-deferred", Journal::Wal)
-        .exhaustive(dfs::Options::default(), 10_000, |_| true)
+        .exhaustive(search::Options::default(), 10_000, |_| true)
         .unwrap()
         .counterexample
         .expect("a counterexample");
@@ -98,7 +98,7 @@ fn the_deferred_begin_deadlocks_with_a_rollback_journal_and_goes_stale_in_wal() 
     assert_eq!(stale.len(), 1, "{:?}", wal.run.statuses);
     // The retry policy that fixes the deadlock fixes the stale snapshot too.
     let retry = explorer("idem-deferred-retry", Journal::Wal)
-        .exhaustive(dfs::Options::default(), 10_000, |_| true)
+        .exhaustive(search::Options::default(), 10_000, |_| true)
         .unwrap();
     assert!(retry.counterexample.is_none());
 }
@@ -109,7 +109,7 @@ fn wal_searches_count_the_same_states_every_time() {
     // one process must still meet the same states.
     let figures = || {
         let report = explorer("idem-race", Journal::Wal)
-            .exhaustive(dfs::Options::default(), 100_000, |_| true)
+            .exhaustive(search::Options::default(), 100_000, |_| true)
             .unwrap();
         (report.stats.runs, report.stats.distinct_states)
     };

@@ -11,8 +11,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use replayground::format;
-use replayground::sim::explore::Explorer;
 use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search::Explorer;
 
 /// The system's allocator, counting the bytes held.
 struct Counting;

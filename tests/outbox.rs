@@ -8,8 +8,9 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::patterns::outbox::{self, Event};
 use replayground::scenarios::{self, sweep::crash_sweep};
-use replayground::sim::explore::{ExploreReport, Explorer, RunResult};
-use replayground::sim::scheduler::{dfs, RoundRobin};
+use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search;
+use replayground::sim::search::{ExploreReport, Explorer, RunResult};
 use replayground::sim::Schedule;
 use replayground::storage::LockLevel;
 use replayground::storage::Store;
@@ -20,7 +21,7 @@ fn explorer(id: &str, params: serde_json::Value) -> Explorer {
 
 fn every_schedule(id: &str, params: serde_json::Value) -> ExploreReport {
     explorer(id, params)
-        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .exhaustive(search::Options::default(), 1000, |_| true)
         .unwrap()
 }
 
@@ -129,7 +130,7 @@ fn two_relays_deliver_twice_and_the_inbox_absorbs_it_under_every_schedule() {
     assert!(report.complete && report.counterexample.is_none());
     let broken = explorer("outbox-two-relays-no-inbox", serde_json::Value::Null);
     let report = broken
-        .exhaustive(dfs::Options::default(), 1000, |_| true)
+        .exhaustive(search::Options::default(), 1000, |_| true)
         .unwrap();
     let c = report
         .counterexample

@@ -12,8 +12,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::input;
 use replayground::scenarios::{self, params::Kind, Param};
-use replayground::sim::explore::{Explorer, RunResult};
 use replayground::sim::scheduler::RoundRobin;
+use replayground::sim::search::{Explorer, RunResult};
 use serde_json::{json, Value};
 
 /// A valid value other than the default.

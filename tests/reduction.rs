@@ -12,10 +12,10 @@ use std::collections::HashSet;
 
 use replayground::format;
 use replayground::scenarios;
-use replayground::sim::explore::Explorer;
-use replayground::sim::scheduler::dfs::{Dfs, Options};
-use replayground::sim::scheduler::dpor::SharedCache;
-use replayground::sim::scheduler::split::Shard;
+use replayground::sim::search::dpor::SharedCache;
+use replayground::sim::search::Explorer;
+use replayground::sim::search::Shard;
+use replayground::sim::search::{Dfs, Options};
 use replayground::sim::Scenario;
 
 mod common;
@@ -495,7 +495,7 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
     assert!(!report.complete && report.cancelled);
     assert_eq!(
         report.bounded_by.as_deref(),
-        Some(replayground::sim::explore::INTERRUPTED)
+        Some(replayground::sim::search::INTERRUPTED)
     );
     // The flag crosses between workers with the part, and a part from
     // before it existed reads as not interrupted.
@@ -503,7 +503,7 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
     assert_eq!(json["interrupted"], true);
     let mut old = json.clone();
     old.as_object_mut().unwrap().remove("interrupted");
-    let read: replayground::sim::scheduler::split::Part = serde_json::from_value(old).unwrap();
+    let read: replayground::sim::search::split::Part = serde_json::from_value(old).unwrap();
     assert!(!read.interrupted);
 }
 

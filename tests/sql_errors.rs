@@ -9,7 +9,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::format;
-use replayground::sim::explore::Explorer;
+use replayground::sim::search::Explorer;
 
 /// Three mistakes: a syntax error, a column that does not exist (in a
 /// multi-line string), a table that does not exist in a check.

@@ -10,7 +10,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::scenarios;
-use replayground::sim::explore::Explorer;
+use replayground::sim::search::Explorer;
 use replayground::sim::strategy::{Kind, Strategy};
 use serde_json::{json, Value};
 

@@ -8,7 +8,7 @@ use repr::{repr_rows, V};
 
 use serde_json::{json, Value};
 
-use crate::sim::explore::Explorer;
+use crate::sim::search::Explorer;
 use crate::sim::{Progress, Schedule, SqlResult};
 use crate::storage::SqlValue;
 use crate::{Error, Result};
@@ -48,7 +48,7 @@ fn words_of_rows(rows: &[Vec<SqlValue>]) -> String {
 fn recorded(
     explorer: &Explorer,
     schedule: &Schedule,
-) -> Result<(crate::sim::explore::RunResult, Vec<crate::sim::TraceStep>)> {
+) -> Result<(crate::sim::search::RunResult, Vec<crate::sim::TraceStep>)> {
     let mut run = explorer.replay(schedule, true)?;
     let trace = run
         .trace

@@ -42,7 +42,7 @@ pub const MAX_ATTEMPT_STEPS: usize = 1000;
 // An attempt is stopped at its step after the bound, so a run of a file takes
 // at most this many steps: the bound of each attempt, a verdict, always comes
 // before the engine's guard on a run, an error.
-const _: () = assert!(MAX_ATTEMPTS * (MAX_ATTEMPT_STEPS + 1) <= crate::sim::explore::MAX_RUN_STEPS);
+const _: () = assert!(MAX_ATTEMPTS * (MAX_ATTEMPT_STEPS + 1) <= crate::sim::search::MAX_RUN_STEPS);
 /// The most SQLite VM instructions one statement of a file may run (an
 /// endless recursive query ends here).
 pub const MAX_STATEMENT_INSTRUCTIONS: u64 = 20_000_000;

@@ -4,8 +4,8 @@
 
 use serde::Serialize;
 
-use crate::sim::explore::Explorer;
 use crate::sim::scheduler::RoundRobin;
+use crate::sim::search::Explorer;
 use crate::sim::Status;
 use crate::storage::{SqlValue, Store};
 use crate::{Error, Result};

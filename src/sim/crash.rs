@@ -10,8 +10,8 @@
 
 use serde::Serialize;
 
-use super::explore::Explorer;
 use super::scheduler::RoundRobin;
+use super::search::Explorer;
 use super::Verdict;
 use crate::storage::{Journal, SqlValue, Store};
 use crate::{scenarios, Result};

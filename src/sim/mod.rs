@@ -9,9 +9,9 @@
 //! asked, a full [`TraceStep`] per step.
 
 pub mod crash;
-pub mod explore;
 pub mod schedule;
 pub mod scheduler;
+pub mod search;
 pub mod soak;
 pub mod strategy;
 
@@ -72,7 +72,7 @@ pub enum Bound {
 
 /// What a run of a scenario may spend: every bound the engine puts on a
 /// run, declared here once, reported with every search
-/// ([`explore::ExploreReport::budgets`]). A run that reaches one is stopped
+/// ([`search::ExploreReport::budgets`]). A run that reaches one is stopped
 /// with a sentence naming it and does not complete (a verdict, never
 /// silence).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::explore::Explorer;
+use super::search::Explorer;
 use super::strategy::{Kind, Strategy};
 use crate::scenarios;
 use crate::storage::Journal;

@@ -6,9 +6,10 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::explore::{ExploreReport, Explorer, Sampler};
-use super::scheduler::split::{Shard, MAX_WORKERS};
-use super::scheduler::{dfs, Pct, Random, RoundRobin, Scheduler};
+use super::scheduler::{Pct, Random, RoundRobin, Scheduler};
+use super::search::split::MAX_WORKERS;
+use super::search::Shard;
+use super::search::{self, ExploreReport, Explorer, Sampler};
 use crate::{Error, Result};
 
 /// Which way runs are chosen.
@@ -233,8 +234,8 @@ impl Strategy {
     }
 
     /// The exhaustive search's options.
-    pub fn dfs_options(&self) -> dfs::Options {
-        dfs::Options {
+    pub fn dfs_options(&self) -> search::Options {
+        search::Options {
             state_caching: !self.without.contains(Reduction::StateCaching),
             symmetry: !self.without.contains(Reduction::Symmetry),
             partial_order: !self.without.contains(Reduction::PartialOrder),
@@ -269,7 +270,7 @@ impl Strategy {
     /// A resumable search with this strategy.
     pub fn search(&self) -> Search {
         match self.kind {
-            Kind::Exhaustive => Search::Exhaustive(Box::new(dfs::Dfs::new(self.dfs_options()))),
+            Kind::Exhaustive => Search::Exhaustive(Box::new(search::Dfs::new(self.dfs_options()))),
             Kind::RoundRobin | Kind::Random | Kind::Pct => {
                 let planned = match self.kind {
                     Kind::RoundRobin => 1,
@@ -358,7 +359,7 @@ fn without(options: &Map<String, Value>) -> Result<Without> {
 /// A search in progress: the exhaustive walk or a sampler.
 pub enum Search {
     /// Every interleaving.
-    Exhaustive(Box<dfs::Dfs>),
+    Exhaustive(Box<search::Dfs>),
     /// Sampled runs.
     Sample(Box<Sampler<'static>>),
 }
@@ -373,7 +374,7 @@ impl Search {
     }
 
     /// The counters so far.
-    pub fn stats(&self) -> dfs::Stats {
+    pub fn stats(&self) -> search::Stats {
         match self {
             Search::Exhaustive(search) => search.stats(),
             Search::Sample(sampler) => sampler.stats(),

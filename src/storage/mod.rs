@@ -720,7 +720,7 @@ impl Store {
     /// reach the same file change counter with different contents, so the
     /// counter alone cannot tell its cached pages are stale.
     /// The schema cache is kept, so this is only for stores whose schema does
-    /// not change between runs (what [`crate::sim::explore::Explorer`] does:
+    /// not change between runs (what [`crate::sim::search::Explorer`] does:
     /// every run restores the same snapshot, and scenarios run no DDL).
     /// Restoring another snapshot empties the pool. Turning pooling off
     /// empties it too, and must be done before the store is dropped (pooled

@@ -19,10 +19,10 @@ use wasm_bindgen::JsCast;
 use crate::patterns::idempotency;
 use crate::patterns::{outbox, SessionStore};
 use crate::scenarios;
-use crate::sim::explore::{ExploreReport, Explorer, RunResult};
-use crate::sim::scheduler::dfs;
-use crate::sim::scheduler::dpor::SharedCache;
-use crate::sim::scheduler::split;
+use crate::sim::search;
+use crate::sim::search::dpor::SharedCache;
+use crate::sim::search::split;
+use crate::sim::search::{ExploreReport, Explorer, RunResult};
 use crate::sim::strategy::{self, Search, Strategy};
 use crate::sim::{Status, Verdict};
 use crate::storage;
@@ -476,7 +476,7 @@ pub struct Exploration {
 #[serde(rename_all = "camelCase")]
 struct ProgressView {
     done: bool,
-    stats: dfs::Stats,
+    stats: search::Stats,
     /// Runs planned, when known (sampling strategies).
     planned_runs: Option<u64>,
 }
@@ -643,7 +643,7 @@ impl Exploration {
             if self.interrupted {
                 // What was left is not known: the interrupted run's branch
                 // was lost with it.
-                report.bounded_by = Some(crate::sim::explore::INTERRUPTED.into());
+                report.bounded_by = Some(crate::sim::search::INTERRUPTED.into());
                 report.frontier = None;
                 report.complete = false;
             }
@@ -717,7 +717,7 @@ struct StepperView {
     result: Option<RunResult>,
     trace: Vec<crate::sim::TraceStep>,
     /// One sentence per step, and for a run that goes round for ever the
-    /// steps that repeat ([`crate::sim::explore::explain`]).
+    /// steps that repeat ([`crate::sim::search::explain`]).
     explanation: Vec<String>,
     /// Committed tables before the first step.
     initial_tables: Tables,
@@ -850,7 +850,7 @@ impl Stepper {
         } else {
             None
         };
-        let explanation = crate::sim::explore::explain(
+        let explanation = crate::sim::search::explain(
             run.trace().unwrap_or_default(),
             result
                 .as_ref()

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use replayground::format;
-use replayground::sim::explore::Explorer;
+use replayground::sim::search::Explorer;
 
 /// The explorer of the design `source`, named `name`, at its defaults.
 pub fn explorer(source: &str, name: &str) -> Explorer {

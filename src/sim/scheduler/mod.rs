@@ -2,16 +2,13 @@
 //!
 //! The runtime ([`super::Run`]) decides who can run; a scheduler only chooses.
 //! One strategy per file. Exhaustive search is not a per-step oracle: it
-//! lives in [`super::explore`], built on [`dfs`]'s walk of choice points.
+//! lives in [`super::search`].
 
-pub mod dfs;
-pub mod dpor;
 pub mod manual;
 pub mod pct;
 pub mod random;
 pub mod replay;
 pub mod round_robin;
-pub mod split;
 
 pub use manual::Manual;
 pub use pct::Pct;

@@ -9,7 +9,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use replayground::format;
-use replayground::sim::explore::Explorer;
+use replayground::sim::search::Explorer;
 use replayground::sim::scheduler::RoundRobin;
 use replayground::sim::strategy::{Kind, Strategy};
 use replayground::sim::BUDGETS;

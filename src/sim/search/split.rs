@@ -17,15 +17,15 @@
 //! on two workers is counted (and explored) twice.
 //!
 //! A part's result ([`Part`]) is plain data, so that it can cross a thread or
-//! a `postMessage`; [`crate::sim::explore::Explorer::report_parts`] merges
+//! a `postMessage`; [`super::Explorer::report_parts`] merges
 //! them into one report.
 
 use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::dfs::{replay, Cycle, Endings, Frontier, Options, Stats};
-use crate::sim::explore::Explorer;
+use super::explorer::Explorer;
+use super::walk::{replay, Cycle, Endings, Frontier, Options, Shard, Stats};
 use crate::sim::Schedule;
 use crate::Result;
 
@@ -38,15 +38,6 @@ const MAX_TOP_DEPTH: usize = 24;
 
 /// The most workers a search is split across.
 pub const MAX_WORKERS: usize = 16;
-
-/// Which part of a split search a worker does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    /// This worker's index, from 0.
-    pub index: usize,
-    /// How many workers share the search (1 to [`MAX_WORKERS`]).
-    pub count: usize,
-}
 
 /// The top of the tree: the tasks, and what the runs that ended within it
 /// found.

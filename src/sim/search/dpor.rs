@@ -83,12 +83,12 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 
-use crate::sim::explore::{Explorer, MAX_RUN_STEPS};
+use super::explorer::{Explorer, MAX_RUN_STEPS};
 use crate::sim::{Checkpoint, Progress, Run, Schedule};
 use crate::storage::footprint::Footprint;
 use crate::{Error, Result};
 
-use super::dfs::{replay, Cycle, Endings, Frontier, Options, Stats};
+use super::walk::{replay, Cycle, Endings, Frontier, Options, Stats};
 
 /// Per class of attempt, the union of the footprints of the steps taken.
 type Summary = Vec<(u64, Footprint)>;

@@ -1,0 +1,390 @@
+//! The explorer: a scenario set up once in its own store, ready to run many
+//! times under any scheduler, to replay a schedule (a lasso's cycle
+//! included), and to give each run's result with its trace and verdict.
+
+use serde::Serialize;
+
+use crate::sim::scheduler::{Replay, Scheduler};
+use crate::sim::{AsDeclared, Check, Choice, Run, Scenario, Schedule, Status, TraceStep, Verdict};
+use crate::storage::{Snapshot, Store};
+use crate::{Error, Result};
+
+/// No run of a scenario may take more steps than this: the engine's guard.
+/// A scenario file never reaches it, since each of its attempts is stopped
+/// by a bound of its own first (a verdict, [`crate::sim::Bound::Steps`]; see the
+/// assertion beside `format::MAX_ATTEMPT_STEPS`).
+pub const MAX_RUN_STEPS: usize = 30_000;
+
+/// The outcome of one run.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunResult {
+    /// The scenario's id.
+    pub scenario: String,
+    /// The parameter values the run used, by name.
+    pub params: serde_json::Map<String, serde_json::Value>,
+    /// The run's schedule, encoded.
+    pub schedule: String,
+    /// Steps taken.
+    pub steps: usize,
+    /// The attempts' labels.
+    pub labels: Vec<String>,
+    /// Why the run stopped.
+    pub verdict: Verdict,
+    /// How each attempt ended.
+    pub statuses: Vec<Status>,
+    /// Expected against actual, the run's completion first.
+    pub checks: Vec<Check>,
+    /// Whether every check passed.
+    pub passed: bool,
+    /// What the run spent of its budgets ([`crate::sim::BUDGETS`]).
+    pub spent: crate::sim::Spent,
+    /// The full trace, when recorded.
+    pub trace: Option<Vec<TraceStep>>,
+    /// The run beside what the scenario's author declared of it, if the
+    /// declaration applies to these parameters: a failing run shows a
+    /// design fails; a passing one shows nothing of the others.
+    #[serde(flatten)]
+    pub declaration: Option<AsDeclared>,
+}
+
+impl RunResult {
+    /// One sentence per step ([`explain`]).
+    pub fn explanation(&self) -> Vec<String> {
+        explain(self.trace.as_deref().unwrap_or_default(), &self.verdict)
+    }
+
+    /// The checks that failed.
+    pub fn failed_checks(&self) -> Vec<Check> {
+        self.checks.iter().filter(|c| !c.pass).cloned().collect()
+    }
+}
+
+/// One sentence per step of `trace`: "3. B read no receipt because A had
+/// not committed". A sentence that names its attempt first is not prefixed
+/// with the attempt again ("A: A began…"). A run that goes round for ever
+/// ([`Verdict::Loops`]) ends with the steps that repeat.
+pub fn explain(trace: &[TraceStep], verdict: &Verdict) -> Vec<String> {
+    let mut sentences: Vec<String> = trace
+        .iter()
+        .map(|step| {
+            let note = &step.report.note;
+            let names_itself = note
+                .strip_prefix(step.label.as_str())
+                .is_some_and(|rest| rest.starts_with([' ', '\'']));
+            if names_itself {
+                format!("{}. {note}", step.index + 1)
+            } else {
+                format!("{}. {}: {note}", step.index + 1, step.label)
+            }
+        })
+        .collect();
+    if let (Verdict::Loops { from, to }, false) = (verdict, sentences.is_empty()) {
+        sentences.push(if to - from == 1 {
+            format!("Then step {to} again and again, for ever: the run never completes.")
+        } else {
+            format!(
+                "Then steps {} to {to} again and again, for ever: the run never completes.",
+                from + 1
+            )
+        });
+    }
+    sentences
+}
+
+/// A scenario set up once in its own store, ready to run many times.
+pub struct Explorer {
+    pub(super) scenario: Box<dyn Scenario>,
+    store: Store,
+    initial: Snapshot,
+    /// The letters its schedules are written in ([`Schedule::letters_for`]).
+    letters: Vec<char>,
+    /// Whether some attempt cannot start at once ([`Explorer::starts_constrained`]).
+    constrained: bool,
+}
+
+impl Explorer {
+    /// Sets the scenario up and snapshots its initial state.
+    pub fn new(scenario: Box<dyn Scenario>) -> Result<Self> {
+        let store = Store::new("scenario")?;
+        // Footprints name databases by slot: the scenario's own first, in
+        // its order, so that every explorer of it numbers them alike.
+        store.assign_slots(scenario.databases());
+        scenario.setup(&store)?;
+        let initial = store.snapshot();
+        // Every run restores this same snapshot, so idle connections can be reused.
+        store.set_pooling(true);
+        let mut explorer = Explorer {
+            scenario,
+            store,
+            initial,
+            letters: Vec::new(),
+            constrained: false,
+        };
+        // What the initial state says of the attempts, read once.
+        let (labels, constrained) = {
+            let run = explorer.start(false)?;
+            (run.labels(), run.runnable().len() < run.statuses().len())
+        };
+        explorer.letters = Schedule::letters_for(&labels);
+        explorer.constrained = constrained;
+        Ok(explorer)
+    }
+
+    /// The parameter values the scenario runs with, by name.
+    pub fn params(&self) -> serde_json::Map<String, serde_json::Value> {
+        self.scenario.params()
+    }
+
+    /// The database files as the scenario's setup left them, before any
+    /// attempt ran, with the PRAGMAs each attempt's connection runs.
+    pub fn initial_files(&self) -> Result<Vec<(String, Vec<u8>, String)>> {
+        let store = Store::from_snapshot("initial", &self.initial)?;
+        Ok(self
+            .scenario
+            .databases()
+            .into_iter()
+            .map(|db| {
+                (
+                    db.to_string(),
+                    store.file_bytes(db).unwrap_or_default(),
+                    self.scenario.pragmas(db),
+                )
+            })
+            .collect())
+    }
+
+    /// The scenario's id.
+    pub fn scenario_id(&self) -> &str {
+        self.scenario.id()
+    }
+
+    /// The letter each attempt goes by in schedules ([`Schedule::letters_for`]).
+    pub fn schedule_letters(&self) -> &[char] {
+        &self.letters
+    }
+
+    /// A schedule as this scenario's traces name its attempts (`P2C3` where
+    /// labels are single letters: [`Schedule::letters_for`]).
+    pub fn show_schedule(&self, schedule: &Schedule) -> String {
+        schedule.encode_with(&self.letters)
+    }
+
+    /// Parses a schedule written with this scenario's labels or with its
+    /// attempts' own letters ([`Schedule::decode_with`]).
+    pub fn parse_schedule(&self, text: &str) -> Result<Schedule> {
+        Schedule::decode_with(text, &self.letters)
+    }
+
+    /// Whether some attempt cannot start at once (it runs `after` another,
+    /// or not before a time): then the interleavings of the runs' step
+    /// counts are more than the design allows, an upper bound.
+    pub fn starts_constrained(&self) -> bool {
+        self.constrained
+    }
+
+    /// Whether the scenario checks invariants after every step.
+    pub fn has_invariants(&self) -> bool {
+        self.scenario.has_invariants()
+    }
+
+    /// Restores the initial state and starts a run. The previous run must
+    /// have been dropped.
+    pub fn start(&self, record: bool) -> Result<Run<'_>> {
+        self.store.restore(&self.initial)?;
+        Run::start(self.scenario.as_ref(), &self.store, record)
+    }
+
+    /// The result of a stopped run: its verdict and checks.
+    pub fn finish(&self, run: &Run<'_>, with_trace: bool) -> Result<RunResult> {
+        let verdict = run.verdict().ok_or_else(|| {
+            Error::Store("the run is not over: some attempt can still take a step".into())
+        })?;
+        self.result(run, verdict, with_trace)
+    }
+
+    /// The result of a run with `verdict`: a run that goes round for ever
+    /// ([`Verdict::Loops`]) fails its completion and has no end state for
+    /// the scenario's checks to read.
+    fn result(&self, run: &Run<'_>, verdict: Verdict, with_trace: bool) -> Result<RunResult> {
+        // An attempt a bound stopped did not complete, whatever else holds.
+        let labels = run.labels();
+        let stopped: Vec<String> = run
+            .statuses()
+            .iter()
+            .zip(&labels)
+            .filter_map(|(status, label)| match status {
+                Status::Failed {
+                    error,
+                    bound: Some(_),
+                } => Some(format!("{label} {error}")),
+                _ => None,
+            })
+            .collect();
+        let actual = match &verdict {
+            Verdict::Completed if stopped.is_empty() => "completed".to_string(),
+            Verdict::Completed => format!("stopped by a bound: {}", stopped.join("; ")),
+            Verdict::Deadlock { waits } => format!("deadlock: {}", waits.join("; ")),
+            Verdict::Loops { from, to } => format!(
+                "goes round for ever: after step {to} it is back in the state {}",
+                if *from == 0 {
+                    "it started in".to_string()
+                } else {
+                    format!("after step {from}")
+                }
+            ),
+        };
+        let mut checks = vec![Check::equal("the run completes", "completed", actual)];
+        if !matches!(verdict, Verdict::Loops { .. }) {
+            checks.extend(run.checks()?);
+        }
+        let passed = checks.iter().all(|c| c.pass);
+        Ok(RunResult {
+            scenario: self.scenario.id().to_string(),
+            params: self.scenario.params(),
+            schedule: self.show_schedule(&match verdict {
+                Verdict::Loops { from, .. } => {
+                    Schedule::lasso(run.schedule().steps().to_vec(), from)
+                }
+                _ => run.schedule(),
+            }),
+            steps: run.steps(),
+            labels,
+            verdict,
+            statuses: run.statuses().to_vec(),
+            checks,
+            passed,
+            spent: run.spent(),
+            trace: if with_trace {
+                run.trace().map(<[TraceStep]>::to_vec)
+            } else {
+                None
+            },
+            declaration: self.scenario.declared().map(|d| d.judge(!passed, false)),
+        })
+    }
+
+    /// Runs the scenario to the end under `scheduler`.
+    pub fn run(&self, scheduler: &mut dyn Scheduler, record: bool) -> Result<RunResult> {
+        let mut run = self.start(record)?;
+        let mut last = None;
+        while !run.is_stopped() {
+            if run.steps() >= MAX_RUN_STEPS {
+                return Err(Error::Store(format!(
+                    "the run exceeded {MAX_RUN_STEPS} steps; an attempt may loop forever"
+                )));
+            }
+            let runnable = run.runnable();
+            let choice = Choice {
+                runnable: &runnable,
+                step: run.steps(),
+                last,
+                statuses: run.statuses(),
+            };
+            let pick = scheduler.choose(&choice)?;
+            run.step(pick)?;
+            last = Some(pick);
+        }
+        self.finish(&run, record)
+    }
+
+    /// Replays an encoded schedule exactly; it must fit the scenario step
+    /// for step and end where the run ends.
+    pub fn replay(&self, schedule: &Schedule, record: bool) -> Result<RunResult> {
+        if let Some(from) = schedule.cycle_from() {
+            return self.replay_lasso(schedule, from, record);
+        }
+        let mut replay = Replay::with_letters(schedule.clone(), &self.letters);
+        let result = self.run(&mut replay, record)?;
+        if !replay.is_exhausted() {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "the run ended after {} steps but the schedule has {}: it does not fit this scenario",
+                    result.steps,
+                    schedule.len()
+                ),
+            ));
+        }
+        Ok(result)
+    }
+
+    /// Replays a run that goes round for ever ([`Schedule::lasso`]): its
+    /// steps, each fitting the scenario, must bring it back to the state it
+    /// was in after the first `from`.
+    fn replay_lasso(&self, schedule: &Schedule, from: usize, record: bool) -> Result<RunResult> {
+        let mut run = self.start(record)?;
+        let mut start = (from == 0).then(|| run.state_key(false));
+        for (i, &attempt) in schedule.steps().iter().enumerate() {
+            let runnable = run.runnable();
+            if !runnable.contains(&attempt) {
+                let letters: Vec<String> = runnable
+                    .iter()
+                    .map(|&a| {
+                        self.letters
+                            .get(a)
+                            .copied()
+                            .unwrap_or(Schedule::letter(a))
+                            .to_string()
+                    })
+                    .collect();
+                return Err(Error::invalid(
+                    "schedule",
+                    format!(
+                        "step {} names attempt {}, which cannot run then (runnable: {}): it does not fit this scenario",
+                        i + 1,
+                        self.letters.get(attempt).copied().unwrap_or(Schedule::letter(attempt)),
+                        if letters.is_empty() { "none".to_string() } else { letters.join(", ") }
+                    ),
+                ));
+            }
+            run.step(attempt)?;
+            if i + 1 == from {
+                start = Some(run.state_key(false));
+            }
+        }
+        if start != Some(run.state_key(false)) {
+            return Err(Error::invalid(
+                "schedule",
+                format!(
+                    "after its {} the run is not back in the state it was in {}, where its cycle starts: it does not fit this scenario",
+                    match schedule.len() {
+                        1 => "1 step".to_string(),
+                        n => format!("{n} steps"),
+                    },
+                    match from {
+                        0 => "at the start".to_string(),
+                        from => format!("after step {from}"),
+                    }
+                ),
+            ));
+        }
+        self.looping(&run, from, record)
+    }
+
+    /// The result of `run`, which is back after its last step in the state
+    /// it was in after step `from` ([`Verdict::Loops`]; not checked here).
+    pub fn looping(&self, run: &Run<'_>, from: usize, with_trace: bool) -> Result<RunResult> {
+        let to = run.steps();
+        self.result(run, Verdict::Loops { from, to }, with_trace)
+    }
+
+    pub(super) fn steps_per_attempt(&self, result: &RunResult) -> Result<Vec<usize>> {
+        let schedule = self.parse_schedule(&result.schedule)?;
+        let recorded = self.replay(&schedule, true)?;
+        let mut counts = vec![0usize; recorded.labels.len()];
+        for step in recorded.trace.iter().flatten() {
+            if step.report.progress != crate::sim::Progress::Blocked {
+                counts[step.attempt] += 1;
+            }
+        }
+        Ok(counts)
+    }
+}
+
+impl Drop for Explorer {
+    fn drop(&mut self) {
+        // Pooled connections hold the store alive; let them go.
+        self.store.set_pooling(false);
+    }
+}
