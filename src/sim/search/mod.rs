@@ -113,7 +113,9 @@ impl Explorer {
                             }
                             Ok(search.part())
                         })
-                        .map_err(|e| crate::Error::Store(format!("cannot start a search thread: {e}")))
+                        .map_err(|e| {
+                            crate::Error::Store(format!("cannot start a search thread: {e}"))
+                        })
                 })
                 .collect::<Result<Vec<_>>>()?;
             handles
