@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
+use crate::params::{self, quote};
 use crate::patterns::idempotency::Request;
-use crate::scenarios::{self, params::quote};
+use crate::scenarios;
 use crate::{Error, Result};
 
 /// The largest integer JavaScript represents exactly (2^53 - 1).
@@ -14,7 +15,7 @@ pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 /// The longest text field accepted anywhere, in characters.
 pub const MAX_TEXT_CHARS: usize = 4096;
 
-use crate::scenarios::params::describe;
+use crate::params::describe;
 
 /// The value as an object, or an error naming `what`.
 pub fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a Map<String, Value>> {
@@ -371,9 +372,7 @@ pub fn permalink(query: &str) -> Result<Permalink> {
         let declares = |e: &scenarios::Entry| e.params.iter().any(|p| p.name == name);
         entry.as_ref().is_some_and(declares) || catalog().iter().any(declares)
     };
-    let mut params = entry
-        .as_ref()
-        .map(|e| scenarios::Params::defaults(e.params));
+    let mut params = entry.as_ref().map(|e| params::Params::defaults(e.params));
     for (name, value) in rest {
         if !declared_anywhere(&name) {
             continue;

@@ -15,11 +15,13 @@ pub mod export;
 pub mod format;
 /// Checking what callers send, with a sentence for anything wrong.
 pub mod input;
+/// Scenario parameters, declared once: what the format and the catalog read.
+pub mod params;
 /// Idempotency receipts, outbox and inbox: a request or event run alone, counts.
 pub mod patterns;
-/// The catalog of built-in scenarios (scenario files), parameters, the crash sweep.
+/// The catalog of built-in scenarios (scenario files), the crash sweep.
 pub mod scenarios;
-/// Attempts as step machines, schedulers, schedules and the explorer.
+/// Attempts as step machines, schedulers, schedules and the search.
 pub mod sim;
 /// SQLite stores with real locking, connections that can be killed, snapshots.
 pub mod storage;

@@ -14,9 +14,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
 #[cfg(not(target_family = "wasm"))]
-use replayground::scenarios::{params::Kind, Param};
+use replayground::params::{Kind, Param};
+use replayground::scenarios;
 use replayground::sim::scheduler::RoundRobin;
 use replayground::sim::search;
 use replayground::sim::search::{Explorer, RunResult};

@@ -46,7 +46,7 @@ fn every_design_gets_its_expected_verdict_over_every_schedule() {
 /// number of racing attempts), not only for the default.
 #[test]
 fn every_verdict_holds_across_each_small_parameter_range() {
-    use replayground::scenarios::params::Kind as ParamKind;
+    use replayground::params::Kind as ParamKind;
     let mut explored = 0;
     for (name, source) in DESIGNS {
         let file = format::parse(source, name).unwrap();

@@ -339,7 +339,7 @@ fn a_program_run_alone_follows_its_whens_each_time() {
 /// visits: the page's list offers every one and nothing else.
 #[test]
 fn declared_crash_points_are_the_sweeps_points() {
-    use replayground::scenarios::params::Kind;
+    use replayground::params::Kind;
     for id in ["outbox-crash-sweep", "outbox-crash-sweep-no-inbox"] {
         let entry = scenarios::entry(id).unwrap();
         let declared = entry

@@ -11,7 +11,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::input;
-use replayground::scenarios::{self, params::Kind, Param};
+use replayground::params::{Kind, Param};
+use replayground::scenarios;
 use replayground::sim::scheduler::RoundRobin;
 use replayground::sim::search::{Explorer, RunResult};
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! The file is TOML: SQL goes in multi-line strings without escaping,
 //! comments are `#`, and a mistake is reported at its line and column. A
 //! file declares its databases (schema and seed rows), its parameters (the
-//! same declarations as the built-ins', [`crate::scenarios::Param`]), its
+//! same declarations as the built-ins', [`crate::params::Param`]), its
 //! attempts (each a program of steps on its own connection, optionally
 //! replicated N times), and its checks (SQL on the final state with the
 //! expected answer, and conditions on the attempts' outcomes). See the
@@ -23,7 +23,7 @@ use decode::{declaration, Decode};
 use indexmap::IndexMap;
 use serde_json::Value;
 
-use crate::scenarios::params::{self, Param, Params};
+use crate::params::{self, Param, Params};
 use crate::sim::Scenario;
 use crate::storage::Journal;
 use crate::{Error, Result};
@@ -38,16 +38,17 @@ pub const MAX_ATTEMPTS: usize = 26;
 /// The most steps one attempt's program may have.
 pub const MAX_PROGRAM_STEPS: usize = 200;
 /// The most steps one attempt may take in a run (loops end here).
-pub const MAX_ATTEMPT_STEPS: usize = 1000;
+pub const MAX_ATTEMPT_STEPS: usize = crate::sim::BUDGETS.attempt_steps;
 // An attempt is stopped at its step after the bound, so a run of a file takes
 // at most this many steps: the bound of each attempt, a verdict, always comes
 // before the engine's guard on a run, an error.
 const _: () = assert!(MAX_ATTEMPTS * (MAX_ATTEMPT_STEPS + 1) <= crate::sim::search::MAX_RUN_STEPS);
 /// The most SQLite VM instructions one statement of a file may run (an
 /// endless recursive query ends here).
-pub const MAX_STATEMENT_INSTRUCTIONS: u64 = 20_000_000;
+pub const MAX_STATEMENT_INSTRUCTIONS: u64 = crate::sim::BUDGETS.statement_instructions;
 /// The largest string or blob a file's SQL may make, in bytes.
-pub const MAX_VALUE_BYTES: i32 = 16 << 20;
+pub const MAX_VALUE_BYTES: i32 = crate::sim::BUDGETS.value_bytes as i32;
+const _: () = assert!(crate::sim::BUDGETS.value_bytes <= i32::MAX as u64);
 
 /// The parameter every scenario takes: its journal mode.
 pub const JOURNAL_PARAM: &str = "journal";

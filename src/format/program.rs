@@ -13,11 +13,12 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
+use super::sql::Statement;
 use super::{
     ActionSpec, AttemptSpec, CheckSpec, File, NoteSpec, StepSpec, MAX_ATTEMPT_STEPS,
     MAX_STATEMENT_INSTRUCTIONS, MAX_USE_DEPTH, MAX_VALUE_BYTES,
 };
-use crate::scenarios::params::{quote, Params};
+use crate::params::{quote, Params};
 use crate::sim::{
     Attempt, Bound, Check, Declared, Ended, Outcome, Peer, Progress, Scenario, Schedule, SqlResult,
     Status, StepCtx, StepReport,
@@ -1700,25 +1701,6 @@ impl Scenario for FileScenario {
         }
         Ok(checks)
     }
-}
-
-/// A statement a scenario can run, for [`super::sql`] to prepare.
-pub(super) struct Statement {
-    /// Which it is, in words ("step \"read\" of attempt A").
-    pub what: String,
-    /// Its database's index.
-    pub db: usize,
-    /// Its text, as the file gives it.
-    pub sql: String,
-    /// Whether a step runs it (what a step creates is created before the
-    /// others are prepared).
-    pub step: bool,
-    /// Whether it is a database's pragmas (run, not prepared: they may be
-    /// several statements).
-    pub pragmas: bool,
-    /// A name to find it by in the source when its text is not there (a
-    /// library's step, a check's named query).
-    pub near: Option<String>,
 }
 
 impl FileScenario {

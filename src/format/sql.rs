@@ -21,9 +21,27 @@ use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
 
-use super::program::Statement;
 use crate::storage::Store;
 use crate::{Error, Result};
+
+/// A statement a scenario can run, for [`mistakes`] to prepare.
+pub(super) struct Statement {
+    /// Which it is, in words ("step \"read\" of attempt A").
+    pub what: String,
+    /// Its database's index.
+    pub db: usize,
+    /// Its text, as the file gives it.
+    pub sql: String,
+    /// Whether a step runs it (what a step creates is created before the
+    /// others are prepared).
+    pub step: bool,
+    /// Whether it is a database's pragmas (run, not prepared: they may be
+    /// several statements).
+    pub pragmas: bool,
+    /// A name to find it by in the source when its text is not there (a
+    /// library's step, a check's named query).
+    pub near: Option<String>,
+}
 
 /// An SQL statement of a file that SQLite cannot prepare.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]

@@ -41,7 +41,7 @@ pub struct Request {
 
 /// Checks one text field of a request.
 fn check_text(field: &'static str, value: &str, what: &str) -> Result<()> {
-    crate::scenarios::params::check_text(field, value, MAX_KEY_CHARS, what)
+    crate::params::check_text(field, value, MAX_KEY_CHARS, what)
 }
 
 impl Request {
@@ -179,7 +179,7 @@ pub fn profiles() -> Result<Vec<ProfileRules>> {
         .iter()
         .find(|p| p.name == "profile")
         .ok_or_else(|| Error::Store("idem-profiles has no profile".into()))?;
-    let crate::scenarios::params::Kind::Choice { options } = profile.kind else {
+    let crate::params::Kind::Choice { options } = profile.kind else {
         return Err(Error::Store("profile is not a choice".into()));
     };
     options

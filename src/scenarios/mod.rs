@@ -2,7 +2,7 @@
 //! `src/scenarios/builtin/` (see [`crate::format`]), with the libraries
 //! they include.
 
-pub mod params;
+pub mod params_docs;
 pub mod sweep;
 
 use std::rc::Rc;
@@ -10,9 +10,8 @@ use std::rc::Rc;
 use serde::Serialize;
 use serde_json::Value;
 
-pub use params::{Param, Params};
-
 use crate::format::{File, FileScenario};
+use crate::params::{self, Param, Params};
 use crate::sim::Scenario;
 use crate::{Error, Result};
 

@@ -103,10 +103,11 @@ pub struct Budgets {
 
 /// The budgets every run is held to.
 pub const BUDGETS: Budgets = Budgets {
-    attempt_steps: crate::format::MAX_ATTEMPT_STEPS,
-    statement_instructions: crate::format::MAX_STATEMENT_INSTRUCTIONS,
+    attempt_steps: 1000,
+    // An endless recursive query ends here.
+    statement_instructions: 20_000_000,
     run_instructions: 50_000_000,
-    value_bytes: crate::format::MAX_VALUE_BYTES as u64,
+    value_bytes: 16 << 20,
     run_bytes: 32 << 20,
     trace_bytes: 16 << 20,
     file_bytes: crate::storage::vfs::MAX_FILE_BYTES as u64,

@@ -50,7 +50,7 @@ impl Kind {
                     "strategy",
                     format!(
                         "unknown strategy {}; use {}",
-                        crate::scenarios::params::quote(text),
+                        crate::params::quote(text),
                         Kind::ALL.map(Kind::name).join(", ")
                     ),
                 )
@@ -98,7 +98,7 @@ impl Reduction {
                     "without",
                     format!(
                         "unknown reduction {}; use {}",
-                        crate::scenarios::params::quote(text),
+                        crate::params::quote(text),
                         Reduction::ALL.map(Reduction::name).join(", ")
                     ),
                 )
@@ -319,7 +319,7 @@ fn without(options: &Map<String, Value>) -> Result<Without> {
                 "without",
                 format!(
                     "expected an array of reductions' names, got {}",
-                    crate::scenarios::params::describe(other)
+                    crate::params::describe(other)
                 ),
             ))
         }
@@ -340,7 +340,7 @@ fn without(options: &Map<String, Value>) -> Result<Without> {
                 "without",
                 format!(
                     "expected a reduction's name, got {}",
-                    crate::scenarios::params::describe(item)
+                    crate::params::describe(item)
                 ),
             ));
         };

@@ -51,7 +51,7 @@ fn threw(what: &str, thrown: &JsValue) -> Error {
             // `message` of a real Error is an own data property; read it guarded.
             get(e, &JsValue::from_str("message")).ok()?.as_string()
         })
-        .map(|m| format!(": {}", crate::scenarios::params::quote(&m)))
+        .map(|m| format!(": {}", crate::params::quote(&m)))
         .unwrap_or_default();
     bad(format!(
         "{what} threw an exception{detail}; pass plain data"
@@ -169,7 +169,7 @@ fn kind_of(proto: &JsValue) -> String {
         .filter(|n| !n.is_empty());
     match name {
         Some(name) => {
-            let name = crate::scenarios::params::quote(&name);
+            let name = crate::params::quote(&name);
             let name = name.trim_matches('"');
             let article = if name.starts_with(['A', 'E', 'I', 'O']) {
                 "an"
@@ -229,7 +229,7 @@ thread_local! {
 }
 
 fn quote(name: &str) -> String {
-    crate::scenarios::params::quote(name)
+    crate::params::quote(name)
 }
 
 fn array(value: &JsValue, depth: usize, protos: &Prototypes) -> Result<Value, Error> {

@@ -10,7 +10,7 @@ fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) {
         let catalog = scenarios::catalog();
         let entry = &catalog[data.len() % catalog.len()];
-        if let Ok(params) = scenarios::Params::parse(entry.id, entry.params, &value) {
+        if let Ok(params) = params::Params::parse(entry.id, entry.params, &value) {
             assert!(
                 scenarios::build_resolved(entry, params).is_ok(),
                 "{}: accepted parameters that do not build",
