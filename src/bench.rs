@@ -129,9 +129,21 @@ fn outbox_sql() -> Result<OutboxSql> {
     let create_order = statements(outbox::create_order_alone(&session, event.clone())?);
     let deliver = statements(outbox::deliver_alone(&session, "audit", event.clone())?);
     Ok(OutboxSql {
-        producer_pragmas: crate::format::library_pragmas(outbox::LIBRARY, "producer")?,
-        producer_schema: crate::format::library_schema(outbox::LIBRARY, "producer")?,
-        consumer_schema: crate::format::library_schema(outbox::LIBRARY, "consumer")?,
+        producer_pragmas: crate::format::library_pragmas(
+            &crate::scenarios::CATALOG,
+            outbox::LIBRARY,
+            "producer",
+        )?,
+        producer_schema: crate::format::library_schema(
+            &crate::scenarios::CATALOG,
+            outbox::LIBRARY,
+            "producer",
+        )?,
+        consumer_schema: crate::format::library_schema(
+            &crate::scenarios::CATALOG,
+            outbox::LIBRARY,
+            "consumer",
+        )?,
         create_order,
         deliver,
         order_id: event.order_id,
@@ -231,7 +243,8 @@ const REACH: &[(&str, &str)] = &[
 pub fn warm_up(ms: f64, clock: Clock<'_>) -> Result<search::Stats> {
     let (name, source) = REACH[1];
     let explorer = Explorer::new(
-        crate::format::parse_builtin(source, name)?.build(&serde_json::Value::Null)?,
+        crate::format::parse_builtin(source, name, &crate::scenarios::CATALOG)?
+            .build(&serde_json::Value::Null)?,
     )?;
     let mut search = search::Dfs::new(search::Options {
         shard: Some(crate::sim::search::Shard { index: 1, count: 2 }),
@@ -270,7 +283,8 @@ fn reach_cases() -> Vec<(String, Box<BuildScenario>)> {
         cases.push((
             name.to_string(),
             Box::new(move || {
-                crate::format::parse_builtin(source, name)?.build(&serde_json::Value::Null)
+                crate::format::parse_builtin(source, name, &crate::scenarios::CATALOG)?
+                    .build(&serde_json::Value::Null)
             }),
         ));
     }
@@ -428,7 +442,11 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         // the receipt, in one BEGIN IMMEDIATE transaction, on an open connection.
         let conn = store.connect("orders.db", "execute")?;
         conn.sqlite()?
-            .execute_batch(&crate::format::library_schema("idempotency", "orders")?)?;
+            .execute_batch(&crate::format::library_schema(
+                &crate::scenarios::CATALOG,
+                "idempotency",
+                "orders",
+            )?)?;
         let mut key = 0u64;
         measurements.push(measure(
             "the reference's execute transaction (BEGIN IMMEDIATE; SELECT receipt; INSERT effect; INSERT receipt; COMMIT), replayground VFS",
@@ -611,7 +629,11 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
         split,
         sql: BenchSql {
             schema: SCHEMA,
-            orders_schema: crate::format::library_schema("idempotency", "orders")?,
+            orders_schema: crate::format::library_schema(
+                &crate::scenarios::CATALOG,
+                "idempotency",
+                "orders",
+            )?,
             insert: INSERT,
             select_receipt: SELECT_RECEIPT,
             insert_receipt: INSERT_RECEIPT,

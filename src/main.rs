@@ -499,7 +499,7 @@ mod cli {
         }
         let (source, stem) = read_scenario_source(target)?;
         let file =
-            replayground::format::parse(&source, &stem).map_err(|e| format!("{target}: {e}"))?;
+            replayground::scenarios::parse(&source, &stem).map_err(|e| format!("{target}: {e}"))?;
         Ok(Some(file))
     }
 
@@ -1061,8 +1061,12 @@ mod cli {
             Command::Check { file, json } => {
                 let target = file.to_string_lossy().to_string();
                 let (source, stem) = read_scenario_source(&target)?;
-                let (parsed, mistakes) = replayground::format::parse_listing_sql(&source, &stem)
-                    .map_err(|e| format!("{target}: {e}"))?;
+                let (parsed, mistakes) = replayground::format::parse_listing_sql(
+                    &source,
+                    &stem,
+                    &replayground::scenarios::CATALOG,
+                )
+                .map_err(|e| format!("{target}: {e}"))?;
                 let templates = mistakes.iter().any(|m| m.template);
                 if !mistakes.is_empty() && (!parsed.allow_sql_errors || templates) {
                     if json {

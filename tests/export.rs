@@ -106,7 +106,7 @@ fn every_counterexample_reproduces_on_real_sqlite_with_python_and_rust() {
     designs.sort();
     for path in designs {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        let file = format::parse(&std::fs::read_to_string(&path).unwrap(), &name).unwrap();
+        let file = scenarios::parse(&std::fs::read_to_string(&path).unwrap(), &name).unwrap();
         if !file.fails {
             continue;
         }

@@ -351,6 +351,7 @@ fn requests_run_alone_with_and_without_a_key_each_run_their_own_steps() {
         with.insert("key".into(), key.into());
         with.insert("quantity".into(), 2.into());
         let (outcome, steps) = replayground::format::run_alone(
+            &replayground::scenarios::CATALOG,
             &session,
             "idempotency",
             "request",

@@ -7,7 +7,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::format::{self, JOURNAL_PARAM};
+use replayground::format::JOURNAL_PARAM;
 use replayground::scenarios;
 use replayground::sim::search;
 use replayground::sim::search::Explorer;
@@ -132,7 +132,7 @@ name = "mode"
 sql = "SELECT journal_mode FROM pragma_journal_mode"
 expect = "wal"
 "#;
-    let file = format::parse(source, "probe").unwrap();
+    let file = scenarios::parse(source, "probe").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     assert_eq!(explorer.params()[JOURNAL_PARAM], json!("wal"));
     let result = explorer
@@ -169,11 +169,11 @@ expect = "wal"
 #[test]
 fn a_mode_that_is_not_one_and_a_parameter_named_journal_are_refused() {
     let base = "title = \"t\"\n[databases.main]\n[[attempts]]\nsteps = [{ name = \"s\", sql = \"SELECT 1\" }]\n";
-    let error = format::parse(&format!("journal = \"memory\"\n{base}"), "t")
+    let error = scenarios::parse(&format!("journal = \"memory\"\n{base}"), "t")
         .unwrap_err()
         .to_string();
     assert!(error.contains("rollback or wal"), "{error}");
-    let error = format::parse(
+    let error = scenarios::parse(
         &format!("{base}[params.journal]\ntype = \"text\"\ndefault = \"x\"\n"),
         "t",
     )
@@ -206,7 +206,7 @@ fn the_catalog_says_how_every_broken_design_fails_in_wal_mode() {
 #[test]
 fn a_journal_mode_set_by_pragma_is_refused_at_its_line_with_the_way_to_set_it() {
     let source = "title = \"t\"\n[databases.main]\npragmas = \"PRAGMA foreign_keys = ON; PRAGMA main.journal_mode = WAL\"\n[[attempts]]\nsteps = [{ name = \"s\", sql = \"SELECT 1\" }]\n";
-    let error = format::parse(source, "t").unwrap_err().to_string();
+    let error = scenarios::parse(source, "t").unwrap_err().to_string();
     assert!(error.contains("line 3"), "{error}");
     assert!(
         error.contains("journal = \\\"wal\\\"") || error.contains("journal = \"wal\""),
@@ -214,5 +214,5 @@ fn a_journal_mode_set_by_pragma_is_refused_at_its_line_with_the_way_to_set_it() 
     );
     // Reading a refused PRAGMA is fine.
     let reading = source.replace("PRAGMA main.journal_mode = WAL", "PRAGMA journal_mode");
-    assert!(format::parse(&reading, "t").is_ok());
+    assert!(scenarios::parse(&reading, "t").is_ok());
 }

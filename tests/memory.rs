@@ -10,7 +10,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use replayground::format;
+use replayground::scenarios;
 use replayground::sim::scheduler::RoundRobin;
 use replayground::sim::search::Explorer;
 
@@ -49,7 +49,7 @@ static ALLOCATOR: Counting = Counting;
 
 /// Builds `source` and runs it once, recorded, as the page does; drops all.
 fn run_once(source: &str, name: &str) -> String {
-    let file = format::parse(source, name).unwrap();
+    let file = scenarios::parse(source, name).unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let run = explorer.run(&mut RoundRobin, true).unwrap();
     run.checks[0].actual.clone()

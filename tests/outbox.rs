@@ -307,6 +307,7 @@ fn a_program_run_alone_follows_its_whens_each_time() {
         with.insert("subscriber".into(), "audit".into());
         with.insert("inbox".into(), inbox.into());
         let (outcome, steps) = replayground::format::run_alone(
+            &replayground::scenarios::CATALOG,
             &session,
             "outbox",
             "deliver",

@@ -10,7 +10,6 @@
 
 use std::collections::HashSet;
 
-use replayground::format;
 use replayground::scenarios;
 use replayground::sim::search::dpor::SharedCache;
 use replayground::sim::search::Explorer;
@@ -261,7 +260,7 @@ fn every_builtin_proves_the_same_with_and_without_each_reduction() {
 fn every_conformance_design_proves_the_same_with_and_without_each_reduction() {
     let mut unreduced = 0;
     for (name, source) in DESIGNS {
-        let file = format::parse(source, name).unwrap();
+        let file = scenarios::parse(source, name).unwrap();
         let every_way =
             same_proof_every_way(name, &|| file.build(&serde_json::Value::Null).unwrap());
         if every_way {
@@ -340,7 +339,7 @@ expect = 0
 
 #[test]
 fn partial_order_reduction_still_finds_a_bug_one_rare_interleaving_reaches() {
-    let file = format::parse(RARE, "rare").unwrap();
+    let file = scenarios::parse(RARE, "rare").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let (reduced, reduced_runs) = prove(&explorer, Options::default()).unwrap();
     // State caching alone is exact and fits the budget (without it, the
@@ -375,7 +374,7 @@ fn a_waiting_relay_woken_by_any_release_loses_no_final_state() {
         return;
     }
     let source = include_str!("../src/scenarios/reach/three-producers-two-relays.toml");
-    let file = format::parse(source, "three-producers-two-relays").unwrap();
+    let file = scenarios::parse(source, "three-producers-two-relays").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let complete = |options: Options, slice: u64| {
         let mut search = Dfs::new(options);
@@ -408,7 +407,7 @@ fn a_search_split_across_threads_proves_the_same() {
         return;
     }
     let source = include_str!("../src/scenarios/reach/three-producers-two-relays.toml");
-    let file = format::parse(source, "three-producers-two-relays").unwrap();
+    let file = scenarios::parse(source, "three-producers-two-relays").unwrap();
     let make = || Explorer::new(file.build(&serde_json::Value::Null)?);
     let explorer = make().unwrap();
     let whole = explorer
@@ -513,7 +512,7 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
 #[test]
 fn rewinding_to_checkpoints_takes_a_fraction_of_the_steps() {
     let source = include_str!("../src/scenarios/reach/two-relays-two-events.toml");
-    let file = format::parse(source, "two-relays-two-events").unwrap();
+    let file = scenarios::parse(source, "two-relays-two-events").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let search = |rewind: bool| {
         let mut search = Dfs::new(Options {
@@ -552,7 +551,7 @@ steps = [ { name = "grow", sql = "INSERT INTO t DEFAULT VALUES", on.ok = { goto 
     let builtin = |id: &'static str| -> Build { Box::new(move || scenarios::build(id).unwrap()) };
     let file = |source: &'static str, name: &'static str| -> Build {
         Box::new(move || {
-            format::parse(source, name)
+            scenarios::parse(source, name)
                 .unwrap()
                 .build(&serde_json::Value::Null)
                 .unwrap()

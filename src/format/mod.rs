@@ -65,6 +65,77 @@ pub fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
         .unwrap_or_default()
 }
 
+/// Where the names a scenario file gives lead: the libraries it includes
+/// (`include`) and the scenarios it runs before its attempts (`before`).
+/// The catalog implements it for the built-ins
+/// (`crate::scenarios::CATALOG`); the format itself knows no catalog.
+pub trait Sources {
+    /// Library `name`'s source text.
+    fn library(&self, name: &str) -> Option<&'static str>;
+    /// Every library's name, as a mistake names them.
+    fn library_names(&self) -> Vec<&'static str>;
+    /// Whether there is a scenario `id`.
+    fn has_scenario(&self, id: &str) -> bool;
+    /// Scenario `id`'s file, parsed.
+    fn scenario(&self, id: &str) -> Option<std::rc::Rc<File>>;
+}
+
+/// The sources a file was parsed with: they last as long as the program
+/// (a file keeps them to build what it runs `before`), and a file may be
+/// built on any thread.
+pub type SourcesRef = &'static (dyn Sources + Sync);
+
+/// A scenario a file runs before its attempts (`before`): its id, and the
+/// sources that have it, once the file is parsed.
+#[derive(Clone)]
+pub struct Before {
+    /// The scenario's id, as the file names it.
+    pub id: String,
+    /// The sources that have it; `None` before parsing, or when none has.
+    found: Option<SourcesRef>,
+}
+
+impl std::fmt::Debug for Before {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Before")
+            .field("id", &self.id)
+            .field("found", &self.found.is_some())
+            .finish()
+    }
+}
+
+impl Before {
+    /// The scenario, built with its defaults.
+    pub(crate) fn build(&self) -> Result<FileScenario> {
+        let file = self
+            .found
+            .and_then(|sources| sources.scenario(&self.id))
+            .ok_or_else(|| {
+                Error::invalid(
+                    "scenario",
+                    format!(
+                        "before names {}, which is not a built-in scenario",
+                        params::quote(&self.id)
+                    ),
+                )
+            })?;
+        let params = Params::defaults(&file.declared_params()?);
+        FileScenario::new(file, params)
+    }
+}
+
+impl decode::Decode for Before {
+    fn expected() -> &'static str {
+        String::expected()
+    }
+    fn decode(value: &decode::Value<'_>) -> decode::Result<Self> {
+        Ok(Before {
+            id: String::decode(value)?,
+            found: None,
+        })
+    }
+}
+
 declaration! {
     /// A scenario file, as written.
     #[derive(Debug, Clone)]
@@ -98,7 +169,7 @@ declaration! {
         /// Built-in scenarios whose attempts run, in order and with their
         /// defaults, on the databases before this one's attempts start (a
         /// reference check that builds on the earlier ones).
-        pub before: Vec<String> = "before" (default),
+        pub before: Vec<Before> = "before" (default),
         /// The parameters, by name, in the order people see them.
         pub params: IndexMap<String, ParamSpec> = "params" (default),
         /// The databases, by name (the file is `NAME.db`).
@@ -572,8 +643,8 @@ fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
 /// Parses and checks a scenario source; `fallback_id` names it when the
 /// file gives no id. A statement SQLite cannot prepare is a mistake, at its
 /// line and column, unless the file says `allow-sql-errors = true`.
-pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
-    let (file, mistakes) = parse_listing_sql(source, fallback_id)?;
+pub fn parse(source: &str, fallback_id: &str, sources: SourcesRef) -> Result<File> {
+    let (file, mistakes) = parse_listing_sql(source, fallback_id, sources)?;
     let refused = mistakes
         .iter()
         .find(|m| m.template)
@@ -599,8 +670,12 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
 
 /// As [`parse`], returning the file with every statement SQLite cannot
 /// prepare at the file's defaults (whether or not the file allows them).
-pub fn parse_listing_sql(source: &str, fallback_id: &str) -> Result<(File, Vec<SqlMistake>)> {
-    let (file, scenario) = parse_file(source, fallback_id, true)?;
+pub fn parse_listing_sql(
+    source: &str,
+    fallback_id: &str,
+    sources: SourcesRef,
+) -> Result<(File, Vec<SqlMistake>)> {
+    let (file, scenario) = parse_file(source, fallback_id, sources, true)?;
     // The trial scenario is dropped here, before the file is unshared.
     let mistakes = match scenario {
         Some(scenario) => scenario.sql_mistakes(source)?,
@@ -612,8 +687,8 @@ pub fn parse_listing_sql(source: &str, fallback_id: &str) -> Result<(File, Vec<S
 /// As [`parse`], without compiling the file at its defaults: for the
 /// built-in files, which the tests compile at every pair of values, and
 /// which every page reads at its start.
-pub fn parse_builtin(source: &str, id: &str) -> Result<File> {
-    Ok(parse_file(source, id, false)?.0.unshared())
+pub fn parse_builtin(source: &str, id: &str, sources: SourcesRef) -> Result<File> {
+    Ok(parse_file(source, id, sources, false)?.0.unshared())
 }
 
 /// The file, shared with its trial scenario at its defaults when `trial`.
@@ -630,6 +705,7 @@ impl Parsed {
 fn parse_file(
     source: &str,
     fallback_id: &str,
+    sources: SourcesRef,
     trial: bool,
 ) -> Result<(Parsed, Option<FileScenario>)> {
     if source.len() > MAX_SOURCE_BYTES {
@@ -650,7 +726,10 @@ fn parse_file(
         Error::InvalidInput { reason, .. } => at(source, subject_span(source, &reason), &reason),
         other => other,
     };
-    file.merge_libraries().map_err(located)?;
+    file.merge_libraries(sources).map_err(located)?;
+    for prior in file.before.iter_mut() {
+        prior.found = sources.has_scenario(&prior.id).then_some(sources);
+    }
     for check in file.checks.iter_mut().chain(file.invariants.iter_mut()) {
         if check.name.trim().is_empty() {
             check.name = check.derived_name();
@@ -679,23 +758,19 @@ impl File {
     /// names get the library's declaration for what they leave out; the
     /// libraries' databases and programs are added where the file has none
     /// of that name.
-    fn merge_libraries(&mut self) -> Result<()> {
+    fn merge_libraries(&mut self, sources: &dyn Sources) -> Result<()> {
         for name in self.include.clone() {
-            if crate::scenarios::library_source(&name).is_none() {
+            if sources.library(&name).is_none() {
                 return Err(Error::invalid(
                     "scenario",
                     format!(
                         "include names {}, which is not a library; use {}",
                         params::quote(&name),
-                        crate::scenarios::LIBRARIES
-                            .iter()
-                            .map(|(n, _)| *n)
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        sources.library_names().join(", ")
                     ),
                 ));
             }
-            let library = library(&name)?;
+            let library = library(sources, &name)?;
             for (param, spec) in self.params.iter_mut() {
                 if let Some(base) = library.params.get(param) {
                     spec.fill_from(base);
@@ -800,28 +875,33 @@ impl File {
     }
 }
 
-/// Library `name`, parsed once per thread (a session's every request
-/// builds its attempt from it).
-fn library(name: &str) -> Result<Library> {
+/// Library `name` of `sources`, parsed once per thread for each source
+/// text (a session's every request builds its attempt from it).
+fn library(sources: &dyn Sources, name: &str) -> Result<Library> {
     use std::cell::RefCell;
     use std::collections::HashMap;
     thread_local! {
-        static PARSED: RefCell<HashMap<String, Library>> = RefCell::new(HashMap::new());
+        static PARSED: RefCell<HashMap<&'static str, Library>> = RefCell::new(HashMap::new());
     }
-    if let Some(parsed) = PARSED.with(|p| p.borrow().get(name).cloned()) {
+    let source = sources
+        .library(name)
+        .ok_or_else(|| Error::invalid("library", format!("no library {}", params::quote(name))))?;
+    if let Some(parsed) = PARSED.with(|p| p.borrow().get(source).cloned()) {
         return Ok(parsed);
     }
-    let source = crate::scenarios::library_source(name)
-        .ok_or_else(|| Error::invalid("library", format!("no library {}", params::quote(name))))?;
     let parsed: Library = decode::from_str(source)
         .map_err(|e| Error::invalid("library", format!("library {name}: {}", e.message)))?;
-    PARSED.with(|p| p.borrow_mut().insert(name.to_string(), parsed.clone()));
+    PARSED.with(|p| p.borrow_mut().insert(source, parsed.clone()));
     Ok(parsed)
 }
 
 /// Creates library `name`'s databases (their schemas) in `store`.
-pub fn setup_library(store: &crate::storage::Store, name: &str) -> Result<()> {
-    for (db, spec) in library(name)?.databases {
+pub fn setup_library(
+    sources: &dyn Sources,
+    store: &crate::storage::Store,
+    name: &str,
+) -> Result<()> {
+    for (db, spec) in library(sources, name)?.databases {
         store
             .connect(&format!("{db}.db"), "setup")?
             .execute_batch(&spec.schema)?;
@@ -830,8 +910,8 @@ pub fn setup_library(store: &crate::storage::Store, name: &str) -> Result<()> {
 }
 
 /// The PRAGMAs every connection to library `name`'s database `db` runs.
-pub fn library_pragmas(name: &str, db: &str) -> Result<String> {
-    library(name)?
+pub fn library_pragmas(sources: &dyn Sources, name: &str, db: &str) -> Result<String> {
+    library(sources, name)?
         .databases
         .get(db)
         .map(|d| d.pragmas.clone())
@@ -839,8 +919,8 @@ pub fn library_pragmas(name: &str, db: &str) -> Result<String> {
 }
 
 /// The schema of library `name`'s database `db`.
-pub fn library_schema(name: &str, db: &str) -> Result<String> {
-    library(name)?
+pub fn library_schema(sources: &dyn Sources, name: &str, db: &str) -> Result<String> {
+    library(sources, name)?
         .databases
         .remove(db)
         .map(|d| d.schema)
@@ -850,10 +930,11 @@ pub fn library_schema(name: &str, db: &str) -> Result<String> {
 /// What library `name`'s `let`s come to for an attempt with these values
 /// (the rules of a response profile, as a table).
 pub fn library_values(
+    sources: &dyn Sources,
     name: &str,
     with: toml::Table,
 ) -> Result<Vec<(String, crate::storage::SqlValue)>> {
-    let scenario = alone(name, "values", "alone", &with, MAX_ATTEMPT_STEPS)?;
+    let scenario = alone(sources, name, "values", "alone", &with, MAX_ATTEMPT_STEPS)?;
     Ok(scenario.values_of(0))
 }
 
@@ -864,6 +945,7 @@ pub fn library_values(
 /// takes each value from the parameter of the same name (`with.key =
 /// ":key"`), so a session's every request only compiles the attempt.
 fn alone(
+    sources: &dyn Sources,
     name: &str,
     program: &str,
     label: &str,
@@ -872,7 +954,9 @@ fn alone(
 ) -> Result<FileScenario> {
     use std::cell::RefCell;
     use std::collections::HashMap;
-    type Key = (String, String, Vec<String>);
+    // The library by its source text (two sources may name two libraries
+    // alike).
+    type Key = (&'static str, String, Vec<String>);
     thread_local! {
         static TEMPLATES: RefCell<HashMap<Key, std::rc::Rc<File>>> = RefCell::new(HashMap::new());
     }
@@ -890,16 +974,15 @@ fn alone(
         };
         values.insert(k.clone(), value);
     }
-    let key: Key = (
-        name.to_string(),
-        program.to_string(),
-        with.keys().cloned().collect(),
-    );
+    let source = sources
+        .library(name)
+        .ok_or_else(|| Error::invalid("library", format!("no library {}", params::quote(name))))?;
+    let key: Key = (source, program.to_string(), with.keys().cloned().collect());
     let kept = TEMPLATES.with(|t| t.borrow().get(&key).cloned());
     let file = match kept {
         Some(file) => file,
         None => {
-            let file = std::rc::Rc::new(alone_file(name, program, with.keys())?);
+            let file = std::rc::Rc::new(alone_file(sources, name, program, with.keys())?);
             TEMPLATES.with(|t| t.borrow_mut().insert(key, std::rc::Rc::clone(&file)));
             file
         }
@@ -913,6 +996,7 @@ fn alone(
 /// parsed tables, so text is the one way in; a session builds it once per
 /// program and names, see `alone`).
 fn alone_file<'a>(
+    sources: &dyn Sources,
     name: &str,
     program: &str,
     names: impl Iterator<Item = &'a String>,
@@ -920,7 +1004,7 @@ fn alone_file<'a>(
     // A TOML basic string: a JSON string is one (the same escapes). The
     // names here are the engine's own, but quoted properly all the same.
     let quoted = |text: &str| serde_json::Value::from(text).to_string();
-    let lib = library(name)?;
+    let lib = library(sources, name)?;
     let mut text = format!(
         "id = \"alone\"\ntitle = \"alone\"\ninclude = [{}]\n[[attempts]]\nlabel = \"alone\"\n",
         quoted(name)
@@ -937,7 +1021,7 @@ fn alone_file<'a>(
     text.push_str(&format!("with = {{ {} }}\n", with.join(", ")));
     let mut file: File =
         decode::from_str(&text).map_err(|e| Error::invalid("scenario", e.message))?;
-    file.merge_libraries()?;
+    file.merge_libraries(sources)?;
     validate(&file)?;
     Ok(file)
 }
@@ -945,7 +1029,11 @@ fn alone_file<'a>(
 /// Runs library `name`'s `program` alone on `store` (whose databases the
 /// library made), labelled `label`, with `with`, at virtual time `now`:
 /// its outcome and every step's report.
+// The library is its sources and its name (two arguments): the next step of
+// the format's pipeline runs a library program without this door.
+#[allow(clippy::too_many_arguments)]
 pub fn run_alone(
+    sources: &dyn Sources,
     store: &crate::storage::Store,
     name: &str,
     program: &str,
@@ -954,7 +1042,7 @@ pub fn run_alone(
     now: i64,
     max_steps: usize,
 ) -> Result<(crate::sim::Outcome, Vec<crate::sim::StepReport>)> {
-    let scenario = alone(name, program, label, &with, max_steps)?;
+    let scenario = alone(sources, name, program, label, &with, max_steps)?;
     let mut attempts = scenario.attempts()?;
     let attempt = attempts
         .first_mut()
@@ -1201,10 +1289,10 @@ fn validate(file: &File) -> Result<()> {
         }
     }
     for prior in &file.before {
-        if crate::scenarios::builtin_source(prior).is_none() {
+        if prior.found.is_none() {
             return Err(bad(format!(
                 "before names {}, which is not a built-in scenario",
-                params::quote(prior)
+                params::quote(&prior.id)
             )));
         }
     }
@@ -1542,6 +1630,28 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// No library and no scenario: these files name none.
+    struct Nothing;
+
+    impl Sources for Nothing {
+        fn library(&self, _: &str) -> Option<&'static str> {
+            None
+        }
+        fn library_names(&self) -> Vec<&'static str> {
+            Vec::new()
+        }
+        fn has_scenario(&self, _: &str) -> bool {
+            false
+        }
+        fn scenario(&self, _: &str) -> Option<std::rc::Rc<File>> {
+            None
+        }
+    }
+
+    fn parse(source: &str, id: &str) -> Result<File> {
+        super::parse(source, id, &Nothing)
+    }
 
     const MINIMAL: &str = r#"
 title = "Two writers"

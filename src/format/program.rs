@@ -1551,8 +1551,8 @@ impl Scenario for FileScenario {
             })?;
         }
         for prior in &self.file.before {
-            let scenario = crate::scenarios::build(prior)?;
-            crate::sim::run_in_order(scenario.as_ref(), store)?;
+            let scenario = prior.build()?;
+            crate::sim::run_in_order(&scenario, store)?;
         }
         Ok(())
     }

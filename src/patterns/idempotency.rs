@@ -98,7 +98,7 @@ pub fn result_json(effect_id: i64, quantity: i64) -> String {
 
 /// Creates the schema in `store`.
 pub fn setup(store: &Store) -> Result<()> {
-    crate::format::setup_library(store, LIBRARY)
+    crate::format::setup_library(&crate::scenarios::CATALOG, store, LIBRARY)
 }
 
 /// A session's store: the schema, made once (see [`super::SessionStore`]).
@@ -135,6 +135,7 @@ pub struct Executed {
 pub fn execute_alone(store: &Store, label: &str, request: Request) -> Result<Executed> {
     let request = request.validate()?;
     let (outcome, steps) = crate::format::run_alone(
+        &crate::scenarios::CATALOG,
         store,
         LIBRARY,
         "request",
@@ -187,7 +188,7 @@ pub fn profiles() -> Result<Vec<ProfileRules>> {
         .map(|id| {
             let mut with = toml::Table::new();
             with.insert("profile".into(), (*id).into());
-            let values = crate::format::library_values(LIBRARY, with)?;
+            let values = crate::format::library_values(&crate::scenarios::CATALOG, LIBRARY, with)?;
             let get = |name: &str| {
                 values
                     .iter()

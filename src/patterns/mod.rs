@@ -19,7 +19,7 @@ impl SessionStore {
     /// A new store named `name` with library `library`'s databases.
     pub fn new(name: &str, library: &str) -> Result<Self> {
         let store = Store::new(name)?;
-        crate::format::setup_library(&store, library)?;
+        crate::format::setup_library(&crate::scenarios::CATALOG, &store, library)?;
         // Only SQLite writes its files: a reused connection's page cache is
         // checked by SQLite itself and can be kept.
         store.set_pooling_keeping_caches();

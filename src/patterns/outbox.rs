@@ -57,7 +57,7 @@ impl Event {
 
 /// Creates both schemas in `store`.
 pub fn setup(store: &Store) -> Result<()> {
-    crate::format::setup_library(store, LIBRARY)
+    crate::format::setup_library(&crate::scenarios::CATALOG, store, LIBRARY)
 }
 
 /// A session's store: both schemas, made once (see [`super::SessionStore`]).
@@ -170,8 +170,16 @@ fn alone(
     with: toml::Table,
     max_steps: usize,
 ) -> Result<Done> {
-    let (outcome, steps) =
-        crate::format::run_alone(store, LIBRARY, program, label, with, 0, max_steps)?;
+    let (outcome, steps) = crate::format::run_alone(
+        &crate::scenarios::CATALOG,
+        store,
+        LIBRARY,
+        program,
+        label,
+        with,
+        0,
+        max_steps,
+    )?;
     Ok(Done { outcome, steps })
 }
 

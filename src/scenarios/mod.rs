@@ -10,7 +10,7 @@ use std::rc::Rc;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::format::{File, FileScenario};
+use crate::format::{File, FileScenario, Sources};
 use crate::params::{self, Param, Params};
 use crate::sim::Scenario;
 use crate::{Error, Result};
@@ -169,6 +169,36 @@ pub fn builtin_source(id: &str) -> Option<&'static str> {
         .map(|(_, s)| *s)
 }
 
+/// The built-in catalog as the format's [`Sources`]: what the built-ins
+/// and a user's file include (`include`) and run before their attempts
+/// (`before`).
+pub struct Catalog;
+
+/// The built-in catalog.
+pub const CATALOG: Catalog = Catalog;
+
+impl Sources for Catalog {
+    fn library(&self, name: &str) -> Option<&'static str> {
+        library_source(name)
+    }
+    fn library_names(&self) -> Vec<&'static str> {
+        LIBRARIES.iter().map(|(n, _)| *n).collect()
+    }
+    fn has_scenario(&self, id: &str) -> bool {
+        builtin_source(id).is_some()
+    }
+    fn scenario(&self, id: &str) -> Option<Rc<File>> {
+        let index = BUILTIN_FILES.iter().position(|(n, _)| *n == id)?;
+        Some(builtin(index).1)
+    }
+}
+
+/// Parses and checks a user's scenario file against the built-in catalog
+/// (see [`crate::format::parse`]).
+pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
+    crate::format::parse(source, fallback_id, &CATALOG)
+}
+
 type Parsed = Option<(Entry, Rc<File>)>;
 thread_local! {
     static BUILTINS: std::cell::RefCell<Vec<Parsed>> =
@@ -185,7 +215,7 @@ fn builtin(index: usize) -> (Entry, Rc<File>) {
     let (id, source) = BUILTIN_FILES[index];
     // A test parses every built-in: one that does not is a defect of the
     // build, not of a caller's input.
-    let file = crate::format::parse_builtin(source, id)
+    let file = crate::format::parse_builtin(source, id, &CATALOG)
         .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
     let entry = Entry::of(&file).unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
     let parsed = (entry, Rc::new(file));
@@ -279,7 +309,7 @@ mod tests {
     #[test]
     fn every_builtin_passes_the_whole_check_of_a_users_file() {
         for (id, source) in BUILTIN_FILES {
-            if let Err(e) = crate::format::parse(source, id) {
+            if let Err(e) = parse(source, id) {
                 panic!("built-in {id}: {e}");
             }
         }

@@ -238,7 +238,7 @@ impl ScenarioArg {
                 let name = input::text(&map, "name", 64)
                     .map_err(js_error)?
                     .unwrap_or_else(|| "my-scenario".to_string());
-                let file = crate::format::parse(&source, &name).map_err(js_error)?;
+                let file = crate::scenarios::parse(&source, &name).map_err(js_error)?;
                 Ok(ScenarioArg::File(Box::new(file)))
             }
             Value::Null => Err(js_error(Error::invalid("scenario", "is required"))),

@@ -8,7 +8,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use replayground::format;
+use replayground::scenarios;
 use replayground::sim::search::Explorer;
 use replayground::sim::scheduler::RoundRobin;
 use replayground::sim::strategy::{Kind, Strategy};
@@ -101,7 +101,7 @@ fuzz_target!(|data: &[u8]| {
     if std::env::var_os("REPLAYGROUND_PRINT_DESIGN").is_some() {
         eprintln!("{source}");
     }
-    let file = match format::parse(&source, "fuzzed") {
+    let file = match scenarios::parse(&source, "fuzzed") {
         Ok(file) => file,
         // A design the generator got wrong (a capture a statement does not
         // return, say) is refused with a sentence, never a panic.

@@ -5,10 +5,11 @@
 
 use libfuzzer_sys::fuzz_target;
 use replayground::format;
+use replayground::scenarios;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(source) = std::str::from_utf8(data) {
-        match format::parse(source, "fuzz") {
+        match scenarios::parse(source, "fuzz") {
             Ok(file) => {
                 let scenario = file
                     .build(&serde_json::Value::Null)
