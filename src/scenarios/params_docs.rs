@@ -146,13 +146,13 @@ fn interface_name(id: &str) -> String {
     name + "Params"
 }
 
-#[cfg(test)]
+// Both read and write files of the repository: native only.
+#[cfg(all(test, not(target_family = "wasm")))]
 mod tests {
     use super::*;
 
     /// The README's parameter table is the one the declarations give;
     /// `REPLAYGROUND_BLESS=1` rewrites it.
-    #[cfg(not(target_family = "wasm"))]
     #[test]
     fn the_readme_parameter_table_is_current() {
         let table = markdown_table(&crate::scenarios::catalog());
@@ -178,7 +178,6 @@ mod tests {
 
     /// The checked-in TypeScript declarations are the ones the catalog
     /// generates; `REPLAYGROUND_BLESS=1` rewrites them.
-    #[cfg(not(target_family = "wasm"))]
     #[test]
     fn typescript_declarations_are_current() {
         let generated = typescript(&crate::scenarios::catalog());
