@@ -561,7 +561,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             Ok(())
         },
     )?);
-    let report = last.ok_or_else(|| Error::Store("the exploration did not run".into()))?;
+    let report = last.ok_or_else(|| Error::Defect("the exploration did not run".into()))?;
     let exploration = ExplorationFigures {
         scenario: report.scenario.clone(),
         complete: report.complete,
@@ -588,7 +588,7 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             if executed.outcome.kind == "replay" {
                 Ok(())
             } else {
-                Err(Error::Store(format!(
+                Err(Error::Defect(format!(
                     "expected a replay, got {}",
                     executed.outcome.kind
                 )))
@@ -610,7 +610,10 @@ pub fn engine(budget: Budget, clock: Clock<'_>) -> Result<EngineReport> {
             if result.passed {
                 Ok(())
             } else {
-                Err(Error::Store(format!("schedule {} failed", result.schedule)))
+                Err(Error::Defect(format!(
+                    "schedule {} failed",
+                    result.schedule
+                )))
             }
         },
     )?);

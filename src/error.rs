@@ -28,9 +28,31 @@ pub enum Error {
         /// The connection's label.
         connection: String,
     },
-    /// A store was used in a way it refuses; the text says why.
+    /// A store, a connection or a run was used in a way it refuses (the
+    /// caller's mistake: restoring a snapshot while connections are open,
+    /// finishing a run that can still step); the text says why.
     #[error("{0}")]
-    Store(String),
+    Refused(String),
+    /// A run went past a bound of the engine: its budget of bytes, or the
+    /// most steps any run may take. The text names the bound.
+    #[error("{0}")]
+    OverBudget(String),
+    /// A run the engine makes of its own did not end as it must: a
+    /// scenario run before another, a request run alone, a crashed attempt
+    /// run to its end. The text says how it ended.
+    #[error("{0}")]
+    Run(String),
+    /// The machine, or SQLite, refused what the engine needs: a thread, its
+    /// VFS, a file control, an authorizer.
+    #[error("{0}")]
+    System(String),
+    /// A value could not be written as JSON.
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    /// A defect of the engine (or of a scenario written in Rust): something
+    /// that always holds did not. The text says what.
+    #[error("{0}")]
+    Defect(String),
     /// The caller asked the engine to stop (`setInterrupt`): the run under
     /// way was abandoned, and nothing of it counts.
     #[error(
@@ -52,6 +74,31 @@ impl Error {
     pub fn is_busy(&self) -> bool {
         self.sqlite_code()
             .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_BUSY)
+    }
+
+    /// The same error again, for a trace that shows it while the run goes
+    /// on (errors are not `Clone`: SQLite's and JSON's are kept whole where
+    /// they can be, and otherwise as their text, a [`Error::Run`]).
+    pub fn duplicate(&self) -> Error {
+        match self {
+            Error::InvalidInput { field, reason } => Error::InvalidInput {
+                field,
+                reason: reason.clone(),
+            },
+            Error::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
+                Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
+            }
+            Error::Dead { connection } => Error::Dead {
+                connection: connection.clone(),
+            },
+            Error::Refused(text) => Error::Refused(text.clone()),
+            Error::OverBudget(text) => Error::OverBudget(text.clone()),
+            Error::Run(text) => Error::Run(text.clone()),
+            Error::System(text) => Error::System(text.clone()),
+            Error::Defect(text) => Error::Defect(text.clone()),
+            Error::Interrupted => Error::Interrupted,
+            other @ (Error::Sqlite(_) | Error::Json(_)) => Error::Run(other.to_string()),
+        }
     }
 
     /// An [`Error::InvalidInput`] for `field`.

@@ -654,16 +654,29 @@ mod cli {
         id: &str,
         params: Option<&str>,
     ) -> Result<Box<dyn replayground::sim::Scenario>, Box<dyn std::error::Error>> {
+        Ok(scenario_builder(id, params)?()?)
+    }
+
+    /// What builds scenario `id` (a built-in, or a file read once) with
+    /// `params`, as often as asked, on any thread.
+    fn scenario_builder<'a>(
+        id: &'a str,
+        params: Option<&str>,
+    ) -> Result<
+        impl Fn() -> replayground::Result<Box<dyn replayground::sim::Scenario>> + Sync + 'a,
+        Box<dyn std::error::Error>,
+    > {
         let params: serde_json::Value = match params {
             Some(json) => {
                 serde_json::from_str(json).map_err(|e| format!("invalid --params: {e}"))?
             }
             None => serde_json::Value::Null,
         };
-        if let Some(file) = scenario_file(id)? {
-            return Ok(file.build(&params)?);
-        }
-        Ok(replayground::scenarios::build_with(id, &params)?)
+        let file = scenario_file(id)?;
+        Ok(move || match &file {
+            Some(file) => file.build(&params),
+            None => replayground::scenarios::build_with(id, &params),
+        })
     }
 
     fn explore(
@@ -682,15 +695,11 @@ mod cli {
         if workers > 1 && strategy.runs.is_some() {
             return Err("invalid --workers: a run budget stops a split search at a point that depends on each thread's speed; use one worker with --runs".into());
         }
-        let scenario = build_scenario(id, params)?;
-        let explorer = Explorer::new(scenario)?;
+        let build = scenario_builder(id, params)?;
+        let explorer = Explorer::new(build()?)?;
         let start = std::time::Instant::now();
         let report = if workers > 1 {
-            let make = || {
-                build_scenario(id, params)
-                    .map_err(|e| replayground::Error::Store(e.to_string()))
-                    .and_then(Explorer::new)
-            };
+            let make = || build().and_then(Explorer::new);
             split_with_progress(make, strategy, workers)?
         } else {
             search_with_progress(&explorer, strategy)?

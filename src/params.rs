@@ -390,7 +390,7 @@ fn find<'a>(scenario: &str, declared: &'a [Param], name: &str) -> Result<&'a Par
 }
 
 fn mistyped(name: &str) -> Error {
-    Error::Store(format!(
+    Error::Defect(format!(
         "the scenario reads parameter {name} as another type than it declares (a bug in the catalog)"
     ))
 }

@@ -53,7 +53,7 @@ fn recorded(
     let trace = run
         .trace
         .take()
-        .ok_or_else(|| Error::Store("the replay recorded no trace".into()))?;
+        .ok_or_else(|| Error::Defect("the replay recorded no trace".into()))?;
     if trace.last().is_some_and(|step| step.tables_left_out) {
         return Err(Error::invalid(
             "schedule",
@@ -321,8 +321,8 @@ pub fn python(explorer: &Explorer, schedule: &Schedule) -> Result<String> {
         "passed": run.passed,
     });
     // The run as a Python string literal: JSON's string escapes are Python's.
-    let text = serde_json::to_string(&data).map_err(|e| Error::Store(e.to_string()))?;
-    let literal = serde_json::to_string(&text).map_err(|e| Error::Store(e.to_string()))?;
+    let text = serde_json::to_string(&data)?;
+    let literal = serde_json::to_string(&text)?;
     Ok(PYTHON.replacen("__RUN__", &literal, 1))
 }
 

@@ -1046,7 +1046,7 @@ pub fn run_alone(
     let mut attempts = scenario.attempts()?;
     let attempt = attempts
         .first_mut()
-        .ok_or_else(|| Error::Store("no attempt".into()))?;
+        .ok_or_else(|| Error::Defect("no attempt".into()))?;
     crate::sim::run_alone(store, attempt.as_mut(), now, max_steps)
 }
 

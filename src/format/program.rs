@@ -2612,7 +2612,7 @@ impl Attempt for ProgramAttempt {
                 rows: rows.rows.clone(),
                 changes: rows.changes,
             },
-            (None, Some(e)) => SqlResult::from_result(&Err(clone_error(e))),
+            (None, Some(e)) => SqlResult::from_result(&Err(Error::duplicate(e))),
             (None, None) => result,
         };
         let sql = sql.cloned();
@@ -2810,10 +2810,10 @@ impl Attempt for ProgramAttempt {
             }
             let conn = self.conns[db]
                 .as_ref()
-                .ok_or_else(|| Error::Store("a transaction to redo has no connection".into()))?;
+                .ok_or_else(|| Error::Defect("a transaction to redo has no connection".into()))?;
             for (index, values) in work.iter() {
                 let Some(StepKind::Sql(sql)) = steps.get(*index).map(|s| &s.kind) else {
-                    return Err(Error::Store(
+                    return Err(Error::Defect(
                         "a transaction to redo names no statement".into(),
                     ));
                 };
@@ -2933,16 +2933,6 @@ fn explain(error: &Error) -> String {
         )
     } else {
         error.to_string()
-    }
-}
-
-/// A copy of an error for the trace (errors are not `Clone`).
-fn clone_error(e: &Error) -> Error {
-    match e {
-        Error::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
-            Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
-        }
-        other => Error::Store(other.to_string()),
     }
 }
 

@@ -115,7 +115,7 @@ pub fn counts(store: &Store) -> Result<(i64, i64)> {
     )?;
     match rows.rows.first().map(Vec::as_slice) {
         Some([SqlValue::Integer(e), SqlValue::Integer(r)]) => Ok((*e, *r)),
-        other => Err(Error::Store(format!("unexpected counts {other:?}"))),
+        other => Err(Error::Defect(format!("unexpected counts {other:?}"))),
     }
 }
 
@@ -179,9 +179,9 @@ pub fn profiles() -> Result<Vec<ProfileRules>> {
         .params
         .iter()
         .find(|p| p.name == "profile")
-        .ok_or_else(|| Error::Store("idem-profiles has no profile".into()))?;
+        .ok_or_else(|| Error::Defect("idem-profiles has no profile".into()))?;
     let crate::params::Kind::Choice { options } = profile.kind else {
-        return Err(Error::Store("profile is not a choice".into()));
+        return Err(Error::Defect("profile is not a choice".into()));
     };
     options
         .iter()
@@ -194,18 +194,18 @@ pub fn profiles() -> Result<Vec<ProfileRules>> {
                     .iter()
                     .find(|(n, _)| n == name)
                     .map(|(_, v)| v.clone())
-                    .ok_or_else(|| Error::Store(format!("the library has no {name}")))
+                    .ok_or_else(|| Error::Defect(format!("the library has no {name}")))
             };
             let text = |name: &str| -> Result<String> {
                 match get(name)? {
                     SqlValue::Text(t) => Ok(t),
-                    other => Err(Error::Store(format!("{name} is {other:?}"))),
+                    other => Err(Error::Defect(format!("{name} is {other:?}"))),
                 }
             };
             let whole = |name: &str| -> Result<i64> {
                 match get(name)? {
                     SqlValue::Integer(i) => Ok(i),
-                    other => Err(Error::Store(format!("{name} is {other:?}"))),
+                    other => Err(Error::Defect(format!("{name} is {other:?}"))),
                 }
             };
             Ok(ProfileRules {

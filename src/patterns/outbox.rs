@@ -76,7 +76,7 @@ pub fn scalar(store: &Store, db: &str, sql: &str, params: &[SqlValue]) -> Result
     {
         Some(SqlValue::Integer(n)) => Ok(*n),
         Some(SqlValue::Null) | None => Ok(0),
-        Some(other) => Err(Error::Store(format!("{sql} returned {other:?}"))),
+        Some(other) => Err(Error::Defect(format!("{sql} returned {other:?}"))),
     }
 }
 
@@ -115,7 +115,7 @@ pub fn counts(store: &Store) -> Result<Counts> {
         row.into_iter()
             .map(|v| match v {
                 SqlValue::Integer(n) => Ok(n),
-                other => Err(Error::Store(format!("{sql} returned {other:?}"))),
+                other => Err(Error::Defect(format!("{sql} returned {other:?}"))),
             })
             .collect()
     };
@@ -135,7 +135,7 @@ pub fn counts(store: &Store) -> Result<Counts> {
     let (&[orders, outbox, pending], &[inbox, first, second]) =
         (producer.as_slice(), consumer.as_slice())
     else {
-        return Err(Error::Store(format!(
+        return Err(Error::Defect(format!(
             "unexpected counts {producer:?} {consumer:?}"
         )));
     };

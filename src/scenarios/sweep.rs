@@ -96,7 +96,7 @@ pub fn crash_sweep(id: &str) -> Result<Vec<SweepRow>> {
             Some(_) => {
                 let ended_at = run
                     .store_at_end_of(0)?
-                    .ok_or_else(|| Error::Store("the crashed attempt did not end".into()))?;
+                    .ok_or_else(|| Error::Run("the crashed attempt did not end".into()))?;
                 committed_state(id, &ended_at)?
             }
         };

@@ -306,7 +306,7 @@ pub fn run_in_order(scenario: &dyn Scenario, store: &Store) -> Result<()> {
     }
     match run.verdict() {
         Some(Verdict::Completed) => Ok(()),
-        other => Err(Error::Store(format!(
+        other => Err(Error::Run(format!(
             "the earlier scenario {} did not complete in order: {other:?}",
             scenario.id()
         ))),
@@ -1836,15 +1836,15 @@ pub fn run_alone(
         steps.push(report);
         match progress {
             Progress::Finished { outcome } => return Ok((outcome, steps)),
-            Progress::Failed { error, .. } => return Err(Error::Store(error)),
+            Progress::Failed { error, .. } => return Err(Error::Run(error)),
             Progress::Blocked => {
-                return Err(Error::Store(format!(
+                return Err(Error::Run(format!(
                     "{} was refused a lock although it runs alone",
                     attempt.label()
                 )))
             }
             Progress::Progressed if steps.len() > max_steps => {
-                return Err(Error::Store(format!(
+                return Err(Error::Run(format!(
                     "{} did not finish in {max_steps} steps",
                     attempt.label()
                 )))

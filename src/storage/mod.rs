@@ -246,7 +246,7 @@ fn collect_rows(
                 } + std::mem::size_of::<SqlValue>();
             }
             if !charge_bytes(size) {
-                return Err(Error::Store(
+                return Err(Error::OverBudget(
                     "the rows it returned would exceed the run's budget of bytes".into(),
                 ));
             }
@@ -666,7 +666,7 @@ impl Store {
     /// Creates an empty store; `label` starts its unique name.
     pub fn new(label: &str) -> Result<Store> {
         check_name("store label", label)?;
-        vfs::ensure_registered().map_err(Error::Store)?;
+        vfs::ensure_registered().map_err(Error::System)?;
         Ok(Store {
             inner: StoreInner::create(label),
             last_restored: Default::default(),
@@ -693,7 +693,7 @@ impl Store {
                 last_restored: Default::default(),
             })
             .ok_or_else(|| {
-                Error::Store(format!(
+                Error::Refused(format!(
                     "no store named {name:?} exists on this thread; create one with Store::new"
                 ))
             })
@@ -779,7 +779,7 @@ impl Store {
     pub fn copy_files_from(&self, other: &Store) -> Result<()> {
         let open = self.inner.open_conns();
         if !open.is_empty() || self.inner.open_handles() > 0 {
-            return Err(Error::Store(format!(
+            return Err(Error::Refused(format!(
                 "cannot replace the files of store {:?} while connections are open ({})",
                 self.inner.name,
                 open.join(", ")
@@ -805,21 +805,21 @@ impl Store {
     /// of a transaction would hold locks on files that no longer exist.
     pub fn restore(&self, snapshot: &Snapshot) -> Result<()> {
         if snapshot.store != self.inner.name {
-            return Err(Error::Store(format!(
+            return Err(Error::Refused(format!(
                 "the snapshot was taken of store {:?}, not {:?}",
                 snapshot.store, self.inner.name
             )));
         }
         let holders = self.inner.lock_holders();
         if !holders.is_empty() {
-            return Err(Error::Store(format!(
+            return Err(Error::Refused(format!(
                 "cannot restore a snapshot while connections are mid-transaction ({} hold locks); finish or kill them first",
                 holders.join(", ")
             )));
         }
         let open = self.inner.open_conns();
         if !open.is_empty() || self.inner.open_handles() > 0 {
-            return Err(Error::Store(format!(
+            return Err(Error::Refused(format!(
                 "cannot restore a snapshot while connections are open ({}); close them first",
                 open.join(", ")
             )));
@@ -947,7 +947,7 @@ fn empty_page_cache(sqlite: &rusqlite::Connection) -> Result<()> {
                 std::ptr::null_mut(),
             );
             if code != ffi::SQLITE_OK {
-                return Err(Error::Store(format!(
+                return Err(Error::System(format!(
                     "cannot empty the page cache ({code})"
                 )));
             }
@@ -1214,7 +1214,7 @@ impl Conn {
             )
         };
         if code != rusqlite::ffi::SQLITE_OK {
-            return Err(Error::Store(format!("cannot set the authorizer ({code})")));
+            return Err(Error::System(format!("cannot set the authorizer ({code})")));
         }
         self.bounded.set(true);
         Ok(())

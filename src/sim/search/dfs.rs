@@ -305,7 +305,7 @@ impl Dfs {
         loop {
             self.stats.max_depth = self.stats.max_depth.max(path.len() as u64);
             if path.len() > super::explorer::MAX_RUN_STEPS {
-                return Err(crate::Error::Store(format!(
+                return Err(crate::Error::OverBudget(format!(
                     "a run of scenario {:?} exceeded {} steps; an attempt may loop forever",
                     explorer.scenario_id(),
                     super::explorer::MAX_RUN_STEPS

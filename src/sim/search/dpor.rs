@@ -850,7 +850,7 @@ impl Dpor {
                         .iter()
                         .rposition(|n| n.key == key)
                         .ok_or_else(|| {
-                            Error::Store(
+                            Error::Defect(
                                 "a state under way is not on the search's path".to_string(),
                             )
                         })?;
@@ -965,7 +965,7 @@ impl Dpor {
                 return Ok(());
             }
             if self.path.len() > MAX_RUN_STEPS {
-                return Err(Error::Store(format!(
+                return Err(Error::OverBudget(format!(
                     "a run of scenario {:?} exceeded {MAX_RUN_STEPS} steps; an attempt may loop forever",
                     explorer.scenario_id(),
                 )));

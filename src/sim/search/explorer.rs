@@ -198,7 +198,7 @@ impl Explorer {
     /// The result of a stopped run: its verdict and checks.
     pub fn finish(&self, run: &Run<'_>, with_trace: bool) -> Result<RunResult> {
         let verdict = run.verdict().ok_or_else(|| {
-            Error::Store("the run is not over: some attempt can still take a step".into())
+            Error::Refused("the run is not over: some attempt can still take a step".into())
         })?;
         self.result(run, verdict, with_trace)
     }
@@ -270,7 +270,7 @@ impl Explorer {
         let mut last = None;
         while !run.is_stopped() {
             if run.steps() >= MAX_RUN_STEPS {
-                return Err(Error::Store(format!(
+                return Err(Error::OverBudget(format!(
                     "the run exceeded {MAX_RUN_STEPS} steps; an attempt may loop forever"
                 )));
             }

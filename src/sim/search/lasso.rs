@@ -95,7 +95,7 @@ impl Explorer {
             }
             seen.insert(run.state_key(false), run.steps());
         }
-        Err(Error::Store(format!(
+        Err(Error::Defect(format!(
             "a run of scenario {:?} came back to the state after step {} of {}, yet going round that cycle did not come back to a state it had been in: the state's key missed a difference",
             self.scenario_id(),
             cycle.from,

@@ -114,7 +114,7 @@ impl Explorer {
                             Ok(search.part())
                         })
                         .map_err(|e| {
-                            crate::Error::Store(format!("cannot start a search thread: {e}"))
+                            crate::Error::System(format!("cannot start a search thread: {e}"))
                         })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -123,7 +123,7 @@ impl Explorer {
                 .map(|handle| {
                     handle
                         .join()
-                        .map_err(|_| crate::Error::Store("a search thread panicked".to_string()))?
+                        .map_err(|_| crate::Error::Defect("a search thread panicked".to_string()))?
                 })
                 .collect::<Result<Vec<Part>>>()
         })?;

@@ -109,7 +109,7 @@ impl Explorer {
         };
         let run = self.replay(&schedule, true)?;
         if run.passed {
-            return Err(Error::Store(format!(
+            return Err(Error::Defect(format!(
                 "the failing schedule {schedule} passed when replayed: the scenario is not deterministic"
             )));
         }

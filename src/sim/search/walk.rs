@@ -200,7 +200,7 @@ impl Cycle {
             .collect::<Option<Vec<usize>>>()
             .filter(|m| m.len() == then.len())
             .ok_or_else(|| {
-                crate::Error::Store(format!(
+                crate::Error::Defect(format!(
                     "a run came back to the state after step {from} of {schedule}, but its attempts do not match that state's"
                 ))
             })?;

@@ -33,21 +33,23 @@ export async function unpack(text) {
   const reader = stream.getReader();
   const chunks = [];
   let size = 0;
+  let tooBig = false;
   try {
     for (;;) {
       const { done, value } = await reader.read();
       if (done) break;
       size += value.length;
       if (size > MAX_SOURCE_BYTES) {
+        tooBig = true;
         await reader.cancel();
-        throw new Error(`the packed source unpacks to more than ${MAX_SOURCE_BYTES} bytes`);
+        break;
       }
       chunks.push(value);
     }
-  } catch (error) {
-    if (error.message.startsWith('the packed source')) throw error;
+  } catch {
     throw new Error('the packed source is damaged (it does not inflate)');
   }
+  if (tooBig) throw new Error(`the packed source unpacks to more than ${MAX_SOURCE_BYTES} bytes`);
   const bytes = new Uint8Array(size);
   let at = 0;
   for (const chunk of chunks) {
