@@ -80,6 +80,9 @@ prune() {
 run fmt cargo fmt --all --check
 record "cargo fmt --check"
 
+run layers python3 scripts/layers.py --quiet
+record "import graph (scripts/layers.py)"
+
 run clippy-native cargo clippy --all-targets --locked -- -D warnings
 record "cargo clippy (native)"
 

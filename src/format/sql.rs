@@ -84,7 +84,7 @@ pub(super) fn mistakes(
         .iter()
         .map(|db| {
             let conn = store.connect(db, "check")?;
-            conn.bound(super::MAX_VALUE_BYTES)?;
+            conn.bound(super::limits::MAX_VALUE_BYTES)?;
             Ok(conn)
         })
         .collect::<Result<Vec<_>>>()?;
@@ -167,7 +167,7 @@ pub(super) fn mistakes(
                     .map_err(Error::from)
             })
             .and_then(|()| {
-                crate::storage::with_budget(super::MAX_STATEMENT_INSTRUCTIONS, || {
+                crate::storage::with_budget(super::limits::MAX_STATEMENT_INSTRUCTIONS, || {
                     conn.execute_batch(&statement.sql)
                 })
             });

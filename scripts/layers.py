@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Checks that the crate's import graph has no circle.
+
+Files of src/ are the nodes; an edge A -> B says that A's code names a
+module path that lives in B (`use crate::sim::search::Explorer`,
+`super::walk::Stats`, `crate::format::parse(...)` inline). What does not
+count: a `pub use` (a module's face hands names on, it does not depend on
+them), a `mod` declaration, comments and doc links, and the test modules
+(`#[cfg(test)] mod tests`). A circle is printed with the names that tie it,
+and the script exits 1; otherwise it prints the layers, the bottom first.
+A circle listed in KNOWN is reported and allowed until it is gone (then the
+script asks for its line to be removed): the list only shrinks.
+
+Usage: python3 scripts/layers.py [--quiet]
+"""
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SRC = ROOT / "src"
+
+# Circles known and left, each with the step that removes it.
+KNOWN = {
+    # The declarations (mod.rs) and their compiler (program.rs) read each
+    # other until the format is a pipeline (issue 42, step 1: the
+    # intermediate representation in a module of its own).
+    frozenset({"src/format/mod.rs", "src/format/program.rs"}),
+}
+
+
+def module_of(path):
+    """The module path of a source file: src/sim/search/mod.rs -> ('sim', 'search')."""
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def strip(text):
+    """The code without comments, string literals' contents, and test modules."""
+    text = re.sub(r"#\[cfg\((?:all\()?test[^\]]*\]\s*mod tests \{.*", "", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", "", text)
+    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
+    text = re.sub(r'r#*"(?:.|\n)*?"#*', '""', text)
+    text = re.sub(r'"(?:\\.|[^"\\])*"', '""', text)
+    return text
+
+
+def use_trees(text):
+    """Each `use` statement's paths, flattened (`a::{b, c::d}` -> a::b, a::c::d);
+    `pub use` statements left out."""
+    paths = []
+    for m in re.finditer(r"(^|[;{}\s])(pub(?:\([^)]*\))?\s+)?use\s+([^;]+);", text):
+        if m.group(2):
+            continue
+        paths.extend(expand(re.sub(r"\s+", "", re.sub(r"\s+as\s+\w+", "", m.group(3)))))
+    return paths
+
+
+def expand(tree):
+    """`a::{b,c::{d,e}}` -> ['a::b', 'a::c::d', 'a::c::e']."""
+    brace = tree.find("{")
+    if brace < 0:
+        return [tree]
+    prefix, inner = tree[:brace], tree[brace + 1 : tree.rfind("}")]
+    items, depth, start = [], 0, 0
+    for i, c in enumerate(inner):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(inner[start:i])
+            start = i + 1
+    items.append(inner[start:])
+    out = []
+    for item in filter(None, items):
+        out.extend(prefix + p for p in expand(item))
+    return out
+
+
+def main():
+    files = {module_of(p): p for p in sorted(SRC.rglob("*.rs"))}
+    # The binary is its own crate: its `replayground::` paths are the library's.
+    modules = set(files)
+    edges = {}
+    for module, path in files.items():
+        text = strip(path.read_text())
+        paths = use_trees(text)
+        # What a module's face hands on is not what its code uses, unless
+        # its code uses it too.
+        handed = [
+            q
+            for m in re.finditer(r"pub(?:\([^)]*\))?\s+use\s+([^;]+);", text)
+            for q in expand(re.sub(r"\s+", "", re.sub(r"\s+as\s+\w+", "", m.group(1))))
+        ]
+        text = re.sub(r"pub(?:\([^)]*\))?\s+use\s+[^;]+;", "", text)
+        paths += [q for q in handed if re.search(r"\b" + re.escape(q.split("::")[-1]) + r"\b", text)]
+        paths += re.findall(r"\b(?:crate|super|self|replayground)(?:::\w+)+", text)
+        # In a folder's module, a path may start with a child module's name.
+        children = {m[-1] for m in modules if m[:-1] == module and len(m) == len(module) + 1}
+        paths += [p for p in re.findall(r"\b\w+(?:::\w+)+", text) if p.split("::")[0] in children]
+        here = module
+        for p in paths:
+            parts = p.split("::")
+            if parts[0] in ("crate", "replayground"):
+                base, rest = (), parts[1:]
+            elif parts[0] == "super":
+                base = here
+                while parts and parts[0] == "super":
+                    base, parts = base[:-1], parts[1:]
+                rest = parts
+            elif parts[0] == "self":
+                base, rest = here, parts[1:]
+            elif parts[0] in children:
+                base, rest = here, parts
+            else:
+                continue
+            target = base + tuple(rest)
+            while target not in modules and target:
+                target = target[:-1]
+            if target in modules and target != module and target != ():
+                edges.setdefault(module, {}).setdefault(target, set()).add(p)
+    name = lambda m: str(files[m].relative_to(ROOT))
+    # Circles: strongly connected components of more than one file.
+    index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, {}):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            sccs.append(component)
+
+    sys.setrecursionlimit(10000)
+    for v in sorted(files):
+        if v not in index:
+            visit(v)
+    circles = [c for c in sccs if len(c) > 1]
+    known = [c for c in circles if frozenset(map(name, c)) in KNOWN]
+    circles = [c for c in circles if frozenset(map(name, c)) not in KNOWN]
+    for c in known:
+        print(f"known circle, left: {', '.join(sorted(map(name, c)))}")
+    gone = KNOWN - {frozenset(map(name, c)) for c in known}
+    for c in gone:
+        print(f"the known circle of {', '.join(sorted(c))} is gone: remove it from KNOWN in {sys.argv[0]}")
+    if circles or gone:
+        for c in circles:
+            print(f"circle of {len(c)} files:")
+            for a in sorted(c):
+                for b, via in sorted(edges.get(a, {}).items()):
+                    if b in c:
+                        print(f"  {name(a)} -> {name(b)}: {', '.join(sorted(via)[:4])}")
+        return 1
+    # Within a known circle, the files stand on one layer.
+    for c in known:
+        for v in c:
+            edges[v] = {w: via for w, via in edges.get(v, {}).items() if w not in c or w == v}
+    if "--quiet" not in sys.argv:
+        # Tarjan's components come out bottom first: a layer is a file's
+        # longest chain of imports below it.
+        depth = {}
+        for component in sccs:
+            for v in component:
+                depth[v] = 1 + max((depth.get(w, 0) for w in edges.get(v, {})), default=0)
+        for layer in range(1, max(depth.values()) + 1):
+            print(f"layer {layer}: " + ", ".join(sorted(name(m) for m in depth if depth[m] == layer)))
+    print(f"layers: {len(files)} files, {sum(len(t) for t in edges.values())} imports, no circle but {len(known)} known")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
