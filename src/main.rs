@@ -488,19 +488,16 @@ mod cli {
         }
     }
 
-    /// A scenario file (a path to an existing file, or any name ending in
-    /// `.toml`), parsed and checked.
-    fn scenario_file(
-        target: &str,
-    ) -> Result<Option<replayground::format::File>, Box<dyn std::error::Error>> {
+    /// What `target` names: a scenario file (a path to a file, or one that
+    /// ends in .toml), read and parsed, or a built-in's id.
+    fn named(target: &str) -> Result<replayground::scenarios::Named, Box<dyn std::error::Error>> {
         let path = std::path::Path::new(target);
         if !path.is_file() && !target.ends_with(".toml") {
-            return Ok(None);
+            return Ok(replayground::scenarios::Named::Builtin(target.to_string()));
         }
         let (source, stem) = read_scenario_source(target)?;
-        let file =
-            replayground::scenarios::parse(&source, &stem).map_err(|e| format!("{target}: {e}"))?;
-        Ok(Some(file))
+        Ok(replayground::scenarios::Named::file(&source, &stem)
+            .map_err(|e| format!("{target}: {e}"))?)
     }
 
     /// A scenario file's text, and the id its name gives it.
@@ -659,11 +656,11 @@ mod cli {
 
     /// What builds scenario `id` (a built-in, or a file read once) with
     /// `params`, as often as asked, on any thread.
-    fn scenario_builder<'a>(
-        id: &'a str,
+    fn scenario_builder(
+        id: &str,
         params: Option<&str>,
     ) -> Result<
-        impl Fn() -> replayground::Result<Box<dyn replayground::sim::Scenario>> + Sync + 'a,
+        impl Fn() -> replayground::Result<Box<dyn replayground::sim::Scenario>> + Sync,
         Box<dyn std::error::Error>,
     > {
         let params: serde_json::Value = match params {
@@ -672,11 +669,8 @@ mod cli {
             }
             None => serde_json::Value::Null,
         };
-        let file = scenario_file(id)?;
-        Ok(move || match &file {
-            Some(file) => file.build(&params),
-            None => replayground::scenarios::build_with(id, &params),
-        })
+        let named = named(id)?;
+        Ok(move || named.build(&params))
     }
 
     fn explore(

@@ -199,6 +199,49 @@ pub fn parse(source: &str, fallback_id: &str) -> Result<File> {
     crate::format::parse(source, fallback_id, &CATALOG)
 }
 
+/// A scenario as a front end names it: a built-in by id, or a user's file
+/// (its text parsed against the catalog). Each front end reads its own
+/// argument into one (a JavaScript value, a command line's path or id);
+/// what follows is the same for all.
+pub enum Named {
+    /// A built-in, by id.
+    Builtin(String),
+    /// A user's file.
+    File(Box<File>),
+}
+
+impl Named {
+    /// A user's file: `source` parsed, `name` standing in for a missing id.
+    pub fn file(source: &str, name: &str) -> Result<Named> {
+        Ok(Named::File(Box::new(parse(source, name)?)))
+    }
+
+    /// The scenario, with parameters given as JSON (null: its defaults),
+    /// checked against its declarations.
+    pub fn build(&self, params: &Value) -> Result<Box<dyn Scenario>> {
+        match self {
+            Named::Builtin(id) => build_with(id, params),
+            Named::File(file) => file.build(params),
+        }
+    }
+
+    /// Its catalog entry.
+    pub fn entry(&self) -> Result<Entry> {
+        match self {
+            Named::Builtin(id) => entry(id),
+            Named::File(file) => Entry::of(file),
+        }
+    }
+
+    /// Whether its author declares that some schedule makes it fail.
+    pub fn fails(&self) -> bool {
+        match self {
+            Named::Builtin(id) => entry(id).is_ok_and(|e| e.fails),
+            Named::File(file) => file.fails,
+        }
+    }
+}
+
 type Parsed = Option<(Entry, Rc<File>)>;
 thread_local! {
     static BUILTINS: std::cell::RefCell<Vec<Parsed>> =

@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 
 use crate::patterns::idempotency;
 use crate::patterns::{outbox, SessionStore};
-use crate::scenarios;
+use crate::scenarios::{self, Named};
 use crate::sim::search;
 use crate::sim::search::dpor::SharedCache;
 use crate::sim::search::split;
@@ -98,10 +98,6 @@ pub fn start() {
     console_error_panic_hook::set_once();
 }
 
-fn js_error(error: Error) -> JsError {
-    JsError::new(&error.to_string())
-}
-
 /// A result as a plain JavaScript object: written as JSON text here and
 /// parsed by the engine's `JSON.parse`, one crossing of the boundary. Built
 /// value by value from Rust instead (serde-wasm-bindgen), a request's
@@ -121,25 +117,28 @@ fn number_arg(
     max: i64,
 ) -> Result<Option<i64>, JsError> {
     let mut map = serde_json::Map::new();
-    map.insert(field.to_string(), js_to_json(value).map_err(js_error)?);
-    input::whole(&map, field, min, max).map_err(js_error)
+    map.insert(field.to_string(), js_to_json(value)?);
+    input::whole(&map, field, min, max).map_err(JsError::from)
 }
 
 /// A required string argument.
 fn string_arg(field: &'static str, value: &JsValue) -> Result<String, JsError> {
-    match js_to_json(value).map_err(js_error)? {
+    match js_to_json(value)? {
         Value::String(s) => Ok(s),
-        Value::Null => Err(js_error(Error::invalid(field, "is required"))),
-        _ => Err(js_error(Error::invalid(field, "expected a string"))),
+        Value::Null => Err(JsError::from(Error::invalid(field, "is required"))),
+        _ => Err(JsError::from(Error::invalid(field, "expected a string"))),
     }
 }
 
 /// An optional options object, as JSON (`{}` when absent).
 fn options_arg(value: &JsValue) -> Result<serde_json::Map<String, Value>, JsError> {
-    match js_to_json(value).map_err(js_error)? {
+    match js_to_json(value)? {
         Value::Null => Ok(serde_json::Map::new()),
         Value::Object(map) => Ok(map),
-        _ => Err(js_error(Error::invalid("options", "expected an object"))),
+        _ => Err(JsError::from(Error::invalid(
+            "options",
+            "expected an object",
+        ))),
     }
 }
 
@@ -158,7 +157,7 @@ pub fn round_trip(
         return Err(JsError::new("invalid note: expected a string"));
     }
     let note = string_arg("note", &note)?;
-    to_js(&storage::round_trip(&note).map_err(js_error)?)
+    to_js(&storage::round_trip(&note)?)
 }
 
 /// Parses a permalink's query string (`location.search`): `{ scenario,
@@ -168,7 +167,7 @@ pub fn parse_permalink(
     #[wasm_bindgen(unchecked_param_type = "string")] query: JsValue,
 ) -> Result<JsValue, JsError> {
     let query = string_arg("link", &query)?;
-    to_js(&input::permalink(&query).map_err(js_error)?)
+    to_js(&input::permalink(&query)?)
 }
 
 /// The scenario catalog.
@@ -186,16 +185,13 @@ pub fn scenario_catalog() -> Result<JsValue, JsError> {
 pub fn describe_scenario(
     #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] scenario: JsValue,
 ) -> Result<JsValue, JsError> {
-    match ScenarioArg::read(&scenario)? {
-        ScenarioArg::Id(id) => to_js(&scenarios::entry(&id).map_err(js_error)?),
-        ScenarioArg::File(file) => {
-            // Set up once with its defaults: a schema or seed that fails is
-            // a mistake the editor shows before the design is run.
-            let scenario = file.build(&Value::Null).map_err(js_error)?;
-            Explorer::new(scenario).map_err(js_error)?;
-            to_js(&scenarios::Entry::of(&file).map_err(js_error)?)
-        }
+    let scenario = ScenarioArg::read(&scenario)?;
+    if let Named::File(_) = scenario {
+        // Set up once with its defaults: a schema or seed that fails is a
+        // mistake the editor shows before the design is run.
+        Explorer::new(scenario.build(&Value::Null)?)?;
     }
+    to_js(&scenario.entry()?)
 }
 
 /// The source of a built-in scenario: the file to start an edited copy from.
@@ -203,11 +199,16 @@ pub fn describe_scenario(
 pub fn scenario_source(
     #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
 ) -> Result<String, JsError> {
-    let id = match js_to_json(&id).map_err(js_error)? {
+    let id = match js_to_json(&id)? {
         Value::String(id) => id,
-        _ => return Err(js_error(Error::invalid("scenario", "give a scenario id"))),
+        _ => {
+            return Err(JsError::from(Error::invalid(
+                "scenario",
+                "give a scenario id",
+            )))
+        }
     };
-    scenarios::entry(&id).map_err(js_error)?;
+    scenarios::entry(&id)?;
     Ok(scenarios::builtin_source(&id)
         .unwrap_or_default()
         .to_string())
@@ -216,52 +217,30 @@ pub fn scenario_source(
 /// The response profiles side by side: retention, error storage, answers.
 #[wasm_bindgen(js_name = profiles)]
 pub fn profile_table() -> Result<JsValue, JsError> {
-    to_js(&idempotency::profiles().map_err(js_error)?)
+    to_js(&idempotency::profiles()?)
 }
 
 /// What an export is asked to run: a catalog id, or `{ source, name? }`,
 /// the text of a scenario file (its `name` stands in for a missing id).
-enum ScenarioArg {
-    Id(String),
-    File(Box<crate::format::File>),
-}
+struct ScenarioArg;
 
 impl ScenarioArg {
-    fn read(value: &JsValue) -> Result<ScenarioArg, JsError> {
-        match js_to_json(value).map_err(js_error)? {
-            Value::String(id) => Ok(ScenarioArg::Id(id)),
+    fn read(value: &JsValue) -> Result<Named, JsError> {
+        match js_to_json(value)? {
+            Value::String(id) => Ok(Named::Builtin(id)),
             Value::Object(map) => {
-                input::only(&map, &["source", "name"], "scenario").map_err(js_error)?;
-                let source = input::text(&map, "source", crate::format::MAX_SOURCE_BYTES)
-                    .map_err(js_error)?
-                    .ok_or_else(|| js_error(Error::invalid("source", "is required")))?;
-                let name = input::text(&map, "name", 64)
-                    .map_err(js_error)?
-                    .unwrap_or_else(|| "my-scenario".to_string());
-                let file = crate::scenarios::parse(&source, &name).map_err(js_error)?;
-                Ok(ScenarioArg::File(Box::new(file)))
+                input::only(&map, &["source", "name"], "scenario")?;
+                let source = input::text(&map, "source", crate::format::MAX_SOURCE_BYTES)?
+                    .ok_or_else(|| Error::invalid("source", "is required"))?;
+                let name =
+                    input::text(&map, "name", 64)?.unwrap_or_else(|| "my-scenario".to_string());
+                Ok(Named::file(&source, &name)?)
             }
-            Value::Null => Err(js_error(Error::invalid("scenario", "is required"))),
-            _ => Err(js_error(Error::invalid(
+            Value::Null => Err(JsError::from(Error::invalid("scenario", "is required"))),
+            _ => Err(JsError::from(Error::invalid(
                 "scenario",
                 "expected a catalog id or { source }",
             ))),
-        }
-    }
-
-    /// The scenario with parameters given as JSON.
-    fn explorer(&self, params: &Value) -> Result<Explorer, Error> {
-        Explorer::new(match self {
-            ScenarioArg::Id(id) => scenarios::build_with(id, params)?,
-            ScenarioArg::File(file) => file.build(params)?,
-        })
-    }
-
-    /// Whether the design is meant to fail under some schedule.
-    fn fails(&self) -> bool {
-        match self {
-            ScenarioArg::Id(id) => scenarios::catalog().iter().any(|e| e.id == id && e.fails),
-            ScenarioArg::File(file) => file.fails,
         }
     }
 }
@@ -277,14 +256,13 @@ pub fn export_python(
 ) -> Result<String, JsError> {
     let scenario = ScenarioArg::read(&id)?;
     let mut options = options_arg(&options)?;
-    input::only(&options, &["params", "schedule"], "options").map_err(js_error)?;
+    input::only(&options, &["params", "schedule"], "options")?;
     let params = options.remove("params").unwrap_or(Value::Null);
-    let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)
-        .map_err(js_error)?
-        .ok_or_else(|| js_error(Error::invalid("schedule", "is required")))?;
-    let explorer = scenario.explorer(&params).map_err(js_error)?;
-    let schedule = explorer.parse_schedule(&schedule).map_err(js_error)?;
-    crate::export::python(&explorer, &schedule).map_err(js_error)
+    let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?
+        .ok_or_else(|| Error::invalid("schedule", "is required"))?;
+    let explorer = Explorer::new(scenario.build(&params)?)?;
+    let schedule = explorer.parse_schedule(&schedule)?;
+    crate::export::python(&explorer, &schedule).map_err(JsError::from)
 }
 
 /// Gives the engine a flag to hear a caller that wants it to stop: an
@@ -305,13 +283,13 @@ pub fn set_interrupt(
         return Ok(());
     }
     let array: js_sys::Int32Array = flag.dyn_into().map_err(|_| {
-        js_error(Error::invalid(
+        JsError::from(Error::invalid(
             "flag",
             "expected an Int32Array (on a SharedArrayBuffer, for another thread to set), or null",
         ))
     })?;
     if array.length() == 0 {
-        return Err(js_error(Error::invalid(
+        return Err(JsError::from(Error::invalid(
             "flag",
             "the Int32Array is empty: its first element is the flag",
         )));
@@ -334,51 +312,49 @@ pub fn run_scenario(
         &options,
         &["params", "strategy", "seed", "depth", "schedule", "trace"],
         "options",
-    )
-    .map_err(js_error)?;
-    let record = input::flag(&options, "trace")
-        .map_err(js_error)?
-        .unwrap_or(true);
+    )?;
+    let record = input::flag(&options, "trace")?.unwrap_or(true);
     options.remove("trace");
     let params = options.remove("params").unwrap_or(Value::Null);
-    let schedule =
-        input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS).map_err(js_error)?;
+    let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?;
     let replay = options.get("strategy").and_then(Value::as_str) == Some("replay");
     options.remove("schedule");
     let result = if replay {
         options.remove("strategy");
-        input::only(&options, &[], "options (strategy replay takes only a schedule)")
-            .map_err(js_error)?;
+        input::only(
+            &options,
+            &[],
+            "options (strategy replay takes only a schedule)",
+        )?;
         let text = schedule.ok_or_else(|| {
-            js_error(Error::invalid(
+            JsError::from(Error::invalid(
                 "schedule",
                 "is required for strategy replay",
             ))
         })?;
-        let explorer = scenario.explorer(&params).map_err(js_error)?;
+        let explorer = Explorer::new(scenario.build(&params)?)?;
         explorer
             .parse_schedule(&text)
             .and_then(|s| explorer.replay(&s, record))
     } else {
         if schedule.is_some() {
-            return Err(js_error(Error::invalid(
+            return Err(JsError::from(Error::invalid(
                 "schedule",
                 "is only taken with strategy replay",
             )));
         }
-        let strategy = Strategy::from_json(&options, strategy::Kind::RoundRobin).map_err(js_error)?;
+        let strategy = Strategy::from_json(&options, strategy::Kind::RoundRobin)?;
         if strategy.kind == strategy::Kind::Exhaustive {
-            return Err(js_error(Error::invalid(
+            return Err(JsError::from(Error::invalid(
                 "strategy",
                 "runScenario makes one run; use exploreScenario or Exploration to search every interleaving",
             )));
         }
-        let explorer = scenario.explorer(&params).map_err(js_error)?;
+        let explorer = Explorer::new(scenario.build(&params)?)?;
         strategy
             .scheduler(0)
             .and_then(|mut scheduler| explorer.run(scheduler.as_mut(), record))
-    }
-    .map_err(js_error)?;
+    }?;
     to_js(&result)
 }
 
@@ -391,7 +367,7 @@ pub fn explore_scenario(
 ) -> Result<JsValue, JsError> {
     let mut exploration = Exploration::new(id, options)?;
     while !exploration.done {
-        exploration.advance_runs(u64::MAX).map_err(js_error)?;
+        exploration.advance_runs(u64::MAX)?;
     }
     exploration.report()
 }
@@ -424,16 +400,16 @@ pub fn merge_explorations(
 ) -> Result<JsValue, JsError> {
     let scenario = ScenarioArg::read(&id)?;
     let options = options_arg(&options)?;
-    input::only(&options, EXPLORE_OPTIONS, "options").map_err(js_error)?;
+    input::only(&options, EXPLORE_OPTIONS, "options")?;
     let params = options.get("params").cloned().unwrap_or(Value::Null);
-    let parts: Vec<split::Part> = match js_to_json(&parts).map_err(js_error)? {
+    let parts: Vec<split::Part> = match js_to_json(&parts)? {
         Value::Array(items) if !items.is_empty() && items.len() <= split::MAX_WORKERS => items
             .into_iter()
             .map(serde_json::from_value)
             .collect::<Result<_, _>>()
-            .map_err(|e| js_error(Error::invalid("parts", e.to_string())))?,
+            .map_err(|e| JsError::from(Error::invalid("parts", e.to_string())))?,
         _ => {
-            return Err(js_error(Error::invalid(
+            return Err(JsError::from(Error::invalid(
                 "parts",
                 format!(
                     "expected 1 to {} parts (each a shard's part())",
@@ -445,14 +421,14 @@ pub fn merge_explorations(
     let cancelled = match cancelled.as_bool() {
         Some(b) => b,
         None => {
-            return Err(js_error(Error::invalid(
+            return Err(JsError::from(Error::invalid(
                 "cancelled",
                 "expected true or false",
             )))
         }
     };
-    let explorer = scenario.explorer(&params).map_err(js_error)?;
-    to_js(&explorer.report_parts(&parts, cancelled).map_err(js_error)?)
+    let explorer = Explorer::new(scenario.build(&params)?)?;
+    to_js(&explorer.report_parts(&parts, cancelled)?)
 }
 
 /// A search that runs in slices: `advance(runs)` explores that many runs and
@@ -491,11 +467,10 @@ impl Exploration {
     ) -> Result<Exploration, JsError> {
         let scenario = ScenarioArg::read(&id)?;
         let mut options = options_arg(&options)?;
-        input::only(&options, EXPLORE_OPTIONS, "options").map_err(js_error)?;
+        input::only(&options, EXPLORE_OPTIONS, "options")?;
         let params = options.remove("params").unwrap_or(Value::Null);
-        let strategy =
-            Strategy::from_json(&options, strategy::Kind::Exhaustive).map_err(js_error)?;
-        let explorer = scenario.explorer(&params).map_err(js_error)?;
+        let strategy = Strategy::from_json(&options, strategy::Kind::Exhaustive)?;
+        let explorer = Explorer::new(scenario.build(&params)?)?;
         let mut search = strategy.search();
         // A shard of a split search keeps what it finishes, to send it to
         // the other workers, and cuts at what they send.
@@ -540,18 +515,18 @@ impl Exploration {
             ));
         };
         let Some(words) = words.dyn_ref::<js_sys::BigUint64Array>() else {
-            return Err(js_error(Error::invalid(
+            return Err(JsError::from(Error::invalid(
                 "finished states",
                 "expected the BigUint64Array takeFinished() gives",
             )));
         };
         if words.length() > MAX_FINISHED_WORDS {
-            return Err(js_error(Error::invalid(
+            return Err(JsError::from(Error::invalid(
                 "finished states",
                 format!("at most {MAX_FINISHED_WORDS} words at once"),
             )));
         }
-        let count = cache.import(&words.to_vec()).map_err(js_error)?;
+        let count = cache.import(&words.to_vec())?;
         Ok(count as u32)
     }
 
@@ -585,8 +560,8 @@ impl Exploration {
         #[wasm_bindgen(unchecked_param_type = "number")] runs: JsValue,
     ) -> Result<JsValue, JsError> {
         let runs = number_arg("runs", &runs, 1, 1_000_000)?
-            .ok_or_else(|| js_error(Error::invalid("runs", "is required")))?;
-        self.advance_runs(runs as u64).map_err(js_error)?;
+            .ok_or_else(|| Error::invalid("runs", "is required"))?;
+        self.advance_runs(runs as u64)?;
         to_js(&self.progress())
     }
 
@@ -636,10 +611,7 @@ impl Exploration {
             ));
         }
         if self.report.is_none() {
-            let mut report = self
-                .search
-                .report(&self.explorer, self.cancelled)
-                .map_err(js_error)?;
+            let mut report = self.search.report(&self.explorer, self.cancelled)?;
             if self.interrupted {
                 // What was left is not known: the interrupted run's branch
                 // was lost with it.
@@ -738,14 +710,12 @@ impl Stepper {
     ) -> Result<Stepper, JsError> {
         let scenario = ScenarioArg::read(&id)?;
         let options = options_arg(&options)?;
-        input::only(&options, &["params"], "options").map_err(js_error)?;
-        let explorer = scenario
-            .explorer(options.get("params").unwrap_or(&Value::Null))
-            .map_err(js_error)?;
+        input::only(&options, &["params"], "options")?;
+        let explorer =
+            Explorer::new(scenario.build(options.get("params").unwrap_or(&Value::Null))?)?;
         let mut initial_tables = explorer
             .start(false)
-            .and_then(|run| run.committed_tables())
-            .map_err(js_error)?;
+            .and_then(|run| run.committed_tables())?;
         // Held to what a trace may keep, as each step's tables are.
         let initial_tables_left_out =
             crate::sim::tables_size(&initial_tables) > crate::sim::BUDGETS.trace_bytes;
@@ -765,8 +735,8 @@ impl Stepper {
     /// The current state: runnable attempts, statuses, trace, and the
     /// result once the run is over.
     pub fn state(&self) -> Result<JsValue, JsError> {
-        let run = self.replay().map_err(js_error)?;
-        to_js(&self.view(run, self.cycle_from).map_err(js_error)?)
+        let run = self.replay()?;
+        to_js(&self.view(run, self.cycle_from)?)
     }
 
     /// Lets attempt `attempt` (0 for A) take the next step.
@@ -774,17 +744,16 @@ impl Stepper {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "number")] attempt: JsValue,
     ) -> Result<JsValue, JsError> {
-        let map = serde_json::json!({ "attempt": js_to_json(&attempt).map_err(js_error)? });
-        let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)
-            .map_err(js_error)?
-            .ok_or_else(|| js_error(Error::invalid("attempt", "is required")))?
+        let map = serde_json::json!({ "attempt": js_to_json(&attempt)? });
+        let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)?
+            .ok_or_else(|| Error::invalid("attempt", "is required"))?
             as usize;
-        let mut run = self.replay().map_err(js_error)?;
-        run.step(attempt).map_err(js_error)?;
+        let mut run = self.replay()?;
+        run.step(attempt)?;
         // The run now is the replay of the choices and this step: its view
         // is the new state (no second replay). A step taken from a run that
         // goes round for ever is a run of its own, whose cycle is not known.
-        let view = self.view(run, None).map_err(js_error)?;
+        let view = self.view(run, None)?;
         self.choices.push(attempt);
         self.cycle_from = None;
         to_js(&view)
@@ -804,10 +773,10 @@ impl Stepper {
         #[wasm_bindgen(unchecked_param_type = "string")] schedule: JsValue,
     ) -> Result<JsValue, JsError> {
         let text = string_arg("schedule", &schedule)?;
-        let schedule = self.explorer.parse_schedule(&text).map_err(js_error)?;
+        let schedule = self.explorer.parse_schedule(&text)?;
         if schedule.cycle_from().is_some() {
             // Its cycle must bring the run back where it started.
-            self.explorer.replay(&schedule, false).map_err(js_error)?;
+            self.explorer.replay(&schedule, false)?;
         }
         let previous = (
             std::mem::replace(&mut self.choices, schedule.steps().to_vec()),
@@ -820,7 +789,7 @@ impl Stepper {
             Ok(view) => to_js(&view),
             Err(e) => {
                 (self.choices, self.cycle_from) = previous;
-                Err(js_error(e))
+                Err(JsError::from(e))
             }
         }
     }
@@ -890,7 +859,7 @@ impl IdempotencySession {
     /// An empty database with the reference schema.
     #[wasm_bindgen(constructor)]
     pub fn new() -> Result<IdempotencySession, JsError> {
-        let store = idempotency::session("session").map_err(js_error)?;
+        let store = idempotency::session("session")?;
         Ok(IdempotencySession { store, sent: 0 })
     }
 
@@ -900,15 +869,15 @@ impl IdempotencySession {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "RequestInput")] request: JsValue,
     ) -> Result<JsValue, JsError> {
-        let request = input::request(&js_to_json(&request).map_err(js_error)?).map_err(js_error)?;
+        let request = input::request(&js_to_json(&request)?)?;
         self.sent += 1;
         let label = format!("request {}", self.sent);
-        to_js(&idempotency::execute_alone(&self.store, &label, request).map_err(js_error)?)
+        to_js(&idempotency::execute_alone(&self.store, &label, request)?)
     }
 
     /// `{ effects, receipts }` now.
     pub fn counts(&self) -> Result<JsValue, JsError> {
-        let (effects, receipts) = idempotency::counts(&self.store).map_err(js_error)?;
+        let (effects, receipts) = idempotency::counts(&self.store)?;
         to_js(&serde_json::json!({ "effects": effects, "receipts": receipts }))
     }
 
@@ -931,7 +900,7 @@ impl OutboxSession {
     /// Empty producer and consumer databases with the reference schemas.
     #[wasm_bindgen(constructor)]
     pub fn new() -> Result<OutboxSession, JsError> {
-        let store = outbox::session("outbox-session").map_err(js_error)?;
+        let store = outbox::session("outbox-session")?;
         Ok(OutboxSession { store })
     }
 
@@ -944,8 +913,8 @@ impl OutboxSession {
         #[wasm_bindgen(unchecked_param_type = "{ orderId: string; amount: number }")]
         order: JsValue,
     ) -> Result<JsValue, JsError> {
-        let event = input::order(&js_to_json(&order).map_err(js_error)?).map_err(js_error)?;
-        to_js(&outbox::create_order_alone(&self.store, event).map_err(js_error)?)
+        let event = input::order(&js_to_json(&order)?)?;
+        to_js(&outbox::create_order_alone(&self.store, event)?)
     }
 
     /// Delivers an event to a subscriber through its inbox:
@@ -957,19 +926,18 @@ impl OutboxSession {
         )]
         delivery: JsValue,
     ) -> Result<JsValue, JsError> {
-        let (subscriber, event) =
-            input::delivery(&js_to_json(&delivery).map_err(js_error)?).map_err(js_error)?;
-        to_js(&outbox::deliver_alone(&self.store, &subscriber, event).map_err(js_error)?)
+        let (subscriber, event) = input::delivery(&js_to_json(&delivery)?)?;
+        to_js(&outbox::deliver_alone(&self.store, &subscriber, event)?)
     }
 
     /// Runs a relay until nothing is unsent.
     pub fn relay(&mut self) -> Result<JsValue, JsError> {
-        to_js(&outbox::relay_alone(&self.store).map_err(js_error)?)
+        to_js(&outbox::relay_alone(&self.store)?)
     }
 
     /// `{ orders, outbox, pending, inbox, effects: { audit, search } }` now.
     pub fn counts(&self) -> Result<JsValue, JsError> {
-        to_js(&outbox::counts(&self.store).map_err(js_error)?)
+        to_js(&outbox::counts(&self.store)?)
     }
 
     /// The bytes of both database files, producer then consumer.
@@ -989,18 +957,23 @@ pub fn crash_sweep(
     #[wasm_bindgen(unchecked_param_type = "{ inbox?: boolean } | undefined")] options: JsValue,
 ) -> Result<JsValue, JsError> {
     let options = options_arg(&options)?;
-    input::only(&options, &["inbox"], "options").map_err(js_error)?;
+    input::only(&options, &["inbox"], "options")?;
     let inbox = match options.get("inbox") {
         None | Some(Value::Null) | Some(Value::Bool(true)) => true,
         Some(Value::Bool(false)) => false,
-        Some(_) => return Err(js_error(Error::invalid("inbox", "expected true or false"))),
+        Some(_) => {
+            return Err(JsError::from(Error::invalid(
+                "inbox",
+                "expected true or false",
+            )))
+        }
     };
     let id = if inbox {
         "outbox-crash-sweep"
     } else {
         "outbox-crash-sweep-no-inbox"
     };
-    to_js(&scenarios::sweep::crash_sweep(id).map_err(js_error)?)
+    to_js(&scenarios::sweep::crash_sweep(id)?)
 }
 
 /// A helper worker's warm-up (see `engine.js`): searches a bundled design
@@ -1011,7 +984,7 @@ pub fn warm_up(
     #[wasm_bindgen(unchecked_param_type = "number | undefined")] ms: JsValue,
 ) -> Result<JsValue, JsError> {
     let ms = number_arg("ms", &ms, 1, 10_000)?.unwrap_or(250);
-    to_js(&crate::bench::warm_up(ms as f64, &performance_now).map_err(js_error)?)
+    to_js(&crate::bench::warm_up(ms as f64, &performance_now)?)
 }
 
 /// Measures the engine in this browser: `rounds` timed rounds of `iterations`
@@ -1025,5 +998,5 @@ pub fn bench_engine(
         rounds: number_arg("rounds", &rounds, 1, 1000)?.unwrap_or(15) as u32,
         iterations: number_arg("iterations", &iterations, 1, 1_000_000)?.unwrap_or(2000) as u32,
     };
-    to_js(&crate::bench::engine(budget, &performance_now).map_err(js_error)?)
+    to_js(&crate::bench::engine(budget, &performance_now)?)
 }
