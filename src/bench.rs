@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::scenarios;
 use crate::sim::scheduler::Random;
 use crate::sim::search;
-use crate::sim::search::dpor::SharedCache;
+use crate::sim::search::cache::SharedCache;
 use crate::sim::search::Explorer;
 use crate::storage::{self, SqlValue, Store};
 use crate::{Error, Result};

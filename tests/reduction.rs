@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 
 use replayground::scenarios;
-use replayground::sim::search::dpor::SharedCache;
+use replayground::sim::search::cache::SharedCache;
 use replayground::sim::search::Explorer;
 use replayground::sim::search::Shard;
 use replayground::sim::search::{Dfs, Options};

@@ -25,7 +25,8 @@
 
 use std::collections::HashSet;
 
-use super::dpor::{Dpor, SharedCache};
+use super::cache::SharedCache;
+use super::dpor::Dpor;
 use super::explorer::Explorer;
 use super::split::{self, Part};
 use super::walk::{replay, Cycle, Endings, Frontier, Options, PathKeys, Stats};

@@ -8,6 +8,7 @@
 //! ([`crate::sim::scheduler`]); [`shrink`] and [`lasso`] make what failed the
 //! shortest counterexample; [`report`] says what a search found.
 
+pub mod cache;
 pub mod dfs;
 pub mod dpor;
 pub mod explorer;
@@ -78,7 +79,7 @@ impl Explorer {
     {
         use std::sync::atomic::Ordering;
         let count = workers.clamp(1, split::MAX_WORKERS);
-        let cache = std::sync::Arc::new(crate::sim::search::dpor::SharedCache::default());
+        let cache = std::sync::Arc::new(cache::SharedCache::default());
         let parts = std::thread::scope(|scope| {
             let handles = (0..count)
                 .map(|index| {
