@@ -104,6 +104,12 @@ prune "$REPLAYGROUND_ROOT/target/wasm32-unknown-unknown/debug"
 run build-wasm scripts/build-wasm.sh
 record "wasm-pack build --target web"
 
+# The page's scripts, type-checked from their JSDoc (TypeScript, from the
+# end-to-end tests' packages); after the build: the worker imports the
+# module's generated glue and its types.
+run typecheck tests/e2e/node_modules/.bin/tsc -p www/jsconfig.json
+record "JS type check (tsc, www/jsconfig.json)"
+
 run e2e bash -c 'cd tests/e2e && node --test'
 record "end-to-end (Chromium, playwright-core)" "$(node_counts "$LOGS/e2e.log")"
 

@@ -10,7 +10,8 @@ import { pack, unpack } from './parts/pack.js';
 import { checkText, checksRows, verdictOf } from './parts/verdict.js';
 import { lockText, statusWord } from './parts/words.js';
 
-const $ = (id) => document.getElementById(id);
+/** @param {string} id The element's id (the page has it). */
+const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const ui = {
   status: $('engine-status'),
   crateVersion: $('crate-version'),
@@ -18,41 +19,41 @@ const ui = {
   catalog: $('catalog'),
   title: $('scenario-title'),
   explanation: $('scenario-explanation'),
-  journal: $('journal'),
+  journal: /** @type {HTMLFieldSetElement} */ ($('journal')),
   walNote: $('wal-note'),
   extra: $('scenario-extra'),
-  params: $('params'),
-  strategy: $('strategy'),
-  seed: $('seed'),
-  runs: $('runs'),
-  depth: $('depth'),
-  budget: $('budget'),
-  run: $('run'),
-  cancel: $('cancel'),
-  continue: $('continue'),
-  undo: $('undo'),
-  reset: $('reset'),
-  copyLink: $('copy-link'),
-  progress: $('progress'),
+  params: /** @type {HTMLFormElement} */ ($('params')),
+  strategy: /** @type {HTMLSelectElement} */ ($('strategy')),
+  seed: /** @type {HTMLInputElement} */ ($('seed')),
+  runs: /** @type {HTMLInputElement} */ ($('runs')),
+  depth: /** @type {HTMLInputElement} */ ($('depth')),
+  budget: /** @type {HTMLInputElement} */ ($('budget')),
+  run: /** @type {HTMLButtonElement} */ ($('run')),
+  cancel: /** @type {HTMLButtonElement} */ ($('cancel')),
+  continue: /** @type {HTMLButtonElement} */ ($('continue')),
+  undo: /** @type {HTMLButtonElement} */ ($('undo')),
+  reset: /** @type {HTMLButtonElement} */ ($('reset')),
+  copyLink: /** @type {HTMLButtonElement} */ ($('copy-link')),
+  progress: /** @type {HTMLProgressElement} */ ($('progress')),
   runStatus: $('run-status'),
   steps: $('explanation'),
   lanes: $('lanes'),
   verdict: $('verdict'),
-  checks: $('checks'),
+  checks: /** @type {HTMLTableElement} */ ($('checks')),
   selectedStep: $('selected-step'),
   locks: $('locks'),
   changes: $('changes'),
   tables: $('tables'),
-  roundTripRun: $('round-trip-run'),
-  note: $('note'),
+  roundTripRun: /** @type {HTMLButtonElement} */ ($('round-trip-run')),
+  note: /** @type {HTMLInputElement} */ ($('note')),
   roundTripLog: $('round-trip-log'),
   roundTripError: $('round-trip-error'),
-  shortcuts: $('shortcuts'),
+  shortcuts: /** @type {HTMLInputElement} */ ($('shortcuts')),
   editor: $('editor'),
-  source: $('source'),
+  source: /** @type {HTMLTextAreaElement} */ ($('source')),
   sourceLines: $('source-lines'),
   sourceStatus: $('source-status'),
-  sourceGoto: $('source-goto'),
+  sourceGoto: /** @type {HTMLButtonElement} */ ($('source-goto')),
   drafts: $('drafts'),
 };
 
@@ -171,7 +172,7 @@ function renderCatalog() {
     section.append(list);
     return section;
   }));
-  if (hadFocus) ui.catalog.querySelector('[role="option"][tabindex="0"]')?.focus();
+  if (hadFocus) /** @type {HTMLElement | null} */ (ui.catalog.querySelector('[role="option"][tabindex="0"]'))?.focus();
 }
 
 // ---------------------------------------------------------------- params
@@ -277,11 +278,12 @@ function renderParams() {
 // typed as declared (the engine checks them).
 function readParams() {
   const params = {};
-  const journal = ui.journal.querySelector('input:checked')?.value;
+  const journal = /** @type {HTMLInputElement | null} */ (ui.journal.querySelector('input:checked'))?.value;
   if (journal && journal !== journalParam().default) params[JOURNAL] = journal;
   for (const param of state.entry.params.filter((p) => p.name !== JOURNAL)) {
-    const input = ui.params.querySelector(`[name="${param.name}"]`);
+    const input = /** @type {HTMLInputElement | null} */ (ui.params.querySelector(`[name="${param.name}"]`));
     if (!input) continue;
+    /** @type {string | number} */
     let value = input.value;
     if (input.dataset.marks) value = JSON.parse(input.dataset.marks)[Number(value)];
     else if (param.type === 'whole') value = value.trim() === '' ? NaN : Number(value);
@@ -1225,13 +1227,13 @@ function fileName(schedule, extension) {
 
 // Dispatches clicks on [data-action] elements and form submissions.
 document.addEventListener('click', (event) => {
-  const target = event.target.closest('[data-action]');
+  const target = /** @type {HTMLButtonElement | null} */ (/** @type {Element} */ (event.target).closest('[data-action]'));
   if (!target || target.tagName === 'FORM' || target.disabled) return;
   const action = actions[target.dataset.action];
   if (action) action(target);
 });
 document.addEventListener('submit', (event) => {
-  const action = actions[event.target.dataset.action];
+  const action = actions[/** @type {HTMLElement} */ (event.target).dataset.action];
   if (!action) return;
   event.preventDefault();
   action(event.target);
@@ -1247,7 +1249,7 @@ ui.strategy.addEventListener('change', () => {
 // is cancelled, and says so; if the scenario cannot start, the switch shows
 // the mode still in use.
 ui.journal.addEventListener('change', async () => {
-  const mode = ui.journal.querySelector('input:checked')?.value;
+  const mode = /** @type {HTMLInputElement | null} */ (ui.journal.querySelector('input:checked'))?.value;
   const params = { ...state.params };
   delete params[JOURNAL];
   if (mode && mode !== journalParam().default) params[JOURNAL] = mode;
@@ -1265,8 +1267,8 @@ function lockItemsText() {
 
 // The catalog's keys: arrows move, Home and End jump, Enter or Space opens.
 ui.catalog.addEventListener('keydown', (event) => {
-  const options = [...ui.catalog.querySelectorAll('[role="option"]')];
-  const at = options.indexOf(document.activeElement);
+  const options = /** @type {HTMLElement[]} */ ([...ui.catalog.querySelectorAll('[role="option"]')]);
+  const at = options.indexOf(/** @type {HTMLElement} */ (document.activeElement));
   if (at < 0) return;
   const move = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
   let next = null;
@@ -1294,8 +1296,9 @@ document.addEventListener('keydown', (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey || !state.view) return;
   const key = event.key.toLowerCase();
   // A radio (the journal switch) keeps its arrow keys; letters still step.
-  const radio = event.target.matches?.('input[type="radio"]');
-  if (event.target.closest('input, select, textarea, [role="listbox"]') && !(radio && /^[a-z]$/.test(key))) return;
+  const target = /** @type {Element} */ (event.target);
+  const radio = target.matches?.('input[type="radio"]');
+  if (target.closest?.('input, select, textarea, [role="listbox"]') && !(radio && /^[a-z]$/.test(key))) return;
   if (key === 'u') {
     if (!ui.undo.disabled) actions.undo();
   } else if (key === 'arrowleft' || key === 'arrowright') {
@@ -1359,7 +1362,7 @@ async function start() {
   document.body.dataset.ready = 'true';
   // A blank design opened before the first scenario was drawn would be
   // closed by it: the button waits for the page.
-  $('new-design').disabled = false;
+  /** @type {HTMLButtonElement} */ ($('new-design')).disabled = false;
   setTimeout(prepareSearchesWhenIdle, PREPARE_SEARCHES_AFTER_MS);
 }
 

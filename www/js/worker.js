@@ -115,7 +115,7 @@ async function drive(id, search, shard) {
       } while (!progress.done && performance.now() - start < SLICE_MS);
       if (shard) {
         const finished = search.takeFinished();
-        postMessage({ id, progress, finished }, [finished.buffer]);
+        postMessage({ id, progress, finished }, { transfer: [finished.buffer] });
       } else {
         postMessage({ id, progress });
       }
