@@ -1,0 +1,979 @@
+//! An attempt running its program: one step at a time, on its own
+//! connection per database.
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::rc::Rc;
+
+use super::super::{NoteSpec, MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
+use super::ir::{
+    explain, fill, fill_note, hash_value, param_value, sql_json, words_of, Act, Instance,
+    InstanceKind, SetValue, Step, StepKind,
+};
+use super::MAX_RETRIES;
+use crate::params::quote;
+use crate::sim::{Attempt, Bound, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport};
+use crate::storage::{is_busy_snapshot, is_interrupt, with_budget};
+use crate::storage::{Conn, Journal, LockLevel, SqlValue, Store};
+use crate::{Error, Result};
+
+/// One attempt of a file: a program counter over its steps, what it
+/// captured, and a connection per database.
+pub(super) struct ProgramAttempt {
+    pub(super) instance: Rc<Instance>,
+    pub(super) conns: Vec<Option<Conn>>,
+    pub(super) state: AttemptState,
+    /// Per database, whether a rewind keeps the transaction it has open:
+    /// the very one the checkpoint has, with nothing done since.
+    pub(super) kept: Vec<bool>,
+}
+
+/// What a program attempt is, apart from its connections: all a
+/// checkpoint keeps of it ([`Attempt::save`]).
+pub(super) struct AttemptState {
+    pub(super) pc: usize,
+    /// Shared with the checkpoints that saved them, until changed.
+    pub(super) captures: Rc<BTreeMap<String, SqlValue>>,
+    pub(super) log: Rc<Vec<String>>,
+    pub(super) retries: u32,
+    /// Steps taken, blocked ones included (loops end at a bound).
+    pub(super) taken: usize,
+    /// Steps that were not blocked (for `crash-after`).
+    pub(super) done_steps: usize,
+    /// How it ended, once over.
+    pub(super) over: Option<&'static str>,
+    /// What the step being taken saw: rows changed, the virtual time, and
+    /// the error, if any.
+    pub(super) changes: u64,
+    pub(super) now: i64,
+    pub(super) error: String,
+    /// The rowid the connection inserted last (`{rowid}`).
+    pub(super) rowid: i64,
+    /// Per database, the statements its connection ran in the transaction
+    /// it has open (the step's index and the values bound), to run them
+    /// again on a rewound run ([`Attempt::resume`]).
+    pub(super) open_work: Vec<Rc<Work>>,
+    /// Per database, the lock that transaction held when saved (a
+    /// rewound run's: the lock to take back).
+    pub(super) levels: Vec<LockLevel>,
+}
+
+impl Clone for AttemptState {
+    fn clone(&self) -> Self {
+        AttemptState {
+            pc: self.pc,
+            captures: Rc::clone(&self.captures),
+            log: Rc::clone(&self.log),
+            retries: self.retries,
+            taken: self.taken,
+            done_steps: self.done_steps,
+            over: self.over,
+            changes: self.changes,
+            now: self.now,
+            error: self.error.clone(),
+            rowid: self.rowid,
+            open_work: self.open_work.clone(),
+            levels: self.levels.clone(),
+        }
+    }
+
+    /// Field by field, keeping this state's allocations: a rewound run
+    /// takes back every attempt's state at every rewind.
+    fn clone_from(&mut self, source: &Self) {
+        let AttemptState {
+            pc,
+            captures,
+            log,
+            retries,
+            taken,
+            done_steps,
+            over,
+            changes,
+            now,
+            error,
+            rowid,
+            open_work,
+            levels,
+        } = source;
+        self.pc = *pc;
+        self.captures.clone_from(captures);
+        self.log.clone_from(log);
+        self.retries = *retries;
+        self.taken = *taken;
+        self.done_steps = *done_steps;
+        self.over = *over;
+        self.changes = *changes;
+        self.now = *now;
+        self.error.clone_from(error);
+        self.rowid = *rowid;
+        self.open_work.clone_from(open_work);
+        self.levels.clone_from(levels);
+    }
+}
+
+impl AttemptState {
+    /// Database `db`'s connection has no transaction open: no work to redo.
+    pub(super) fn forget_work(&mut self, db: usize) {
+        if !self.open_work[db].is_empty() {
+            self.open_work[db] = Rc::default();
+        }
+    }
+}
+
+/// The statements a transaction ran: each step's index and its values bound.
+pub(super) type Work = Vec<(usize, Vec<SqlValue>)>;
+
+/// Which result a statement gave, for `on`.
+#[derive(Clone, Copy, PartialEq)]
+pub(super) enum Answer {
+    Ok,
+    Rows,
+    None,
+    Busy,
+    Constraint,
+    Error,
+}
+
+impl Answer {
+    pub(super) fn word(self) -> &'static str {
+        match self {
+            Answer::Ok => "ok",
+            Answer::Rows => "rows",
+            Answer::None => "none",
+            Answer::Busy => "busy",
+            Answer::Constraint => "constraint",
+            Answer::Error => "error",
+        }
+    }
+}
+
+impl ProgramAttempt {
+    pub(super) fn new(instance: Rc<Instance>) -> Self {
+        let databases = instance.files.len();
+        ProgramAttempt {
+            state: AttemptState {
+                pc: instance.start,
+                open_work: vec![Rc::default(); databases],
+                levels: vec![LockLevel::None; databases],
+                captures: Rc::default(),
+                log: Rc::default(),
+                retries: 0,
+                taken: 0,
+                done_steps: 0,
+                over: None,
+                changes: 0,
+                now: 0,
+                error: String::new(),
+                rowid: 0,
+            },
+            instance,
+            conns: (0..databases).map(|_| None).collect(),
+            kept: vec![false; databases],
+        }
+    }
+
+    pub(super) fn steps(&self) -> &[Step] {
+        match &self.instance.kind {
+            InstanceKind::Program(steps) => steps,
+            InstanceKind::Clock { .. } => &[],
+        }
+    }
+
+    pub(super) fn bind(&self, step: &Step, name: &str, now: i64) -> Option<SqlValue> {
+        if let Some(value) = self.state.captures.get(name) {
+            return Some(value.clone());
+        }
+        if let Some((_, v)) = step
+            .with
+            .iter()
+            .chain(&self.instance.values)
+            .find(|(n, _)| n == name)
+        {
+            return Some(v.clone());
+        }
+        match name {
+            "attempt" => return Some(SqlValue::Integer(self.instance.index as i64)),
+            "label" => return Some(SqlValue::Text(self.instance.label.clone())),
+            "now" => return Some(SqlValue::Integer(now)),
+            _ => {}
+        }
+        param_value(&self.instance.params, name)
+    }
+
+    pub(super) fn log_text(&self) -> String {
+        if self.state.log.is_empty() {
+            "nothing".to_string()
+        } else {
+            self.state.log.join(", ")
+        }
+    }
+
+    /// `{name}` in a template: a capture, a value, a parameter, `{label}`,
+    /// `{role}`, `{rows}`, `{log}`, `{because}`, `{error}`.
+    pub(super) fn words(
+        &self,
+        step: &Step,
+        template: &str,
+        extra: &dyn Fn(&str) -> Option<String>,
+    ) -> String {
+        fill(template, &|name| self.word(step, name, extra))
+    }
+
+    /// A note's words: as [`Self::words`], through [`fill_note`].
+    pub(super) fn note_words(
+        &self,
+        step: &Step,
+        template: &str,
+        extra: &dyn Fn(&str) -> Option<String>,
+    ) -> String {
+        fill_note(template, &|name| self.word(step, name, extra))
+    }
+
+    /// What `{name}` stands for in a template of `step`.
+    pub(super) fn word(
+        &self,
+        step: &Step,
+        name: &str,
+        extra: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<String> {
+        extra(name).or_else(|| match name {
+            "label" => Some(self.instance.label.clone()),
+            "role" => Some(
+                self.instance
+                    .role
+                    .clone()
+                    .unwrap_or_else(|| "attempt".into()),
+            ),
+            "log" => Some(self.log_text()),
+            "changes" => Some(self.state.changes.to_string()),
+            "now" => Some(self.state.now.to_string()),
+            "error" => Some(self.state.error.clone()),
+            "rowid" => Some(self.state.rowid.to_string()),
+            _ => self.bind(step, name, self.state.now).map(|v| words_of(&v)),
+        })
+    }
+
+    /// The outcome's result: `:capture` reads a capture (NULL: no result),
+    /// anything else is text with `{name}` filled in.
+    pub(super) fn result_of(&self, step: &Step, result: &Option<String>) -> Option<String> {
+        let result = result.as_ref()?;
+        match result.strip_prefix(':') {
+            Some(name) => match self.bind(step, name, 0) {
+                None | Some(SqlValue::Null) => None,
+                Some(SqlValue::Text(t)) => Some(t),
+                Some(other) => Some(sql_json(&other).to_string()),
+            },
+            None => Some(self.words(step, result, &|_| None)),
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        if !self.state.captures.is_empty() {
+            self.state.captures = Rc::default();
+        }
+    }
+
+    pub(super) fn goto(&mut self, target: usize) -> (Progress, Option<String>) {
+        if target == self.instance.start {
+            // Going back to the start forgets what the program read.
+            self.clear();
+        }
+        self.state.pc = target;
+        if self.state.pc >= self.steps().len() {
+            return self.finish(Outcome::new("done"));
+        }
+        (Progress::Progressed, None)
+    }
+
+    pub(super) fn finish(&mut self, outcome: Outcome) -> (Progress, Option<String>) {
+        self.end(&outcome.kind);
+        (Progress::Finished { outcome }, None)
+    }
+
+    pub(super) fn finish_failed(&mut self, why: String) -> (Progress, Option<String>) {
+        self.finish_stopped(why, None)
+    }
+
+    /// The attempt is over, failed, or stopped by `bound`.
+    /// The attempt stopped because its step ran past a budget of the whole
+    /// run ([`crate::sim::BUDGETS`]).
+    pub(super) fn stopped_by_run_budget(&mut self) -> (Progress, Option<String>) {
+        let budgets = crate::sim::BUDGETS;
+        match crate::storage::run_budget_out() {
+            Some(crate::storage::RunBudget::Bytes) => self.finish_stopped(
+                format!(
+                    "built more bytes of values than a run may ({} MiB: the rows its statements return and the text its templates fill in, all together), and was stopped",
+                    budgets.run_bytes >> 20
+                ),
+                Some(Bound::RunBytes),
+            ),
+            _ => self.finish_stopped(
+                format!(
+                    "ran a statement past the SQLite instructions a whole run may run ({} million, every statement together), which was stopped",
+                    budgets.run_instructions / 1_000_000
+                ),
+                Some(Bound::RunInstructions),
+            ),
+        }
+    }
+
+    pub(super) fn finish_stopped(
+        &mut self,
+        why: String,
+        bound: Option<Bound>,
+    ) -> (Progress, Option<String>) {
+        self.end("failed");
+        (
+            Progress::Failed {
+                error: why.clone(),
+                bound,
+            },
+            Some(format!("fails: {why}")),
+        )
+    }
+
+    /// The attempt is over: its connections close (an open transaction
+    /// rolls back, as when a client returns its connection).
+    pub(super) fn end(&mut self, kind: &str) {
+        self.state.over = Some(super::super::leak(kind));
+        for conn in &mut self.conns {
+            *conn = None;
+        }
+    }
+
+    /// Whether the attempt may leave this step (no attempt of `wait_while`
+    /// still runs); if so, its `log` line is written.
+    pub(super) fn leave(
+        &mut self,
+        ctx: &StepCtx<'_>,
+        step: &Step,
+        wait_while: &[usize],
+        log: &Option<String>,
+    ) -> bool {
+        if Self::waiting_on(ctx, wait_while) {
+            return false;
+        }
+        if let Some(log) = log {
+            let entry = self.words(step, log, &|_| None);
+            Rc::make_mut(&mut self.state.log).push(entry);
+        }
+        true
+    }
+
+    pub(super) fn waiting_on(ctx: &StepCtx<'_>, attempts: &[usize]) -> bool {
+        // What it decides depends on whether they are over.
+        let mask = attempts.iter().fold(0u32, |m, &a| m | 1 << (a % 32));
+        crate::storage::footprint::read_status(mask);
+        ctx.peers
+            .iter()
+            .any(|p| attempts.contains(&p.index) && !p.finished)
+    }
+
+    /// Applies `action`; returns the progress and words added to the note.
+    pub(super) fn apply(
+        &mut self,
+        step: &Step,
+        action: &Act,
+        ctx: &StepCtx<'_>,
+    ) -> (Progress, Option<String>) {
+        match action {
+            Act::Wait => (Progress::Blocked, None),
+            Act::Next => self.goto(step.next),
+            Act::Retry => {
+                for conn in self.conns.iter().flatten() {
+                    let _ = conn.execute("ROLLBACK", &[]);
+                }
+                self.state.retries += 1;
+                if self.state.retries > MAX_RETRIES {
+                    return self.finish_failed(format!("gave up after {MAX_RETRIES} retries"));
+                }
+                self.clear();
+                self.state.pc = self.instance.start;
+                (
+                    Progress::Progressed,
+                    Some(format!(
+                        "rolls back and starts again (retry {})",
+                        self.state.retries
+                    )),
+                )
+            }
+            Act::WaitWhile(attempts) => {
+                if Self::waiting_on(ctx, attempts) {
+                    (Progress::Blocked, None)
+                } else {
+                    self.goto(step.next)
+                }
+            }
+            Act::Goto {
+                target,
+                back_off,
+                log,
+                wait_while,
+            } => {
+                if !self.leave(ctx, step, wait_while, log) {
+                    return (Progress::Blocked, None);
+                }
+                let moved = self.goto(*target);
+                if *back_off && matches!(moved.0, Progress::Progressed) {
+                    // What it decides depends on every peer's locks.
+                    crate::storage::footprint::read_all();
+                    let writing = ctx.peers.iter().any(Peer::writing);
+                    if writing {
+                        return (Progress::Blocked, None);
+                    }
+                }
+                moved
+            }
+            Act::Finish {
+                kind,
+                result,
+                log,
+                wait_while,
+            } => {
+                if !self.leave(ctx, step, wait_while, log) {
+                    return (Progress::Blocked, None);
+                }
+                let result = self.result_of(step, result);
+                let kind = self.words(step, kind, &|_| None);
+                self.finish(Outcome { kind, result })
+            }
+            Act::Fail(why) => {
+                let why = self.words(step, why, &|_| None);
+                self.finish_failed(why)
+            }
+        }
+    }
+
+    pub(super) fn connection(&mut self, ctx: &StepCtx<'_>, db: usize) -> Result<&Conn> {
+        self.open(ctx.store, db)?;
+        Ok(self.conns[db].as_ref().expect("opened"))
+    }
+
+    /// Opens its connection to database `db`, unless it is open.
+    pub(super) fn open(&mut self, store: &Store, db: usize) -> Result<()> {
+        if self.conns[db].is_none() {
+            let file = self.instance.files[db];
+            let conn = store.connect(file, &self.instance.label)?;
+            conn.bound(MAX_VALUE_BYTES)?;
+            let pragmas = &self.instance.pragmas[db];
+            if !pragmas.trim().is_empty() {
+                conn.apply_pragmas(pragmas)?;
+            }
+            self.conns[db] = Some(conn);
+        }
+        Ok(())
+    }
+
+    /// The words `{because}` stands for.
+    pub(super) fn because(step: &Step, peers: &[Peer]) -> String {
+        for (phases, say) in &step.because {
+            if phases.is_empty() {
+                return say.clone();
+            }
+            let who: Vec<&str> = peers
+                .iter()
+                .filter(|p| phases.iter().any(|ph| ph == p.phase))
+                .map(|p| &*p.label)
+                .collect();
+            if !who.is_empty() {
+                return say.replace("{peers}", &who.join(" and "));
+            }
+        }
+        String::new()
+    }
+}
+
+impl Attempt for ProgramAttempt {
+    fn label(&self) -> &str {
+        &self.instance.label
+    }
+
+    fn step(&mut self, ctx: &StepCtx<'_>) -> StepReport {
+        // The instance is shared (`Rc`): holding it apart from `self` lets
+        // the step be read while the attempt changes.
+        let instance = Rc::clone(&self.instance);
+        let InstanceKind::Program(steps) = &instance.kind else {
+            unreachable!("program attempts are built from programs")
+        };
+        let label = instance.label.as_str();
+        self.state.taken += 1;
+        if self.state.over.is_some() || self.state.pc >= steps.len() {
+            return StepReport {
+                database: None,
+                name: "over".into(),
+                sql: None,
+                params: vec![],
+                result: SqlResult::None,
+                progress: Progress::Failed {
+                    error: "the attempt is already over".into(),
+                    bound: None,
+                },
+                note: format!("{label} is already over"),
+            };
+        }
+        let step = &steps[self.state.pc];
+        let report = |sql: Option<String>, params, result, progress, note| StepReport {
+            database: sql.as_ref().map(|_| instance.files[step.db].to_string()),
+            name: step.name.clone(),
+            sql,
+            params,
+            result,
+            progress,
+            note,
+        };
+        if self.state.taken > instance.max_steps {
+            let max = instance.max_steps;
+            let (progress, _) = self.finish_stopped(
+                format!("took more than {max} steps: its program may loop for ever"),
+                Some(Bound::Steps),
+            );
+            let note = format!("{label} stops: more than {max} steps");
+            return report(None, vec![], SqlResult::None, progress, note);
+        }
+        if let Some(crash) = &instance.crash {
+            if crash.after == self.state.done_steps {
+                self.crash();
+                self.state.over = Some(crate::sim::CRASHED);
+                let outcome = Outcome {
+                    kind: crate::sim::CRASHED.into(),
+                    result: crash.result.clone(),
+                };
+                let note = self.note_words(step, &crash.note, &|_| None);
+                return StepReport {
+                    database: None,
+                    name: crash.name.clone(),
+                    sql: None,
+                    params: vec![],
+                    result: SqlResult::None,
+                    progress: Progress::Finished { outcome },
+                    note,
+                };
+            }
+        }
+        let (answer, result, rows, bound, error, sql) = match &step.kind {
+            StepKind::Sql(sql) => {
+                let now = ctx.now();
+                let (mut bound, outcome) = match self.connection(ctx, step.db) {
+                    Ok(_) => {
+                        let conn = self.conns[step.db].as_ref().expect("opened");
+                        if !conn.in_transaction() {
+                            self.state.forget_work(step.db);
+                        }
+                        with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                            conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
+                        })
+                    }
+                    Err(e) => (Vec::new(), Err(e)),
+                };
+                // The work of the transaction it has open, to redo it. A
+                // statement refused a lock (BUSY) left nothing behind, and
+                // redone it might be granted what it was refused: left out.
+                let in_transaction = self.conns[step.db]
+                    .as_ref()
+                    .is_some_and(Conn::in_transaction);
+                let refused = outcome.as_ref().is_err_and(Error::is_busy);
+                if !in_transaction {
+                    self.state.forget_work(step.db);
+                } else if !refused && !ctx.narrate {
+                    // A run that narrates is recorded, and a recorded run is
+                    // never checkpointed: only the others keep the work. Their
+                    // reports leave the values bound out.
+                    let values = std::mem::take(&mut bound);
+                    Rc::make_mut(&mut self.state.open_work[step.db]).push((self.state.pc, values));
+                }
+                match outcome {
+                    Ok(rows) => {
+                        let answer = if !rows.rows.is_empty() {
+                            Answer::Rows
+                        } else if !rows.columns.is_empty() {
+                            Answer::None
+                        } else {
+                            Answer::Ok
+                        };
+                        (answer, SqlResult::None, Some(rows), bound, None, Some(sql))
+                    }
+                    Err(e) => {
+                        let answer = if e.is_busy() {
+                            Answer::Busy
+                        } else if e
+                            .sqlite_code()
+                            .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT)
+                        {
+                            Answer::Constraint
+                        } else {
+                            Answer::Error
+                        };
+                        (answer, SqlResult::None, None, bound, Some(e), Some(sql))
+                    }
+                }
+            }
+            _ => (Answer::Ok, SqlResult::None, None, vec![], None, None),
+        };
+        self.state.changes = rows.as_ref().map_or(0, |r| r.changes);
+        if let Some(rows) = &rows {
+            self.state.rowid = rows.last_insert_rowid;
+        }
+        self.state.now = ctx.now();
+        self.state.error = error.as_ref().map(explain).unwrap_or_default();
+        if let Some(rows) = &rows {
+            let first = rows.rows.first();
+            for (i, name) in step.capture.iter().enumerate() {
+                let value = first
+                    .and_then(|r| r.get(i))
+                    .cloned()
+                    .unwrap_or(SqlValue::Null);
+                let captures = Rc::make_mut(&mut self.state.captures);
+                match captures.get_mut(name) {
+                    Some(slot) => *slot = value,
+                    None => {
+                        captures.insert(name.clone(), value);
+                    }
+                }
+            }
+        }
+        let case = rows
+            .as_ref()
+            .and_then(|r| r.rows.first())
+            .and_then(|r| r.first())
+            .and_then(|v| match v {
+                SqlValue::Text(t) => Some(t.clone()),
+                SqlValue::Integer(i) => Some(i.to_string()),
+                _ => None,
+            });
+        let on = &step.on;
+        let chosen = match answer {
+            Answer::Rows => case
+                .as_ref()
+                .and_then(|c| on.cases.iter().find(|(v, _)| v == c).map(|(_, a)| a))
+                .or(on.rows.as_ref())
+                .or(on.ok.as_ref()),
+            Answer::None => on.none.as_ref().or(on.ok.as_ref()),
+            Answer::Ok => on.ok.as_ref(),
+            Answer::Busy => on.busy.as_ref(),
+            Answer::Constraint => on.constraint.as_ref().or(on.error.as_ref()),
+            Answer::Error => on.error.as_ref(),
+        }
+        .cloned();
+        // What the step keeps, before the action reads it.
+        if !matches!(answer, Answer::Busy) || chosen.is_some() {
+            for (name, value) in &step.set {
+                let value = match value {
+                    SetValue::Value(v) => v.clone(),
+                    SetValue::Template(t) => SqlValue::Text(self.words(step, t, &|_| None)),
+                };
+                Rc::make_mut(&mut self.state.captures).insert(name.clone(), value);
+            }
+        }
+        let row_count = rows.as_ref().map_or(0, |r| r.rows.len());
+        let error_text = error.as_ref().map(explain).unwrap_or_default();
+        let (progress, extra) = match (&chosen, &step.kind, answer) {
+            // A statement stopped by its instruction budget did not answer:
+            // no handler of the design's applies, and the run does not
+            // complete (a recursive query that never ends is a verdict).
+            // So is a step that ran past what the whole run may spend.
+            _ if crate::storage::run_budget_out().is_some() => self.stopped_by_run_budget(),
+            _ if error.as_ref().is_some_and(is_interrupt) => self.finish_stopped(
+                format!(
+                    "ran a statement of more than {MAX_STATEMENT_INSTRUCTIONS} SQLite instructions, which was stopped: it may loop for ever"
+                ),
+                Some(Bound::Instructions),
+            ),
+            (Some(action), _, _) => self.apply(step, action, ctx),
+            (None, StepKind::Crash, _) => {
+                self.crash();
+                self.state.over = Some(crate::sim::CRASHED);
+                (
+                    Progress::Finished {
+                        outcome: Outcome::new(crate::sim::CRASHED),
+                    },
+                    None,
+                )
+            }
+            (None, StepKind::LoseReply, _) => self.finish(Outcome::new("reply-lost")),
+            (None, StepKind::Fail, _) => {
+                self.finish_failed(format!("it fails at {}", quote(&step.name)))
+            }
+            // A stale snapshot in WAL mode cannot be waited out: SQLite's
+            // busy handler is not even called; only a new transaction helps.
+            (None, _, Answer::Busy) if error.as_ref().is_some_and(is_busy_snapshot) => {
+                self.finish_failed(error_text.clone())
+            }
+            // BUSY waits by default: the attempt stays at this step.
+            (None, _, Answer::Busy) => (Progress::Blocked, None),
+            (None, _, Answer::Constraint | Answer::Error) => self.finish_failed(error_text.clone()),
+            (None, _, _) => self.goto(step.next),
+        };
+        // A handler that built more than the run may hold is stopped too.
+        let (progress, extra) = match progress {
+            Progress::Failed { bound: Some(_), .. } => (progress, extra),
+            _ if crate::storage::run_budget_out().is_some() => self.stopped_by_run_budget(),
+            _ => (progress, extra),
+        };
+        if progress != Progress::Blocked {
+            self.state.done_steps += 1;
+        }
+        let peers = ctx.peers;
+        let extras = |name: &str| match name {
+            "rows" => Some(row_count.to_string()),
+            "because" => Some(Self::because(step, peers)),
+            // A stale snapshot is refused whoever holds what: say so.
+            "locks" if error.as_ref().is_some_and(is_busy_snapshot) => {
+                Some("its snapshot is older than the last commit: SQLITE_BUSY_SNAPSHOT".to_string())
+            }
+            "locks" => Some(crate::sim::locks_held(peers)),
+            // The lock a writer holds, by journal mode.
+            "write lock" => Some(
+                match super::super::journal_of(&self.instance.params) {
+                    Journal::Rollback => "RESERVED",
+                    Journal::Wal => "the WAL write lock",
+                }
+                .to_string(),
+            ),
+            _ => None,
+        };
+        let waiting = progress == Progress::Blocked && answer != Answer::Busy;
+        let template = match &step.note {
+            Some(NoteSpec::One(t)) => Some(t.as_str()),
+            Some(NoteSpec::By(by)) => waiting
+                .then(|| by.get("wait"))
+                .flatten()
+                .or_else(|| case.as_ref().and_then(|c| by.get(c)))
+                .or_else(|| by.get(answer.word()))
+                .or_else(|| by.get("ok"))
+                .map(String::as_str),
+            None => None,
+        };
+        if !ctx.narrate {
+            // Nobody reads this step's words, SQL or rows: only move on.
+            return report(None, Vec::new(), SqlResult::None, progress, String::new());
+        }
+        // What the trace shows of the statement's result.
+        let result = match (&rows, &error) {
+            (Some(rows), _) => SqlResult::Rows {
+                columns: rows.columns.clone(),
+                rows: rows.rows.clone(),
+                changes: rows.changes,
+            },
+            (None, Some(e)) => SqlResult::from_result(&Err(Error::duplicate(e))),
+            (None, None) => result,
+        };
+        let sql = sql.cloned();
+        let blocked_by_busy = progress == Progress::Blocked && answer == Answer::Busy;
+        // A single sentence tells what the step does when it works; an error
+        // nobody handles is told as it is.
+        let stale = chosen.is_none() && error.as_ref().is_some_and(is_busy_snapshot);
+        let unhandled = !step.own_errors
+            && (matches!(answer, Answer::Constraint | Answer::Error) || stale)
+            && matches!(step.note, Some(NoteSpec::One(_)));
+        let template = template.filter(|_| !unhandled);
+        let mut note = match template {
+            Some(template) if !blocked_by_busy => self.note_words(step, template, &extras),
+            _ if blocked_by_busy => format!(
+                "{label} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
+                step.name,
+                crate::sim::locks_held(ctx.peers)
+            ),
+            _ => {
+                let what = match &result {
+                    SqlResult::Rows { rows, .. } if rows.len() == 1 => "1 row".to_string(),
+                    SqlResult::Rows { rows, .. } if !rows.is_empty() => {
+                        format!("{} rows", rows.len())
+                    }
+                    SqlResult::Rows { changes, .. } if *changes > 0 => format!("{changes} changed"),
+                    // A query that answered nothing (its `on.none` ran).
+                    SqlResult::Rows { columns, .. } if !columns.is_empty() => "no row".into(),
+                    SqlResult::Error { message, .. } => message.clone(),
+                    SqlResult::None => match &step.kind {
+                        StepKind::Crash => "its process dies: its locks vanish, its open transaction is left for recovery".into(),
+                        StepKind::LoseReply => "its reply is lost: whatever it committed stays, but its client never hears the answer".into(),
+                        _ => "done".into(),
+                    },
+                    _ => "ok".into(),
+                };
+                format!("{label} ran \"{}\": {what}", step.name)
+            }
+        };
+        if stale {
+            note = format!(
+                "{label} ran \"{}\" and fails: {}",
+                step.name,
+                crate::storage::BUSY_SNAPSHOT
+            );
+        } else if let (Some(extra), None) = (extra, template) {
+            note = format!("{note}; {label} {extra}");
+        }
+        report(sql, bound, result, progress, note)
+    }
+
+    fn phase(&self) -> &'static str {
+        match self.state.over {
+            Some(kind) => kind,
+            None => self
+                .steps()
+                .get(self.state.pc)
+                .map_or("running", |s| s.phase),
+        }
+    }
+
+    fn hash_state(&self, state: &mut dyn Hasher) {
+        let mut h = crate::sim::state_hasher();
+        self.state.pc.hash(&mut h);
+        self.state.over.hash(&mut h);
+        self.state.retries.hash(&mut h);
+        if self.state.over.is_none() {
+            let live = self
+                .steps()
+                .get(self.state.pc)
+                .map_or(&[][..], |s| s.live.as_slice());
+            // Both are sorted by name: one merge of the two.
+            let mut live = live.iter().peekable();
+            for (name, value) in self.state.captures.iter() {
+                while live.next_if(|l| *l < name).is_some() {}
+                if live.next_if(|l| *l == name).is_some() {
+                    name.hash(&mut h);
+                    hash_value(value, &mut h);
+                }
+            }
+        }
+        self.state.log.hash(&mut h);
+        if let Some(crash) = &self.instance.crash {
+            crash
+                .after
+                .saturating_sub(self.state.done_steps)
+                .hash(&mut h);
+        }
+        state.write_u64(h.finish());
+    }
+
+    fn class(&self) -> u64 {
+        self.instance.class
+    }
+
+    fn connections(&self) -> &[Option<Conn>] {
+        &self.conns
+    }
+
+    fn crash(&mut self) {
+        for conn in self.conns.iter_mut().flatten() {
+            let _ = conn.kill();
+        }
+        for conn in &mut self.conns {
+            *conn = None;
+        }
+        self.state.over = Some(crate::sim::CRASHED);
+    }
+
+    fn waits_for(&self) -> Option<usize> {
+        self.instance.after
+    }
+
+    fn ready(&self, now: i64, _statuses: &[Status]) -> bool {
+        now >= self.instance.not_before
+    }
+
+    fn save(&self) -> Option<Rc<dyn std::any::Any>> {
+        // Each open transaction is kept as the work it did, with the lock
+        // it holds: none, SHARED or RESERVED (a commit under way, or a
+        // transaction holding more, may have written the database file).
+        let mut state = self.state.clone();
+        for (db, conn) in self.conns.iter().enumerate() {
+            match conn {
+                Some(conn) if conn.in_transaction() => {
+                    let level = conn.lock_level();
+                    if level > LockLevel::Reserved {
+                        return None;
+                    }
+                    state.levels[db] = level;
+                }
+                _ => {
+                    state.forget_work(db);
+                    state.levels[db] = LockLevel::None;
+                }
+            }
+        }
+        Some(Rc::new(Saved {
+            instance: Rc::clone(&self.instance),
+            open: self.conns.iter().map(Option::is_some).collect(),
+            state,
+        }))
+    }
+
+    fn roll_back(&mut self, saved: &dyn std::any::Any) {
+        let saved = saved
+            .downcast_ref::<Saved>()
+            .filter(|s| Rc::ptr_eq(&s.instance, &self.instance));
+        for (db, slot) in self.conns.iter_mut().enumerate() {
+            // The same transaction as the checkpoint's, nothing done since
+            // (its work is the very list the checkpoint holds) and the same
+            // lock: kept as it is, instead of rolled back and redone.
+            let same = saved.is_some_and(|saved| {
+                !saved.state.open_work[db].is_empty()
+                    && Rc::ptr_eq(&saved.state.open_work[db], &self.state.open_work[db])
+                    && slot.as_ref().is_some_and(|c| {
+                        c.in_transaction() && c.lock_level() == saved.state.levels[db]
+                    })
+            });
+            self.kept[db] = same;
+            if !same && slot.as_ref().is_some_and(|c| c.roll_back().is_err()) {
+                // It could not roll back: closing it does.
+                *slot = None;
+            }
+        }
+    }
+
+    fn restore(&mut self, saved: &dyn std::any::Any, store: &Store) -> Result<bool> {
+        let Some(saved) = saved.downcast_ref::<Saved>() else {
+            return Ok(false);
+        };
+        if !Rc::ptr_eq(&saved.instance, &self.instance) {
+            return Ok(false);
+        }
+        self.state.clone_from(&saved.state);
+        for (db, &open) in saved.open.iter().enumerate() {
+            match &self.conns[db] {
+                Some(_) if self.kept[db] => {}
+                Some(conn) if open => conn.forget_stale_cache()?,
+                // The pool empties the cache of what it hands out.
+                None if open => self.open(store, db)?,
+                _ => self.conns[db] = None,
+            }
+        }
+        Ok(true)
+    }
+
+    fn resume(&mut self, writers: bool) -> Result<()> {
+        let InstanceKind::Program(steps) = &self.instance.kind else {
+            return Ok(());
+        };
+        for (db, work) in self.state.open_work.iter().enumerate() {
+            let writer = self.state.levels[db] == LockLevel::Reserved;
+            if work.is_empty() || writer != writers || self.kept[db] {
+                continue;
+            }
+            let conn = self.conns[db]
+                .as_ref()
+                .ok_or_else(|| Error::Defect("a transaction to redo has no connection".into()))?;
+            for (index, values) in work.iter() {
+                let Some(StepKind::Sql(sql)) = steps.get(*index).map(|s| &s.kind) else {
+                    return Err(Error::Defect(
+                        "a transaction to redo names no statement".into(),
+                    ));
+                };
+                // Its errors (BUSY on a commit, a constraint) are the ones
+                // it met the first time; the run's key tells if not.
+                let _ = with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                    conn.execute_discarding(sql, values)
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A program attempt's state between steps, without its connections (see
+/// [`Attempt::save`]).
+pub(super) struct Saved {
+    pub(super) instance: Rc<Instance>,
+    pub(super) open: Vec<bool>,
+    pub(super) state: AttemptState,
+}
