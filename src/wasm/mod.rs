@@ -20,7 +20,7 @@ use crate::patterns::idempotency;
 use crate::patterns::{outbox, SessionStore};
 use crate::scenarios::{self, Named};
 use crate::sim::search;
-use crate::sim::search::dpor::SharedCache;
+use crate::sim::search::cache::SharedCache;
 use crate::sim::search::split;
 use crate::sim::search::{ExploreReport, Explorer, RunResult};
 use crate::sim::strategy::{self, Search, Strategy};

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-use super::super::{NoteSpec, MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
+use super::super::file::NoteSpec;
+use super::super::limits::{MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
 use super::ir::{
     explain, fill, fill_note, hash_value, param_value, sql_json, words_of, Act, Instance,
     InstanceKind, SetValue, Step, StepKind,
@@ -335,7 +336,7 @@ impl ProgramAttempt {
     /// The attempt is over: its connections close (an open transaction
     /// rolls back, as when a client returns its connection).
     pub(super) fn end(&mut self, kind: &str) {
-        self.state.over = Some(super::super::leak(kind));
+        self.state.over = Some(super::super::file::leak(kind));
         for conn in &mut self.conns {
             *conn = None;
         }
@@ -723,7 +724,7 @@ impl Attempt for ProgramAttempt {
             "locks" => Some(crate::sim::locks_held(peers)),
             // The lock a writer holds, by journal mode.
             "write lock" => Some(
-                match super::super::journal_of(&self.instance.params) {
+                match super::super::file::journal_of(&self.instance.params) {
                     Journal::Rollback => "RESERVED",
                     Journal::Wal => "the WAL write lock",
                 }

@@ -7,9 +7,8 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use super::super::{
-    ActionSpec, AttemptSpec, File, NoteSpec, StepSpec, MAX_ATTEMPT_STEPS, MAX_USE_DEPTH,
-};
+use super::super::file::{ActionSpec, AttemptSpec, File, NoteSpec, StepSpec, MAX_USE_DEPTH};
+use super::super::limits::MAX_ATTEMPT_STEPS;
 use super::eval::{same_value, Evaluator};
 use super::ir::{
     attempt_value, bad, fill, hash_value, leak, noted, param_value, reads, toml_sql, words_of, Act,
@@ -146,11 +145,11 @@ impl FileScenario {
                 plan.push((spec_index, label));
             }
         }
-        if plan.len() > super::super::MAX_ATTEMPTS {
+        if plan.len() > super::super::limits::MAX_ATTEMPTS {
             return Err(bad(format!(
                 "{} attempts; at most {} can race",
                 plan.len(),
-                super::super::MAX_ATTEMPTS
+                super::super::limits::MAX_ATTEMPTS
             )));
         }
         let named = |name: &str| -> Vec<usize> {
@@ -372,11 +371,11 @@ impl FileScenario {
             &mut raw,
             what,
         )?;
-        if raw.len() > super::super::MAX_PROGRAM_STEPS * 4 {
+        if raw.len() > super::super::limits::MAX_PROGRAM_STEPS * 4 {
             return Err(bad(format!(
                 "{what}: its program expands to {} steps; at most {} are run",
                 raw.len(),
-                super::super::MAX_PROGRAM_STEPS * 4
+                super::super::limits::MAX_PROGRAM_STEPS * 4
             )));
         }
         let default_db = self.db_index(spec.database.as_ref());
@@ -572,8 +571,8 @@ impl FileScenario {
                 kind,
                 db,
                 capture: match &s.capture {
-                    Some(super::super::Capture::One(n)) => vec![n.clone()],
-                    Some(super::super::Capture::Many(list)) => list.clone(),
+                    Some(super::super::file::Capture::One(n)) => vec![n.clone()],
+                    Some(super::super::file::Capture::Many(list)) => list.clone(),
                     None => Vec::new(),
                 },
                 set,
@@ -776,7 +775,7 @@ pub(super) fn inline<'a>(
         )));
     }
     for step in steps {
-        if out.len() > super::super::MAX_PROGRAM_STEPS * 4 {
+        if out.len() > super::super::limits::MAX_PROGRAM_STEPS * 4 {
             return Ok(());
         }
         let fill_with = |text: &str, with: &[(String, SqlValue)]| {

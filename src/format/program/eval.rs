@@ -4,7 +4,7 @@
 
 use std::rc::Rc;
 
-use super::super::{MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
+use super::super::limits::{MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
 use super::ir::{bad, explain, reads, words_of};
 use crate::params::quote;
 use crate::storage::with_budget;

@@ -7,7 +7,8 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use super::super::{File, NoteSpec, StepSpec, MAX_STATEMENT_INSTRUCTIONS};
+use super::super::file::{File, NoteSpec, StepSpec};
+use super::super::limits::MAX_STATEMENT_INSTRUCTIONS;
 use crate::storage::SqlValue;
 use crate::storage::{is_busy_snapshot, is_interrupt};
 use crate::Error;
@@ -327,7 +328,7 @@ pub(super) fn noted<T: Clone>(
 }
 
 pub(super) fn leak(text: String) -> &'static str {
-    super::super::leak(&text)
+    super::super::file::leak(&text)
 }
 
 /// An error in words; an interrupted or refused statement, or a stale WAL

@@ -20,7 +20,7 @@ use ir::*;
 
 use std::rc::Rc;
 
-use super::File;
+use super::file::File;
 use crate::params::Params;
 
 /// How many times `retry` may start a program again.

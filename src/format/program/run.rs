@@ -6,8 +6,9 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
+use super::super::file::{CheckSpec, File};
+use super::super::limits::{MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
 use super::super::sql::Statement;
-use super::super::{CheckSpec, File, MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
 use super::attempt::ProgramAttempt;
 use super::clock::ClockAttempt;
 use super::ir::{bad, explain, fill, param_value, sql_json, words_of, InstanceKind, StepKind};
@@ -203,7 +204,7 @@ impl Scenario for FileScenario {
                     Some(toml::Value::Integer(n)) => *n,
                     Some(toml::Value::String(text)) => {
                         let (param, offset) =
-                            super::super::count_expression(text).unwrap_or((text, 0));
+                            super::super::file::count_expression(text).unwrap_or((text, 0));
                         self.whole_param(param)? + offset
                     }
                     _ => 0,
@@ -295,7 +296,7 @@ impl FileScenario {
     pub(in crate::format) fn sql_mistakes(
         &self,
         source: &str,
-    ) -> Result<Vec<super::super::SqlMistake>> {
+    ) -> Result<Vec<super::super::sql::SqlMistake>> {
         super::super::sql::mistakes(
             &self.statements(),
             &self.files,
@@ -394,5 +395,25 @@ pub(super) fn show(rows: &Value) -> String {
             _ => row.to_string(),
         },
         _ => rows.to_string(),
+    }
+}
+
+impl super::super::file::Before {
+    /// The scenario, built with its defaults.
+    pub(crate) fn build(&self) -> Result<FileScenario> {
+        let file = self
+            .found
+            .and_then(|sources| sources.scenario(&self.id))
+            .ok_or_else(|| {
+                crate::Error::invalid(
+                    "scenario",
+                    format!(
+                        "before names {}, which is not a built-in scenario",
+                        quote(&self.id)
+                    ),
+                )
+            })?;
+        let params = crate::params::Params::defaults(&file.declared_params()?);
+        FileScenario::new(file, params)
     }
 }
