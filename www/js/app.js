@@ -8,7 +8,8 @@ import { databaseSections, lockItems } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
 import { pack, unpack } from './parts/pack.js';
 import { checkText, checksRows, verdictOf } from './parts/verdict.js';
-import { lockText, statusWord } from './parts/words.js';
+import { JOURNAL, lockText, statusWord } from './parts/words.js';
+import * as editor from './editor.js';
 
 /** @param {string} id The element's id (the page has it). */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -49,44 +50,12 @@ const ui = {
   roundTripLog: $('round-trip-log'),
   roundTripError: $('round-trip-error'),
   shortcuts: /** @type {HTMLInputElement} */ ($('shortcuts')),
-  editor: $('editor'),
-  source: /** @type {HTMLTextAreaElement} */ ($('source')),
-  sourceLines: $('source-lines'),
-  sourceStatus: $('source-status'),
-  sourceGoto: /** @type {HTMLButtonElement} */ ($('source-goto')),
-  drafts: $('drafts'),
 };
 
 const DEFAULT_SCENARIO = 'idem-race';
 // The longest address a shared link may be: common servers and proxies
 // refuse longer request lines (8 KiB).
 const MAX_LINK_CHARS = 8000;
-// Where drafts are kept in this browser.
-const DRAFTS_KEY = 'replayground.drafts';
-// A blank design to start from.
-const TEMPLATE = `# A design of your own: what you suspect may break, and what must hold.
-title = "My design"
-fails = false
-
-[databases.app]
-schema = """
-CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL);
-"""
-
-[[attempts]]
-replicas = 2
-steps = [
-  { name = "begin", sql = "BEGIN IMMEDIATE" },
-  { name = "insert", sql = "INSERT INTO items (name) VALUES (:label)" },
-  { name = "commit", sql = "COMMIT", on.ok = { finish = "done" } },
-]
-
-[[checks]]
-name = "one row per attempt"
-sql = "SELECT count(*) FROM items"
-expect = 2
-`;
-
 const state = {
   // Counts scenario loads: a search's answer counts only for the load it started under.
   generation: 0,
@@ -249,7 +218,6 @@ const shownScenario = () => (state.source ? { source: state.source } : state.ent
 
 // The engine's parameter every scenario takes: the journal mode, switched
 // beside the scenario rather than among its own parameters.
-const JOURNAL = 'journal';
 const journalParam = () => state.entry.params.find((p) => p.name === JOURNAL) ?? { name: JOURNAL, default: 'rollback' };
 
 // Shows the journal mode in use, and what the scenario says of WAL mode.
@@ -448,7 +416,7 @@ async function openDesignLink() {
       await loadScenario({ source }, {});
     } catch (again) {
       notice(`This link's design could not be opened: ${again.message}.`);
-      showEditor(source);
+      editor.open(source);
       await loadScenario(DEFAULT_SCENARIO, {});
       render();
       return;
@@ -517,7 +485,7 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   state.stepper = stepper;
   // The editor shows the design being run; a built-in closes it, unless it
   // holds changes not yet run or saved.
-  if (source === null && !ui.editor.hidden && !editorDirty) ui.editor.hidden = true;
+  if (source === null && editor.isOpen() && !editor.isDirty()) editor.close();
   state.entry = entry;
   state.arg = arg;
   state.source = source;
@@ -653,142 +621,15 @@ async function busy(work) {
 
 // ---------------------------------------------------------------- the editor
 
-// Whether the editor holds text not yet run or saved.
-let editorDirty = false;
-
-// Opens the editor with `source`; asks first when that would lose changes.
-function showEditor(source) {
-  if (!ui.editor.hidden && editorDirty && ui.source.value !== source
-    && !window.confirm('Replace the text in the editor? It has changes you have not run or saved.')) {
-    return false;
-  }
-  editorDirty = false;
-  ui.editor.hidden = false;
-  ui.source.value = source;
-  ui.source.focus();
-  ui.source.setSelectionRange(0, 0);
-  ui.source.scrollTop = 0;
-  checkSource();
-  return true;
-}
-
-let checking = 0;
-let checkTimer = null;
-
-// Parses the editor's text in the engine's worker and says what it found:
-// the design's title, or the first mistake at its line and column.
-async function checkSource() {
-  const mine = ++checking;
+// Keeps `drafts` in this browser; says so in the status line if it refuses.
+function keepDrafts(drafts) {
   try {
-    const entry = await engine.describeScenario({ source: ui.source.value, name: 'design' });
-    if (mine !== checking) return;
-    ui.sourceStatus.textContent = `ok: "${entry.title}", ${count(entry.params.filter((p) => p.name !== JOURNAL).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`;
-    ui.sourceStatus.dataset.kind = 'pass';
-    markMistake(null);
-  } catch (error) {
-    if (mine !== checking) return;
-    ui.sourceStatus.textContent = error.message;
-    ui.sourceStatus.dataset.kind = 'fail';
-    const at = /line (\d+), column (\d+)/.exec(error.message);
-    markMistake(at ? { line: Number(at[1]), column: Number(at[2]) } : null);
-  }
-}
-
-// The editor's line numbers, the mistake's line marked; and the button that
-// puts the caret at the mistake.
-let mistake = null;
-let numberedLines = -1;
-function numberLines(force = false) {
-  const lines = ui.source.value.split('\n').length;
-  if (lines === numberedLines && !force) return;
-  numberedLines = lines;
-  const spans = [];
-  for (let n = 1; n <= lines; n += 1) {
-    const span = el('span', `${n}\n`);
-    if (mistake && mistake.line === n) span.className = 'mistake';
-    spans.push(span);
-  }
-  ui.sourceLines.replaceChildren(...spans);
-  ui.sourceLines.scrollTop = ui.source.scrollTop;
-}
-function markMistake(at) {
-  mistake = at;
-  numberLines(true);
-  ui.sourceGoto.hidden = !at;
-  if (at) ui.sourceGoto.textContent = `Show line ${at.line}, column ${at.column}`;
-}
-function gotoMistake() {
-  if (!mistake) return;
-  const lines = ui.source.value.split('\n');
-  const line = Math.min(mistake.line, lines.length);
-  // Columns count characters (code points), as the engine counts them.
-  const before = lines.slice(0, line - 1).reduce((n, l) => n + l.length + 1, 0);
-  const column = [...lines[line - 1]].slice(0, mistake.column - 1).join('').length;
-  const offset = before + column;
-  ui.source.focus();
-  ui.source.setSelectionRange(offset, offset);
-  const lineHeight = parseFloat(getComputedStyle(ui.source).lineHeight) || 16;
-  ui.source.scrollTop = Math.max(0, (line - 3) * lineHeight);
-}
-ui.source.addEventListener('scroll', () => { ui.sourceLines.scrollTop = ui.source.scrollTop; });
-
-ui.source.addEventListener('input', () => {
-  numberLines();
-  editorDirty = true;
-  clearTimeout(checkTimer);
-  checkTimer = setTimeout(checkSource, 300);
-});
-
-// Tab indents (the browser's undo keeps it); Escape, then Tab, leaves.
-let tabLeaves = false;
-ui.source.addEventListener('keydown', (event) => {
-  if (event.key === 'Escape') {
-    tabLeaves = true;
-    return;
-  }
-  if (event.key === 'Tab' && !event.shiftKey && !event.ctrlKey && !event.altKey && !event.metaKey && !tabLeaves) {
-    event.preventDefault();
-    document.execCommand('insertText', false, '  ');
-  }
-  tabLeaves = false;
-});
-
-// The drafts kept in this browser: [{ title, source, saved }].
-function readDrafts() {
-  try {
-    const drafts = JSON.parse(localStorage.getItem(DRAFTS_KEY) ?? '[]');
-    return Array.isArray(drafts) ? drafts.filter((d) => typeof d?.title === 'string' && typeof d?.source === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
-function writeDrafts(drafts) {
-  try {
-    localStorage.setItem(DRAFTS_KEY, JSON.stringify(drafts));
+    editor.keepDrafts(drafts);
     return true;
   } catch (error) {
     status(`The draft could not be kept in this browser: ${error.message}`, 'fail');
     return false;
   }
-}
-
-// Lists My scenarios.
-function renderDrafts() {
-  ui.drafts.replaceChildren(...readDrafts().map((draft, i) => {
-    const item = el('li');
-    const open = el('button', draft.title, 'secondary');
-    open.type = 'button';
-    open.dataset.action = 'open-draft';
-    open.dataset.draft = String(i);
-    const remove = el('button', 'Delete', 'secondary');
-    remove.type = 'button';
-    remove.dataset.action = 'delete-draft';
-    remove.dataset.draft = String(i);
-    remove.setAttribute('aria-label', `Delete the draft ${draft.title}`);
-    item.append(open, remove);
-    return item;
-  }));
 }
 
 const actions = {
@@ -802,68 +643,64 @@ const actions = {
       if (mode && mode !== journalParam().default) {
         source = `journal = "${mode}"\n${source.replace(/^journal\s*=.*\n/m, '')}`;
       }
-      if (showEditor(source)) document.body.classList.remove('drafting');
+      if (editor.open(source)) document.body.classList.remove('drafting');
     } catch (error) {
       status(error.message, 'fail');
     }
   },
   // Puts the caret at the mistake the editor's status names.
   'goto-mistake'() {
-    gotoMistake();
+    editor.gotoMistake();
   },
   // Opens the editor on a blank design.
   'new-design'() {
-    if (showEditor(TEMPLATE)) document.body.classList.add('drafting');
+    if (editor.open(editor.TEMPLATE)) document.body.classList.add('drafting');
   },
   // Runs the editor's design as the scenario shown (its link holds it).
   async 'apply-source'() {
-    const source = ui.source.value;
+    const source = editor.text();
     try {
       await engine.describeScenario({ source, name: 'design' });
     } catch (error) {
-      ui.sourceStatus.textContent = error.message;
-      ui.sourceStatus.dataset.kind = 'fail';
+      editor.say(error.message, 'fail');
       return;
     }
     if (await busy(() => loadScenario({ source }, {}))) {
-      editorDirty = false;
+      editor.settled();
       // The design now runs below the editor: bring its controls and
       // timeline into view (the editor stays open above them).
       $('run-controls').scrollIntoView({ block: 'start' });
     } else {
       // Why it cannot run, where the design is written.
-      ui.sourceStatus.textContent = `It does not run: ${ui.runStatus.textContent}`;
-      ui.sourceStatus.dataset.kind = 'fail';
+      editor.say(`It does not run: ${ui.runStatus.textContent}`, 'fail');
     }
   },
   // Keeps the editor's design in this browser, under its title.
   async 'save-draft'() {
-    const source = ui.source.value;
+    const source = editor.text();
     let title;
     try {
       title = (await engine.describeScenario({ source, name: 'design' })).title;
     } catch (error) {
       title = `Draft (not yet valid) ${new Date().toLocaleString('en')}`;
-      ui.sourceStatus.textContent = `Kept as a draft, but: ${error.message}`;
-      ui.sourceStatus.dataset.kind = 'fail';
+      editor.say(`Kept as a draft, but: ${error.message}`, 'fail');
     }
-    const existing = readDrafts().find((d) => d.title === title);
+    const existing = editor.drafts().find((d) => d.title === title);
     if (existing && existing.source !== source
       && !window.confirm(`A draft called "${title}" exists. Replace it with this one? (Or change the title first.)`)) {
       return;
     }
-    const drafts = readDrafts().filter((d) => d.title !== title);
+    const drafts = editor.drafts().filter((d) => d.title !== title);
     drafts.unshift({ title, source, saved: Date.now() });
-    if (writeDrafts(drafts)) {
-      editorDirty = false;
-      renderDrafts();
+    if (keepDrafts(drafts)) {
+      editor.settled();
       status(`Saved "${title}" in My scenarios.`);
     }
   },
   // Opens a draft in the editor and runs it.
   async 'open-draft'(target) {
-    const draft = readDrafts()[Number(target.dataset.draft)];
-    if (!draft || !showEditor(draft.source)) return;
+    const draft = editor.drafts()[Number(target.dataset.draft)];
+    if (!draft || !editor.open(draft.source)) return;
     try {
       await engine.describeScenario({ source: draft.source, name: 'design' });
       await busy(() => loadScenario({ source: draft.source }, {}));
@@ -873,16 +710,16 @@ const actions = {
   },
   // Deletes a draft, once the person confirms.
   'delete-draft'(target) {
-    const drafts = readDrafts();
+    const drafts = editor.drafts();
     const i = Number(target.dataset.draft);
     const draft = drafts[i];
     if (!draft || !window.confirm(`Delete the draft "${draft.title}"? This cannot be undone.`)) return;
     drafts.splice(i, 1);
-    if (writeDrafts(drafts)) renderDrafts();
+    keepDrafts(drafts);
   },
   // Closes the editor (the design shown stays).
   'close-editor'() {
-    ui.editor.hidden = true;
+    editor.close();
     document.body.classList.remove('drafting');
     $('edit-copy').focus();
   },
@@ -1348,7 +1185,7 @@ async function start() {
     ui.status.dataset.state = 'failed';
     return;
   }
-  renderDrafts();
+  editor.renderDrafts();
   await restoreFromAddress();
   performance.mark('replayground-first-result');
   try {

@@ -1,6 +1,9 @@
 // One vocabulary for what attempts and runs are doing, used by the page and
 // the embeds alike.
 
+// The parameter every scenario takes, the engine's own (its journal mode).
+export const JOURNAL = 'journal';
+
 // What an attempt's status says, in words.
 export function statusWord(status, labels) {
   switch (status.kind) {
