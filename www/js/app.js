@@ -10,6 +10,7 @@ import { pack, unpack } from './parts/pack.js';
 import { checkText, checksRows, verdictOf } from './parts/verdict.js';
 import { JOURNAL, lockText, statusWord } from './parts/words.js';
 import * as editor from './editor.js';
+import * as paramControls from './params.js';
 
 /** @param {string} id The element's id (the page has it). */
 const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
@@ -20,10 +21,7 @@ const ui = {
   catalog: $('catalog'),
   title: $('scenario-title'),
   explanation: $('scenario-explanation'),
-  journal: /** @type {HTMLFieldSetElement} */ ($('journal')),
-  walNote: $('wal-note'),
   extra: $('scenario-extra'),
-  params: /** @type {HTMLFormElement} */ ($('params')),
   strategy: /** @type {HTMLSelectElement} */ ($('strategy')),
   seed: /** @type {HTMLInputElement} */ ($('seed')),
   runs: /** @type {HTMLInputElement} */ ($('runs')),
@@ -146,119 +144,8 @@ function renderCatalog() {
 
 // ---------------------------------------------------------------- params
 
-// Every control comes from the scenario's parameter declarations (the
-// catalog's `params`: name, type, range, default, meaning); the page knows no
-// parameter by name.
-
-// "crashPoint" -> "crash point".
-const words = (name) => name.replace(/[A-Z]/g, (c) => ` ${c.toLowerCase()}`);
-
-// A value with its unit, for people: "60 s", "5 min".
-function withUnit(param, value) {
-  if (param.unit !== 'seconds') return String(value);
-  return value >= 60 && value % 60 === 0 ? `${value / 60} min` : `${value} s`;
-}
-
-// The value a parameter has in the current run, as the engine reports it.
-const currentValue = (param) => state.view?.params?.[param.name] ?? param.default;
-
-// One labelled control for parameter `param`, showing the value in use.
-function paramControl(param) {
-  const label = el('label', words(param.name));
-  label.title = param.meaning;
-  const value = currentValue(param);
-  let input;
-  if (param.type === 'choice') {
-    input = el('select');
-    for (const option of param.options) {
-      const item = el('option', option);
-      item.value = option;
-      input.append(item);
-    }
-    input.value = String(value);
-  } else if (param.type === 'whole' && param.marks.length) {
-    // A slider over the values worth trying (the one in use among them).
-    const marks = [...new Set([...param.marks, value])].sort((a, b) => a - b);
-    input = el('input');
-    input.type = 'range';
-    input.min = '0';
-    input.max = String(marks.length - 1);
-    input.step = '1';
-    input.value = String(marks.indexOf(value));
-    input.dataset.marks = JSON.stringify(marks);
-    const shown = el('output', withUnit(param, value), 'param-value');
-    input.addEventListener('input', () => { shown.textContent = withUnit(param, marks[Number(input.value)]); });
-    input.setAttribute('aria-valuetext', withUnit(param, value));
-    input.name = param.name;
-    label.append(input, shown);
-    return label;
-  } else if (param.type === 'whole') {
-    input = el('input');
-    input.type = 'number';
-    input.min = String(param.min);
-    input.max = String(param.max);
-    input.step = String(param.multipleOf);
-    input.required = true;
-    input.value = String(value);
-  } else {
-    input = el('input');
-    input.type = 'text';
-    input.maxLength = param.maxChars;
-    input.required = true;
-    input.autocomplete = 'off';
-    input.value = String(value);
-  }
-  input.name = param.name;
-  label.append(input);
-  return label;
-}
-
 // The scenario shown, as loadScenario takes it: a catalog id, or { source } for a design.
 const shownScenario = () => (state.source ? { source: state.source } : state.entry.id);
-
-// The engine's parameter every scenario takes: the journal mode, switched
-// beside the scenario rather than among its own parameters.
-const journalParam = () => state.entry.params.find((p) => p.name === JOURNAL) ?? { name: JOURNAL, default: 'rollback' };
-
-// Shows the journal mode in use, and what the scenario says of WAL mode.
-function renderJournal() {
-  const mode = currentValue(journalParam());
-  for (const input of ui.journal.querySelectorAll('input')) input.checked = input.value === mode;
-  const note = mode === 'wal' ? state.entry.walNote ?? '' : '';
-  ui.walNote.textContent = note;
-  ui.walNote.hidden = note === '';
-}
-
-// Draws the parameter controls of the current scenario.
-function renderParams() {
-  renderJournal();
-  const params = state.entry.params.filter((p) => p.name !== JOURNAL);
-  ui.params.replaceChildren(...params.map(paramControl));
-  ui.params.hidden = params.length === 0;
-  if (params.length) {
-    const apply = el('button', 'Apply');
-    apply.type = 'submit';
-    ui.params.append(apply);
-  }
-}
-
-// Reads the parameter controls: the values that differ from the defaults,
-// typed as declared (the engine checks them).
-function readParams() {
-  const params = {};
-  const journal = /** @type {HTMLInputElement | null} */ (ui.journal.querySelector('input:checked'))?.value;
-  if (journal && journal !== journalParam().default) params[JOURNAL] = journal;
-  for (const param of state.entry.params.filter((p) => p.name !== JOURNAL)) {
-    const input = /** @type {HTMLInputElement | null} */ (ui.params.querySelector(`[name="${param.name}"]`));
-    if (!input) continue;
-    /** @type {string | number} */
-    let value = input.value;
-    if (input.dataset.marks) value = JSON.parse(input.dataset.marks)[Number(value)];
-    else if (param.type === 'whole') value = value.trim() === '' ? NaN : Number(value);
-    if (value !== param.default) params[param.name] = Number.isNaN(value) ? input.value : value;
-  }
-  return params;
-}
 
 // Saves `text` as a file called `name` (the browser's download).
 function download(name, text, type) {
@@ -496,7 +383,7 @@ async function loadScenario(what, params = {}, schedule = null, { draw = true } 
   ui.steps.hidden = true;
   ui.title.textContent = entry.title;
   ui.explanation.textContent = entry.explanation;
-  renderParams();
+  paramControls.render(state.entry, state.view?.params);
   renderCatalog();
   renderExtra();
   status('');
@@ -640,7 +527,7 @@ const actions = {
       // The copy runs in the mode shown: a mode other than the file's own
       // default goes into the copy (a design's own `journal` line is replaced).
       const mode = state.params[JOURNAL];
-      if (mode && mode !== journalParam().default) {
+      if (mode && mode !== paramControls.journalParam(state.entry).default) {
         source = `journal = "${mode}"\n${source.replace(/^journal\s*=.*\n/m, '')}`;
       }
       if (editor.open(source)) document.body.classList.remove('drafting');
@@ -759,7 +646,7 @@ const actions = {
   },
   // Applies the parameter controls: the scenario starts over with them.
   async params() {
-    await busy(() => loadScenario(shownScenario(), readParams()));
+    await busy(() => loadScenario(shownScenario(), paramControls.read(state.entry)));
   },
   // Runs the chosen strategy.
   async run() {
@@ -874,7 +761,7 @@ const actions = {
 function runContext(strategyText) {
   const changed = state.entry.params
     .filter((p) => state.view.params?.[p.name] !== undefined && state.view.params[p.name] !== p.default)
-    .map((p) => `${words(p.name)} ${state.view.params[p.name]}`);
+    .map((p) => `${paramControls.words(p.name)} ${state.view.params[p.name]}`);
   const params = changed.length ? ` (${changed.join(', ')})` : '';
   return `${state.entry.title}${params}, ${strategyText}`;
 }
@@ -1085,14 +972,13 @@ ui.strategy.addEventListener('change', () => {
 // with the parameters in use (not edits not yet applied). A search running
 // is cancelled, and says so; if the scenario cannot start, the switch shows
 // the mode still in use.
-ui.journal.addEventListener('change', async () => {
-  const mode = /** @type {HTMLInputElement | null} */ (ui.journal.querySelector('input:checked'))?.value;
+paramControls.onJournal(async (mode) => {
   const params = { ...state.params };
   delete params[JOURNAL];
-  if (mode && mode !== journalParam().default) params[JOURNAL] = mode;
+  if (mode && mode !== paramControls.journalParam(state.entry).default) params[JOURNAL] = mode;
   const searching = Boolean(state.search);
   const loaded = await busy(() => loadScenario(shownScenario(), params));
-  if (!loaded) renderJournal();
+  if (!loaded) paramControls.renderJournal(state.entry, state.view?.params);
   else if (searching) status(`The search was cancelled: the scenario started over with the ${mode === 'wal' ? 'WAL' : 'rollback journal'}.`);
 });
 
