@@ -130,11 +130,11 @@ record "replayground test tests/conformance" "$(grep -o '^[0-9]* passed, [0-9]* 
 # panic = "abort", cargo builds the library twice (abort for the binary,
 # unwind for the tests) into the same file (the cdylib and rlib outputs carry
 # no hash; cargo warns of the collision), and a test may link the wrong one.
-# The built-ins against the figures of the step machines they replaced, for
-# every pair of parameter values too (the debug run above compares single
-# values only).
+# The built-ins against their expected figures (tests/expected/), for every
+# pair of parameter values too (the debug run above compares single values
+# only).
 run builtin-figures env CARGO_PROFILE_RELEASE_PANIC=unwind cargo test -q --release --locked --test builtin_files
-record "built-ins against the recorded figures, every pair of values (release)" "$(cargo_counts "$LOGS/builtin-figures.log")"
+record "built-ins against their expected figures, every pair of values (release)" "$(cargo_counts "$LOGS/builtin-figures.log")"
 
 # The reductions of the exhaustive search against each other and against
 # the unreduced search, on every built-in and design (the debug run above
