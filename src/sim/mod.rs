@@ -1328,7 +1328,7 @@ impl<'s> Run<'s> {
         // A caller that wants the engine back is heard before each step,
         // and inside a long statement (which SQLite then stops): the run
         // is abandoned, and nothing of it counts.
-        if crate::storage::interrupt_asked() {
+        if crate::storage::interrupt_due() {
             return Err(Error::Interrupted);
         }
         crate::storage::take_interrupted();
