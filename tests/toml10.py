@@ -34,8 +34,8 @@ for path in sorted(glob.glob("www/docs/*.html")):
     page = open(path, encoding="utf-8").read()
     for i, m in enumerate(re.finditer(r'<script type="application/toml"[^>]*>(.*?)</script>', page, re.S)):
         check(f"{path}, design {i + 1}", html.unescape(m.group(1)))
-template = re.search(r"const TEMPLATE = `(.*?)`;", open("www/js/app.js", encoding="utf-8").read(), re.S)
-check("www/js/app.js, the New design template", template.group(1) if template else "not found = [")
+template = re.search(r"const TEMPLATE = `(.*?)`;", open("www/js/editor.js", encoding="utf-8").read(), re.S)
+check("www/js/editor.js, the New design template", template.group(1) if template else "not found = [")
 for mistake in mistakes:
     print(mistake)
 print(f"{checked} TOML texts, {len(mistakes)} not TOML 1.0")
