@@ -9,6 +9,7 @@ import { keepInView, renderTimeline } from './parts/timeline.js';
 import { pack, unpack } from './parts/pack.js';
 import { checkText, checksRows, verdictOf } from './parts/verdict.js';
 import { JOURNAL, lockText, statusWord } from './parts/words.js';
+import * as catalog from './catalog.js';
 import * as editor from './editor.js';
 import * as paramControls from './params.js';
 
@@ -18,7 +19,6 @@ const ui = {
   status: $('engine-status'),
   crateVersion: $('crate-version'),
   linkError: $('link-error'),
-  catalog: $('catalog'),
   title: $('scenario-title'),
   explanation: $('scenario-explanation'),
   extra: $('scenario-extra'),
@@ -91,56 +91,15 @@ function status(message, kind = '') {
   ui.runStatus.dataset.kind = kind;
 }
 
-// ---------------------------------------------------------------- catalog
-
-// Draws the catalog, grouped by pattern.
+// Draws the catalog with the scenario shown marked (until the catalog is
+// read, the scenario shown stands alone in it).
 function renderCatalog() {
-  const groups = [
-    ['idempotency', 'Idempotency keys', 'A client sends a key with each request; the server stores a receipt per key, so retries and racing duplicates get the first result instead of a second effect.'],
-    ['outbox', 'Transactional outbox', 'The producer writes its change and the event announcing it in one transaction; a relay delivers events until they are marked sent, so none is lost, but some arrive twice.'],
-    ['inbox', 'Idempotent inbox', 'Each consumer records the ids of events it applied in the same transaction as their effects, so a redelivered event is skipped, as long as that history is kept.'],
-  ];
-  // One listbox, one tab stop: the current scenario has tabindex 0, the
-  // arrow keys move between options (a roving tabindex), Enter opens one.
-  const hadFocus = ui.catalog.contains(document.activeElement);
-  ui.catalog.setAttribute('role', 'listbox');
-  ui.catalog.setAttribute('aria-label', 'Scenarios');
-  ui.catalog.replaceChildren(...groups.map(([pattern, name, blurb]) => {
-    // A listbox owns only groups and options: the visible heading and blurb
-    // are hidden from assistive technology, which gets them as the group's
-    // name and description instead.
-    const section = el('div', '', 'catalog-group');
-    section.setAttribute('role', 'group');
-    section.setAttribute('aria-label', name);
-    const heading = el('h3', name);
-    heading.setAttribute('aria-hidden', 'true');
-    const about = el('p', blurb, 'pattern-blurb');
-    about.id = `catalog-${pattern}-about`;
-    about.setAttribute('aria-hidden', 'true');
-    section.setAttribute('aria-describedby', about.id);
-    section.append(heading, about);
-    const list = el('ul');
-    list.setAttribute('role', 'presentation');
-    // Until the catalog is read, the scenario shown stands alone in it.
-    const entries = state.catalog.length ? state.catalog : [state.entry].filter((e) => e && !state.source);
-    for (const entry of entries.filter((e) => e.pattern === pattern)) {
-      const option = el('li', '', 'scenario');
-      option.setAttribute('role', 'option');
-      option.dataset.action = 'pick';
-      option.dataset.scenario = entry.id;
-      option.append(el('span', entry.title, 'scenario-title'));
-      option.append(el('span', entry.fails ? 'fails' : 'holds', entry.fails ? 'tag tag-fails' : 'tag tag-holds'));
-      if (entry.reference) option.append(el('span', 'reference', 'tag'));
-      const current = !state.source && entry.id === state.entry?.id;
-      option.setAttribute('aria-selected', String(current));
-      option.tabIndex = current ? 0 : -1;
-      list.append(option);
-    }
-    section.append(list);
-    return section;
-  }));
-  if (hadFocus) /** @type {HTMLElement | null} */ (ui.catalog.querySelector('[role="option"][tabindex="0"]'))?.focus();
+  const entries = state.catalog.length ? state.catalog : [state.entry].filter((e) => e && !state.source);
+  catalog.render(entries, state.source ? null : state.entry?.id);
 }
+
+// Enter or Space on a scenario of the catalog opens it, as a click does.
+catalog.onPick((option) => actions.pick(option));
 
 // ---------------------------------------------------------------- params
 
@@ -987,26 +946,6 @@ function lockItemsText() {
   const last = state.view.trace[state.view.trace.length - 1];
   return (last?.locks ?? []).filter((l) => l.level !== 'NONE').map((l) => `${l.attempt} holds ${lockText(l)}`).join(', ');
 }
-
-// The catalog's keys: arrows move, Home and End jump, Enter or Space opens.
-ui.catalog.addEventListener('keydown', (event) => {
-  const options = /** @type {HTMLElement[]} */ ([...ui.catalog.querySelectorAll('[role="option"]')]);
-  const at = options.indexOf(/** @type {HTMLElement} */ (document.activeElement));
-  if (at < 0) return;
-  const move = { ArrowDown: 1, ArrowRight: 1, ArrowUp: -1, ArrowLeft: -1 }[event.key];
-  let next = null;
-  if (move) next = options[Math.max(0, Math.min(options.length - 1, at + move))];
-  else if (event.key === 'Home') next = options[0];
-  else if (event.key === 'End') next = options[options.length - 1];
-  else if (event.key === 'Enter' || event.key === ' ') {
-    event.preventDefault();
-    actions.pick(options[at]);
-    return;
-  } else return;
-  event.preventDefault();
-  for (const option of options) option.tabIndex = option === next ? 0 : -1;
-  next.focus();
-});
 
 // Single-key shortcuts can be turned off (WCAG 2.1.4); the choice is kept.
 const SHORTCUTS_KEY = 'replayground.shortcuts';
