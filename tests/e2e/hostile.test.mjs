@@ -94,15 +94,20 @@ replicas = 2
 steps = [ { name = "count", sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c LIMIT 1000000) SELECT count(*) FROM c" } ]
 `;
 
-test('Cancel stops a search whose every run is slow at once, with the runs it finished', async () => {
-  const { page, seen } = await open('?s=idem-race');
+// Opens SLOW_RUNS and starts a random search of it, then waits until the
+// search is in the middle of a run (a run takes about 0.5 s).
+async function startSlowSearch(page) {
   await runDesign(page, SLOW_RUNS, 'Two slow counts');
   await page.selectOption('#strategy', 'random');
   await page.fill('#runs', '200');
   await page.click('#run');
   await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
-  // In the middle of a run (a run takes about 0.5 s).
   await page.waitForTimeout(700);
+}
+
+test('Cancel stops a search whose every run is slow at once, with the runs it finished', async () => {
+  const { page, seen } = await open('?s=idem-race');
+  await startSlowSearch(page);
   const heard = await page.evaluate(() => new Promise((resolve) => {
     const started = performance.now();
     document.getElementById('cancel').click();
@@ -126,12 +131,7 @@ test('Cancel stops a search whose every run is slow at once, with the runs it fi
 
 test('another scenario chosen during a search of slow runs opens at once and steps', async () => {
   const { page, seen } = await open('?s=idem-race');
-  await runDesign(page, SLOW_RUNS, 'Two slow counts');
-  await page.selectOption('#strategy', 'random');
-  await page.fill('#runs', '200');
-  await page.click('#run');
-  await page.locator('#run-status', { hasText: 'Exploring:' }).waitFor({ timeout: 30000 });
-  await page.waitForTimeout(700);
+  await startSlowSearch(page);
   const opened = await page.evaluate(() => new Promise((resolve) => {
     const started = performance.now();
     document.querySelector('[data-scenario="idem-failure"]').click();
