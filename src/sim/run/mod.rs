@@ -1,0 +1,719 @@
+//! One run of a scenario: its attempts over a store, stepped one at a time,
+//! with the trace, the invariants and the verdict.
+
+mod state;
+
+use std::collections::BTreeMap;
+use std::hash::Hasher;
+use std::rc::Rc;
+
+use super::schedule;
+use super::trace::{level_name, tables_size};
+use super::{
+    Attempt, Check, Ended, LockView, Outcome, Peer, Progress, RowChange, Scenario, Schedule, Spent,
+    Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS, CRASHED,
+};
+use crate::storage::footprint::{self, Footprint};
+use crate::storage::{Conn, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
+use crate::{Error, Result};
+pub use state::Checkpoint;
+
+/// Runs `scenario`'s attempts on `store` one after another, the lowest
+/// runnable first, to completion (how a scenario's setup replays the
+/// requests of the scenarios before it).
+pub fn run_in_order(scenario: &dyn Scenario, store: &Store) -> Result<()> {
+    let mut run = Run::start(scenario, store, false)?;
+    while let Some(&next) = run.runnable().first() {
+        run.step(next)?;
+    }
+    match run.verdict() {
+        Some(Verdict::Completed) => Ok(()),
+        other => Err(Error::Run(format!(
+            "the earlier scenario {} did not complete in order: {other:?}",
+            scenario.id()
+        ))),
+    }
+}
+
+/// The state a scheduler picks from: who can run, and who ran last.
+#[derive(Debug, Clone)]
+pub struct Choice<'a> {
+    /// Indices of the runnable attempts, ascending.
+    pub runnable: &'a [usize],
+    /// The number of steps taken so far.
+    pub step: usize,
+    /// The attempt that took the previous step.
+    pub last: Option<usize>,
+    /// Every attempt's status.
+    pub statuses: &'a [Status],
+}
+
+/// One run of a scenario: its attempts over a store, stepped one at a time.
+pub struct Run<'s> {
+    scenario: &'s dyn Scenario,
+    store: &'s Store,
+    attempts: Vec<Box<dyn Attempt>>,
+    statuses: Vec<Status>,
+    choices: Vec<usize>,
+    trace: Option<Vec<TraceStep>>,
+    /// A scratch store the committed tables are read from when recording.
+    observer: Option<Store>,
+    /// The store's files when each attempt was over.
+    at_end: Vec<Option<Rc<Snapshot>>>,
+    /// A hash of those files, for the attempts a check observes there.
+    at_end_hash: Vec<Option<u64>>,
+    /// What the last step touched, and the attempts it let run again.
+    last_effects: (Footprint, Vec<usize>),
+    /// The virtual clock, in seconds.
+    clock: std::cell::Cell<i64>,
+    /// Per invariant, the first step after which it did not hold and how.
+    broken: Vec<Option<(usize, Check)>>,
+    /// Every attempt's locks as [`Run::locks`] last read them: only a step
+    /// or a crash changes them, and the search asks after every step.
+    locks_now: std::cell::RefCell<Option<Rc<Locks>>>,
+    /// Each attempt's own state hashed ([`Attempt::hash_state`]), while the
+    /// attempt is unchanged: only its step, its crash and a restore change
+    /// an attempt, and the search hashes every attempt after every step.
+    state_hashes: Vec<std::cell::Cell<Option<u64>>>,
+    /// Each attempt's copy ([`Attempt::save`]) while the attempt is
+    /// unchanged, as the state hashes: a checkpoint after a step copies only
+    /// the attempt that took it, and shares the others' with the one before.
+    saved: Vec<std::cell::RefCell<Option<Rc<dyn std::any::Any>>>>,
+    /// Each attempt's key ([`Run::attempt_key`]) while neither the attempt,
+    /// its locks, its status nor its end changed: its own step, its crash
+    /// or a restore, or another's step or crash that wakes it.
+    keys: Vec<std::cell::Cell<Option<u64>>>,
+    /// Each attempt's label, for its peers' explanations (shared, not
+    /// copied at every step).
+    labels: Vec<Rc<str>>,
+    /// What it has spent of its [`BUDGETS`] (put back with the rest by a
+    /// restore: a run rewound to a checkpoint has spent what it had then).
+    spent: Spent,
+    /// Bytes of tables its trace holds ([`crate::sim::Budgets::trace_bytes`]).
+    trace_bytes: u64,
+}
+
+/// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
+pub use crate::storage::vfs::fixed_hasher as state_hasher;
+
+/// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
+pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
+
+impl<'s> Run<'s> {
+    /// Starts a run on `store`, which must hold the scenario's set-up state
+    /// and no open connection. With `record`, every step is traced in full.
+    pub fn start(scenario: &'s dyn Scenario, store: &'s Store, record: bool) -> Result<Self> {
+        let attempts = scenario.attempts()?;
+        if attempts.is_empty() || attempts.len() > schedule::MAX_ATTEMPTS {
+            return Err(Error::invalid(
+                "attempts",
+                format!("a scenario has 1 to {} attempts", schedule::MAX_ATTEMPTS),
+            ));
+        }
+        store.set_track_changes(record);
+        let mut statuses = Vec::with_capacity(attempts.len());
+        for (i, attempt) in attempts.iter().enumerate() {
+            statuses.push(match attempt.waits_for() {
+                None => Status::Runnable,
+                Some(on) if on < attempts.len() && on != i => Status::Waiting { on },
+                Some(on) => {
+                    return Err(Error::invalid(
+                        "attempts",
+                        format!(
+                            "attempt {} cannot wait for attempt {}",
+                            Schedule::letter(i),
+                            Schedule::letter(on)
+                        ),
+                    ))
+                }
+            });
+        }
+        let at_end = vec![None; attempts.len()];
+        let at_end_hash = vec![None; attempts.len()];
+        let state_hashes = vec![std::cell::Cell::new(None); attempts.len()];
+        let keys = vec![std::cell::Cell::new(None); attempts.len()];
+        let labels = attempts.iter().map(|a| Rc::from(a.label())).collect();
+        let saved = (0..attempts.len())
+            .map(|_| std::cell::RefCell::new(None))
+            .collect();
+        Ok(Run {
+            scenario,
+            store,
+            attempts,
+            statuses,
+            choices: Vec::new(),
+            trace: record.then(Vec::new),
+            observer: if record {
+                Some(Store::new("observer")?)
+            } else {
+                None
+            },
+            at_end,
+            at_end_hash,
+            last_effects: (Footprint::default(), Vec::new()),
+            clock: std::cell::Cell::new(0),
+            broken: Vec::new(),
+            locks_now: std::cell::RefCell::new(None),
+            state_hashes,
+            saved,
+            keys,
+            labels,
+            spent: Spent::default(),
+            trace_bytes: 0,
+        })
+    }
+
+    /// What it has spent of its [`BUDGETS`] so far.
+    pub fn spent(&self) -> Spent {
+        self.spent
+    }
+
+    /// Evaluates the scenario's invariants on the committed state after
+    /// step `index` and keeps the first failure of each.
+    fn check_invariants(&mut self, index: usize) -> Result<()> {
+        if !self.scenario.has_invariants() {
+            return Ok(());
+        }
+        let copy = Store::new("invariants")?;
+        copy.copy_files_from(self.store)?;
+        let checks = self.scenario.invariants(&copy)?;
+        if self.broken.len() < checks.len() {
+            self.broken.resize(checks.len(), None);
+        }
+        for (slot, check) in self.broken.iter_mut().zip(checks) {
+            if slot.is_none() && !check.pass {
+                *slot = Some((index, check));
+            }
+        }
+        Ok(())
+    }
+
+    /// A store holding the committed state as it was when attempt `index`
+    /// was over (`None` if it is not over).
+    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Store>> {
+        match self.at_end.get(index) {
+            Some(Some(snapshot)) => Ok(Some(Store::from_snapshot("at-end", snapshot)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether attempt `index` is a process that can die.
+    pub fn can_crash(&self, index: usize) -> bool {
+        self.attempts.get(index).is_some_and(|a| a.can_crash())
+    }
+
+    /// The store the run works on.
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    /// The database files of the run's scenario.
+    pub fn databases(&self) -> Vec<&'static str> {
+        self.scenario.databases()
+    }
+
+    /// The virtual time, in seconds.
+    pub fn now(&self) -> i64 {
+        self.clock.get()
+    }
+
+    /// Indices of the attempts that can take a step, ascending.
+    pub fn runnable(&self) -> Vec<usize> {
+        let now = self.clock.get();
+        (0..self.attempts.len())
+            .filter(|&i| {
+                matches!(self.statuses[i], Status::Runnable)
+                    && self.attempts[i].ready(now, &self.statuses)
+            })
+            .collect()
+    }
+
+    /// Every attempt's status.
+    pub fn statuses(&self) -> &[Status] {
+        &self.statuses
+    }
+
+    /// The attempts' labels.
+    pub fn labels(&self) -> Vec<String> {
+        self.attempts
+            .iter()
+            .map(|a| a.label().to_string())
+            .collect()
+    }
+
+    /// The choices made so far.
+    pub fn schedule(&self) -> Schedule {
+        Schedule::new(self.choices.clone())
+    }
+
+    /// The number of steps taken.
+    pub fn steps(&self) -> usize {
+        self.choices.len()
+    }
+
+    /// The trace so far, if the run records one.
+    pub fn trace(&self) -> Option<&[TraceStep]> {
+        self.trace.as_deref()
+    }
+
+    /// Whether no attempt can take a step (all over, or deadlocked).
+    pub fn is_stopped(&self) -> bool {
+        self.runnable().is_empty()
+    }
+
+    fn peers(&self, except: usize, locks: &[Vec<(LockLevel, ShmLocks)>]) -> Vec<Peer> {
+        self.attempts
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| i != except)
+            .map(|(i, a)| Peer {
+                index: i,
+                label: Rc::clone(&self.labels[i]),
+                phase: a.phase(),
+                finished: self.statuses[i].is_over(),
+                lock: strongest(&locks[i]),
+                wal: wal_held(&locks[i]),
+            })
+            .collect()
+    }
+
+    fn runnable_labels(&self) -> String {
+        let labels: Vec<&str> = self
+            .runnable()
+            .into_iter()
+            .map(|i| self.attempts[i].label())
+            .collect();
+        if labels.is_empty() {
+            "none".to_string()
+        } else {
+            labels.join(", ")
+        }
+    }
+
+    /// Lets attempt `attempt` take its next step; returns its progress.
+    pub fn step(&mut self, attempt: usize) -> Result<Progress> {
+        if !self.runnable().contains(&attempt) {
+            let Some(known) = self.attempts.get(attempt) else {
+                let name = u8::try_from(attempt).ok().filter(|&i| i < 26).map_or_else(
+                    || format!("#{attempt}"),
+                    |i| char::from(b'A' + i).to_string(),
+                );
+                return Err(Error::invalid(
+                    "attempt",
+                    format!(
+                        "there is no attempt {name}: this scenario has attempts {}",
+                        self.labels().join(", ")
+                    ),
+                ));
+            };
+            return Err(Error::invalid(
+                "attempt",
+                format!(
+                    "{} cannot take a step now (runnable: {})",
+                    known.label(),
+                    self.runnable_labels()
+                ),
+            ));
+        }
+        let before = self.locks();
+        let peers = self.peers(attempt, &before);
+        let ctx = StepCtx {
+            store: self.store,
+            peers: &peers,
+            clock: &self.clock,
+            narrate: self.trace.is_some(),
+        };
+        let time = self.clock.get();
+        // Attempts are at most 26 (schedule::MAX_ATTEMPTS): one bit each.
+        let idle_before: u64 = self
+            .statuses
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !matches!(s, Status::Runnable))
+            .fold(0, |bits, (i, _)| bits | 1 << i);
+        // A caller that wants the engine back is heard before each step,
+        // and inside a long statement (which SQLite then stops): the run
+        // is abandoned, and nothing of it counts.
+        if crate::storage::interrupt_due() {
+            return Err(Error::Interrupted);
+        }
+        crate::storage::take_interrupted();
+        footprint::begin();
+        let (report, instructions, bytes) = crate::storage::with_run_budget(
+            BUDGETS
+                .run_instructions
+                .saturating_sub(self.spent.instructions),
+            BUDGETS.run_bytes.saturating_sub(self.spent.bytes),
+            || self.attempts[attempt].step(&ctx),
+        );
+        self.spent.instructions += instructions;
+        self.spent.bytes += bytes;
+        if crate::storage::take_interrupted() {
+            footprint::end();
+            return Err(Error::Interrupted);
+        }
+        self.changed(attempt);
+        let mut touched = footprint::end();
+        if self.clock.get() != time {
+            touched.global = true;
+        }
+        self.choices.push(attempt);
+        self.statuses[attempt] = match &report.progress {
+            Progress::Progressed => Status::Runnable,
+            Progress::Blocked => Status::Blocked,
+            Progress::Finished { outcome } => Status::Finished {
+                outcome: outcome.clone(),
+            },
+            Progress::Failed { error, bound } => Status::Failed {
+                error: error.clone(),
+                bound: *bound,
+            },
+        };
+        let after = self.locks_after_step(&before, attempt);
+        // A released lock (or an attempt that is over) may let the blocked ones through.
+        let released = before.iter().zip(after.iter()).any(|(b, a)| released(b, a))
+            || self.statuses[attempt].is_over();
+        if released {
+            // Whom it lets through depends on who is blocked now (it writes
+            // those it lets through, below).
+            touched.reads_blocked = u32::MAX;
+            for (i, status) in self.statuses.iter_mut().enumerate() {
+                if *status == Status::Blocked && i != attempt {
+                    *status = Status::Runnable;
+                }
+            }
+        }
+        if self.statuses[attempt] == Status::Blocked {
+            // Blocked now, it waits for the next release: which release lets
+            // it through depends on the order.
+            touched.writes_blocked |= 1 << attempt;
+        }
+        if self.statuses[attempt].is_over() {
+            self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
+            // Its status changes what waiters and status readers see.
+            touched.writes_status |= 1 << attempt;
+            if self.scenario.observes_end_of(attempt) {
+                // A check reads the whole committed state as of now.
+                touched.reads = u64::MAX;
+                let mut hasher = state_hasher();
+                self.store.hash_files(&mut hasher);
+                self.at_end_hash[attempt] = Some(hasher.finish());
+            }
+            for status in self.statuses.iter_mut() {
+                if *status == (Status::Waiting { on: attempt }) {
+                    *status = Status::Runnable;
+                }
+            }
+        }
+        let woken: Vec<usize> = (0..self.statuses.len())
+            .filter(|&i| {
+                i != attempt
+                    && matches!(self.statuses[i], Status::Runnable)
+                    && idle_before & (1 << i) != 0
+            })
+            .collect();
+        for &i in &woken {
+            touched.writes_blocked |= 1 << i;
+            self.keys[i].set(None);
+        }
+        self.last_effects = (touched, woken);
+        self.check_invariants(self.choices.len() - 1)?;
+        let progress = report.progress.clone();
+        if self.trace.is_some() {
+            let changes = self.attempts[attempt]
+                .connections()
+                .iter()
+                .flatten()
+                .flat_map(|c| {
+                    let db = c.db().to_string();
+                    c.take_changes().into_iter().map(move |ch| RowChange {
+                        db: db.clone(),
+                        table: ch.table,
+                        op: ch.op,
+                        rowid: ch.rowid,
+                    })
+                })
+                .collect();
+            let mut step = TraceStep {
+                index: self.choices.len() - 1,
+                attempt,
+                label: self.attempts[attempt].label().to_string(),
+                report,
+                locks: self
+                    .attempts
+                    .iter()
+                    .map(|a| {
+                        let conns: Vec<&Conn> = a.connections().iter().flatten().collect();
+                        LockView::of(a.label(), &conns)
+                    })
+                    .collect(),
+                changes,
+                tables: BTreeMap::new(),
+                tables_left_out: true,
+            };
+            if self.trace_bytes < BUDGETS.trace_bytes {
+                let tables = self.committed_tables()?;
+                self.trace_bytes += tables_size(&tables);
+                if self.trace_bytes <= BUDGETS.trace_bytes {
+                    step.tables = tables;
+                    step.tables_left_out = false;
+                }
+            }
+            if let Some(trace) = &mut self.trace {
+                trace.push(step);
+            }
+        }
+        Ok(progress)
+    }
+
+    /// What the last step touched (see [`footprint`]), and the attempts it
+    /// let run again (blocked on a lock, or waiting for it to be over): their
+    /// next steps happen after it.
+    pub fn last_effects(&self) -> &(Footprint, Vec<usize>) {
+        &self.last_effects
+    }
+
+    /// Kills attempt `attempt` now, between steps, as if its process died:
+    /// its locks vanish, its uncommitted work stays behind as a hot journal,
+    /// and it is over (outcome `crashed`).
+    pub fn crash(&mut self, attempt: usize) -> Result<()> {
+        if self.statuses.get(attempt).is_none_or(Status::is_over)
+            || !self.attempts[attempt].can_crash()
+        {
+            return Err(Error::invalid(
+                "attempt",
+                format!("attempt {attempt} is not running"),
+            ));
+        }
+        self.attempts[attempt].crash();
+        self.changed(attempt);
+        self.locks_now.take();
+        self.statuses[attempt] = Status::Finished {
+            outcome: Outcome::new(CRASHED),
+        };
+        self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
+        if self.scenario.observes_end_of(attempt) {
+            let mut hasher = state_hasher();
+            self.store.hash_files(&mut hasher);
+            self.at_end_hash[attempt] = Some(hasher.finish());
+        }
+        for (i, status) in self.statuses.iter_mut().enumerate() {
+            if i != attempt
+                && (*status == Status::Blocked || *status == (Status::Waiting { on: attempt }))
+            {
+                *status = Status::Runnable;
+                self.keys[i].set(None);
+            }
+        }
+        Ok(())
+    }
+
+    /// The committed contents of the scenario's databases: read from a copy
+    /// of the store's files, where SQLite rolls back any hot journal, so the
+    /// attempts' own connections and locks are not disturbed.
+    pub fn committed_tables(&self) -> Result<BTreeMap<String, BTreeMap<String, Table>>> {
+        let owned;
+        let observer = match &self.observer {
+            Some(store) => store,
+            None => {
+                owned = Store::new("observer")?;
+                &owned
+            }
+        };
+        observer.copy_files_from(self.store)?;
+        let mut out = BTreeMap::new();
+        for db in self.scenario.databases() {
+            let mut tables = BTreeMap::new();
+            if observer.files().iter().any(|(name, _)| name == db) {
+                let conn = observer.connect(db, "observer")?;
+                let names = conn.execute(
+                    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+                    &[],
+                )?;
+                for row in names.rows {
+                    if let Some(SqlValue::Text(name)) = row.into_iter().next() {
+                        let rows = conn.execute(
+                            &format!(
+                                "SELECT * FROM \"{}\" ORDER BY rowid",
+                                name.replace('"', "\"\"")
+                            ),
+                            &[],
+                        )?;
+                        tables.insert(
+                            name,
+                            Table {
+                                columns: rows.columns,
+                                rows: rows.rows,
+                            },
+                        );
+                    }
+                }
+            }
+            out.insert(db.to_string(), tables);
+        }
+        Ok(out)
+    }
+
+    /// Why the run stopped, or `None` while some attempt can still run.
+    pub fn verdict(&self) -> Option<Verdict> {
+        if !self.is_stopped() {
+            return None;
+        }
+        if self.statuses.iter().all(Status::is_over) {
+            return Some(Verdict::Completed);
+        }
+        let now = self.clock.get();
+        let levels = self.lock_levels();
+        let waits = self
+            .statuses
+            .iter()
+            .enumerate()
+            .filter(|&(i, s)| {
+                matches!(s, Status::Blocked | Status::Waiting { .. })
+                    || (*s == Status::Runnable && !self.attempts[i].ready(now, &self.statuses))
+            })
+            .map(|(i, _)| {
+                let holders: Vec<String> = levels
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, level)| j != i && *level > LockLevel::None)
+                    .map(|(j, level)| {
+                        format!(
+                            "{} (holds {})",
+                            self.attempts[j].label(),
+                            level_name(*level)
+                        )
+                    })
+                    .collect();
+                format!(
+                    "{} (holds {}) waits for {}",
+                    self.attempts[i].label(),
+                    level_name(levels[i]),
+                    if holders.is_empty() {
+                        "a lock no attempt holds".to_string()
+                    } else {
+                        holders.join(" and ")
+                    }
+                )
+            })
+            .collect();
+        Some(Verdict::Deadlock { waits })
+    }
+
+    /// The scenario's checks on the committed state the run left.
+    pub fn checks(&self) -> Result<Vec<Check>> {
+        let idle = self.statuses.iter().all(Status::is_over)
+            && self.lock_levels().iter().all(|l| *l == LockLevel::None);
+        let mut checks = if idle {
+            // Nobody holds a lock or a connection: the run's own store is the
+            // committed state, and a fresh reader there rolls back any hot journal.
+            self.scenario.checks(&Ended {
+                committed: self.store,
+                statuses: &self.statuses,
+                at_end: &self.at_end,
+            })?
+        } else {
+            let copy = Store::new("checks")?;
+            copy.copy_files_from(self.store)?;
+            self.scenario.checks(&Ended {
+                committed: &copy,
+                statuses: &self.statuses,
+                at_end: &self.at_end,
+            })?
+        };
+        // Each invariant: held after every step, or the first step it broke.
+        if self.scenario.has_invariants() {
+            let copy = Store::new("invariants")?;
+            copy.copy_files_from(self.store)?;
+            for (i, check) in self.scenario.invariants(&copy)?.into_iter().enumerate() {
+                let name = format!("after every step: {}", check.name);
+                checks.push(match self.broken.get(i).cloned().flatten() {
+                    None => Check {
+                        name,
+                        actual: check.expected.clone(),
+                        ..check
+                    },
+                    Some((step, broken)) => Check {
+                        name,
+                        expected: broken.expected,
+                        actual: format!("{} after step {}", broken.actual, step + 1),
+                        pass: false,
+                    },
+                });
+            }
+        }
+        Ok(checks)
+    }
+}
+
+/// Whether an attempt's locks `after` a step are weaker than `before` it: its
+/// strongest level lowered, or a wal-index lock let go.
+fn released(before: &[(LockLevel, ShmLocks)], after: &[(LockLevel, ShmLocks)]) -> bool {
+    let slots = |locks| {
+        let wal = wal_held(locks);
+        wal.shared | wal.exclusive
+    };
+    strongest(after) < strongest(before) || slots(before) & !slots(after) != 0
+}
+
+/// The strongest level an attempt's connections hold.
+fn strongest(locks: &[(LockLevel, ShmLocks)]) -> LockLevel {
+    locks
+        .iter()
+        .map(|(l, _)| *l)
+        .max()
+        .unwrap_or(LockLevel::None)
+}
+
+/// The wal-index locks an attempt's connections hold together.
+fn wal_held(locks: &[(LockLevel, ShmLocks)]) -> ShmLocks {
+    locks
+        .iter()
+        .fold(ShmLocks::default(), |all, (_, shm)| all.union(*shm))
+}
+
+/// How many steps an attempt run alone may take per unit of its work (a
+/// request; one event of a relay) before it is taken for a program that
+/// does not end.
+pub const MAX_ALONE_STEPS: usize = 256;
+
+/// Runs one attempt alone on `store` to its end, at virtual time `now`:
+/// its outcome and every step's report. More than `max_steps` steps are
+/// an error.
+pub fn run_alone(
+    store: &Store,
+    attempt: &mut dyn Attempt,
+    now: i64,
+    max_steps: usize,
+) -> Result<(Outcome, Vec<StepReport>)> {
+    let clock = std::cell::Cell::new(now);
+    let ctx = StepCtx {
+        store,
+        peers: &[],
+        clock: &clock,
+        narrate: true,
+    };
+    let mut steps = Vec::new();
+    loop {
+        let report = attempt.step(&ctx);
+        let progress = report.progress.clone();
+        steps.push(report);
+        match progress {
+            Progress::Finished { outcome } => return Ok((outcome, steps)),
+            Progress::Failed { error, .. } => return Err(Error::Run(error)),
+            Progress::Blocked => {
+                return Err(Error::Run(format!(
+                    "{} was refused a lock although it runs alone",
+                    attempt.label()
+                )))
+            }
+            Progress::Progressed if steps.len() > max_steps => {
+                return Err(Error::Run(format!(
+                    "{} did not finish in {max_steps} steps",
+                    attempt.label()
+                )))
+            }
+            Progress::Progressed => {}
+        }
+    }
+}
