@@ -208,7 +208,12 @@ impl ReachFigures {
     fn of(scenario: String, report: &crate::sim::search::ExploreReport, ms: f64) -> Self {
         ReachFigures {
             scenario,
-            reductions: report.reductions.join(", "),
+            reductions: report
+                .reductions
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
             complete: report.complete,
             runs: report.stats.runs,
             distinct_states: report.stats.distinct_states,

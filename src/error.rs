@@ -19,6 +19,17 @@ pub enum Error {
         /// Why it was rejected and what would be accepted.
         reason: String,
     },
+    /// A scenario file has a mistake, at its place in the file (both from 1):
+    /// the editor puts the caret there.
+    #[error("invalid scenario: line {line}, column {column}: {message}")]
+    Mistake {
+        /// The line.
+        line: usize,
+        /// The column, in characters.
+        column: usize,
+        /// What is wrong there.
+        message: String,
+    },
     /// SQLite answered with an error.
     #[error("SQLite: {0}")]
     Sqlite(#[from] rusqlite::Error),
@@ -88,6 +99,15 @@ impl Error {
             Error::Sqlite(rusqlite::Error::SqliteFailure(code, message)) => {
                 Error::Sqlite(rusqlite::Error::SqliteFailure(*code, message.clone()))
             }
+            Error::Mistake {
+                line,
+                column,
+                message,
+            } => Error::Mistake {
+                line: *line,
+                column: *column,
+                message: message.clone(),
+            },
             Error::Dead { connection } => Error::Dead {
                 connection: connection.clone(),
             },

@@ -43,6 +43,17 @@ pub fn only(map: &Map<String, Value>, allowed: &[&str], what: &'static str) -> R
 
 /// An optional text field of 1 to `max` characters.
 pub fn text(map: &Map<String, Value>, field: &'static str, max: usize) -> Result<Option<String>> {
+    text_noted(map, field, max, "")
+}
+
+/// [`text`], with `why` (the limit's reason, "; …") told after a length
+/// refused.
+fn text_noted(
+    map: &Map<String, Value>,
+    field: &'static str,
+    max: usize,
+    why: &str,
+) -> Result<Option<String>> {
     match map.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::String(s)) => {
@@ -50,7 +61,7 @@ pub fn text(map: &Map<String, Value>, field: &'static str, max: usize) -> Result
             if chars == 0 || chars > max {
                 return Err(Error::invalid(
                     field,
-                    format!("use 1 to {max} characters (got {chars})"),
+                    format!("use 1 to {max} characters (got {chars}){why}"),
                 ));
             }
             Ok(Some(s.clone()))
@@ -131,15 +142,8 @@ pub fn request(value: &Value) -> Result<Request> {
     };
     let tenant = required("tenant", text(map, "tenant", max)?)?;
     let operation = required("operation", text(map, "operation", max)?)?;
-    let key = match text(map, "key", max) {
-        Err(Error::InvalidInput { reason, .. }) if reason.starts_with("use 1 to") => {
-            return Err(Error::invalid(
-                "key",
-                format!("{reason}; Stripe limits keys to {max} characters"),
-            ))
-        }
-        other => required("key", other?)?,
-    };
+    let why = format!("; Stripe limits keys to {max} characters");
+    let key = required("key", text_noted(map, "key", max, &why)?)?;
     let quantity = whole(map, "quantity", 1, MAX_SAFE_INTEGER)
         .map_err(|_| {
             Error::invalid(

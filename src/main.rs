@@ -763,7 +763,9 @@ mod cli {
                 );
             }
             if !report.reductions.is_empty() {
-                println!("  reductions: {}", report.reductions.join(", "));
+                let words: Vec<String> =
+                    report.reductions.iter().map(ToString::to_string).collect();
+                println!("  reductions: {}", words.join(", "));
             }
             match &report.bounded_by {
                 None => println!("  complete: every schedule covered"),

@@ -12,8 +12,8 @@ use std::collections::HashSet;
 
 use replayground::scenarios;
 use replayground::sim::search::cache::SharedCache;
-use replayground::sim::search::Explorer;
 use replayground::sim::search::Shard;
+use replayground::sim::search::{self, Explorer};
 use replayground::sim::search::{Dfs, Options};
 use replayground::sim::Scenario;
 
@@ -421,10 +421,7 @@ fn a_search_split_across_threads_proves_the_same() {
             "{workers} workers"
         );
         assert_eq!(split.stats.violations > 0, whole.stats.violations > 0);
-        assert!(split
-            .reductions
-            .iter()
-            .any(|r| r == &format!("split across {workers} workers")));
+        assert!(split.reductions.contains(&search::Used::Split { workers }));
     }
 }
 
@@ -486,16 +483,13 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
         .collect();
     let stopped = explorer.report_parts(&parts, true).unwrap();
     assert!(stopped.frontier.is_some() && !stopped.complete);
-    assert_eq!(stopped.bounded_by.as_deref(), Some("cancelled"));
+    assert_eq!(stopped.bounded_by, Some(search::Bounded::Cancelled));
     let mut lost = parts.clone();
     lost[1].interrupted = true;
     let report = explorer.report_parts(&lost, true).unwrap();
     assert!(report.frontier.is_none(), "{:?}", report.frontier);
     assert!(!report.complete && report.cancelled);
-    assert_eq!(
-        report.bounded_by.as_deref(),
-        Some(replayground::sim::search::INTERRUPTED)
-    );
+    assert_eq!(report.bounded_by, Some(search::Bounded::Interrupted));
     // The flag crosses between workers with the part, and a part from
     // before it existed reads as not interrupted.
     let json = serde_json::to_value(&lost[1]).unwrap();

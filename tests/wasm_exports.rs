@@ -195,3 +195,37 @@ fn a_step_returns_what_a_replay_of_its_schedule_shows() {
         json(&end)
     );
 }
+
+#[wasm_bindgen_test]
+fn a_check_answers_a_mistake_with_its_line_and_column_as_data() {
+    let source = |text: &str| object(&[("source", JsValue::from_str(text))]);
+    // A right file: its entry.
+    let right = wasm::scenario_source(JsValue::from_str("idem-race")).expect("source");
+    let checked = wasm::check_scenario(source(&right)).expect("a check");
+    assert_eq!(
+        field(&field(&checked, "entry"), "id")
+            .as_string()
+            .as_deref(),
+        Some("idem-race")
+    );
+    assert!(field(&checked, "error").is_undefined());
+    // A mistake at line 2, column 7: its place as numbers, its words as text.
+    let wrong = "title = \"t\"\nfails = \"often\"\n";
+    let checked = wasm::check_scenario(source(wrong)).expect("a check");
+    assert!(field(&checked, "entry").is_undefined());
+    assert_eq!(field(&checked, "line").as_f64(), Some(2.0));
+    assert_eq!(field(&checked, "column").as_f64(), Some(9.0));
+    let error = field(&checked, "error")
+        .as_string()
+        .expect("the error's words");
+    assert!(
+        error.starts_with("invalid scenario: line 2, column 9: "),
+        "{error}"
+    );
+    // describeScenario throws the same words.
+    let thrown = message(wasm::describe_scenario(source(wrong)).expect_err("a mistake"));
+    assert_eq!(thrown, error);
+    // Not a scenario's text: an Error, as every export's bad argument.
+    let refused = message(wasm::check_scenario(JsValue::from_str("idem-race")).expect_err("no"));
+    assert!(refused.contains("expected { source, name? }"), "{refused}");
+}

@@ -80,7 +80,7 @@ impl decode::Decode for Before {
 
 declaration! {
     /// A scenario file, as written.
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, Default)]
     pub struct File {
         /// A short id (letters, digits, dashes); the file name when absent.
         pub id: Option<String> = "id" (opt),
@@ -213,7 +213,7 @@ declaration! {
 
 declaration! {
     /// An attempt: a program of steps on its own connection(s).
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, Default)]
     pub struct AttemptSpec {
         /// A word for what the attempt is ("client", "relay").
         pub role: Option<String> = "role" (opt),
@@ -309,7 +309,7 @@ declaration! {
 
 declaration! {
     /// One step: a SQL statement or an action, and what to do with its result.
-    #[derive(Debug, Clone)]
+    #[derive(Debug, Clone, Default)]
     pub struct StepSpec {
         /// The step's name (what a trace and a `goto` call it).
         pub name: String = "name" (default),

@@ -36,10 +36,11 @@ use validate::validate;
 /// Where in the source a problem is, and what it is.
 fn at(source: &str, span: Option<std::ops::Range<usize>>, message: &str) -> Error {
     let (line, column) = span.map_or((1, 1), |span| sql::line_and_column(source, span.start));
-    Error::invalid(
-        "scenario",
-        format!("line {line}, column {column}: {}", message.trim()),
-    )
+    Error::Mistake {
+        line,
+        column,
+        message: message.trim().to_string(),
+    }
 }
 
 /// Where a problem found after parsing is: the first place in the source
@@ -94,7 +95,11 @@ pub fn parse(source: &str, fallback_id: &str, sources: SourcesRef) -> Result<Fil
                     if n == 2 { "" } else { "s" }
                 ),
             };
-            Err(Error::invalid("scenario", format!("{first}{more}")))
+            Err(Error::Mistake {
+                line: first.line,
+                column: first.column,
+                message: format!("{}: {}{more}", first.what, first.message),
+            })
         }
         None => Ok(file),
     }
@@ -422,37 +427,40 @@ fn alone(
     FileScenario::alone(file, Params::bound(values), label, max_steps)
 }
 
-/// The file of [`alone`]: one attempt whose values are parameters.
-///
-/// Written as TOML text and parsed as every file is (`decode` reads toml's
-/// parsed tables, so text is the one way in; a session builds it once per
-/// program and names, see `alone`).
+/// The file of [`alone`]: one attempt whose values are parameters (each
+/// name bound to the parameter of the same name), built as the
+/// declarations a file would make and checked as every file is.
 fn alone_file<'a>(
     sources: &dyn Sources,
     name: &str,
     program: &str,
     names: impl Iterator<Item = &'a String>,
 ) -> Result<File> {
-    // A TOML basic string: a JSON string is one (the same escapes). The
-    // names here are the engine's own, but quoted properly all the same.
-    let quoted = |text: &str| serde_json::Value::from(text).to_string();
     let lib = library(sources, name)?;
-    let mut text = format!(
-        "id = \"alone\"\ntitle = \"alone\"\ninclude = [{}]\n[[attempts]]\nlabel = \"alone\"\n",
-        quoted(name)
-    );
+    let mut attempt = AttemptSpec {
+        label: Some("alone".into()),
+        with: names
+            .map(|n| (n.clone(), toml::Value::String(format!(":{n}"))))
+            .collect(),
+        ..AttemptSpec::default()
+    };
     if lib.programs.contains_key(program) {
-        text.push_str(&format!("program = {}\n", quoted(program)));
+        attempt.program = Some(program.into());
     } else {
         // Only the values: one step that does nothing.
-        text.push_str("steps = [{ name = \"values\", action = \"work\" }]\n");
+        attempt.steps = vec![StepSpec {
+            name: "values".into(),
+            action: Some("work".into()),
+            ..StepSpec::default()
+        }];
     }
-    let with: Vec<String> = names
-        .map(|n| format!("{} = {}", quoted(n), quoted(&format!(":{n}"))))
-        .collect();
-    text.push_str(&format!("with = {{ {} }}\n", with.join(", ")));
-    let mut file: File =
-        decode::from_str(&text).map_err(|e| Error::invalid("scenario", e.message))?;
+    let mut file = File {
+        id: Some("alone".into()),
+        title: "alone".into(),
+        include: vec![name.into()],
+        attempts: vec![attempt],
+        ..File::default()
+    };
     file.merge_libraries(sources)?;
     validate(&file)?;
     Ok(file)

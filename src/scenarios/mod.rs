@@ -39,6 +39,43 @@ pub struct Entry {
     pub params: &'static [Param],
     /// Whether it is one of the reference program's checks.
     pub reference: bool,
+    /// What the page shows beside its run, if anything ([`EXTRAS`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Extra>,
+}
+
+/// What the page shows beside a built-in's run, declared per built-in in
+/// [`EXTRAS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Extra {
+    /// The table of response profiles (`profiles()`).
+    Profiles,
+    /// The relay killed at every crash point (`crashSweep({ inbox })`).
+    CrashSweep {
+        /// Whether the subscribers keep an inbox.
+        inbox: bool,
+    },
+}
+
+/// The built-ins the page shows something beside, and what.
+pub const EXTRAS: &[(&str, Extra)] = &[
+    ("idem-profiles", Extra::Profiles),
+    ("idem-in-flight", Extra::Profiles),
+    ("outbox-crash-sweep", Extra::CrashSweep { inbox: true }),
+    (
+        "outbox-crash-sweep-no-inbox",
+        Extra::CrashSweep { inbox: false },
+    ),
+];
+
+/// The built-in whose page runs the crash-point sweep of subscribers with
+/// (`inbox`) or without an inbox.
+pub fn sweep_id(inbox: bool) -> &'static str {
+    EXTRAS
+        .iter()
+        .find(|(_, extra)| *extra == Extra::CrashSweep { inbox })
+        .map_or("", |(id, _)| id)
 }
 
 impl Entry {
@@ -56,6 +93,7 @@ impl Entry {
             wal_note: crate::format::leak(&file.wal_note),
             params: Box::leak(declared.into_boxed_slice()),
             reference: file.reference,
+            extra: None,
         })
     }
 }
@@ -260,7 +298,8 @@ fn builtin(index: usize) -> (Entry, Rc<File>) {
     // build, not of a caller's input.
     let file = crate::format::parse_builtin(source, id, &CATALOG)
         .unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
-    let entry = Entry::of(&file).unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
+    let mut entry = Entry::of(&file).unwrap_or_else(|e| panic!("built-in scenario {id}: {e}"));
+    entry.extra = EXTRAS.iter().find(|(n, _)| *n == id).map(|(_, e)| *e);
     let parsed = (entry, Rc::new(file));
     BUILTINS.with(|b| b.borrow_mut()[index] = Some(parsed.clone()));
     parsed
@@ -345,6 +384,20 @@ mod tests {
             assert_eq!(entry(id).unwrap().id, *id);
         }
         assert_eq!(catalog().len(), BUILTIN_FILES.len());
+    }
+
+    /// Every extra is a built-in's, and each sweep names a scenario with a
+    /// crash point to sweep.
+    #[test]
+    fn every_extra_is_a_builtins_and_every_sweep_runs() {
+        for (id, extra) in EXTRAS {
+            assert_eq!(entry(id).unwrap().extra, Some(*extra));
+        }
+        for inbox in [true, false] {
+            let rows = sweep::crash_sweep(sweep_id(inbox)).unwrap();
+            assert!(rows.len() > 3, "{inbox}: {} rows", rows.len());
+        }
+        assert_eq!(entry("idem-race").unwrap().extra, None);
     }
 
     /// The catalog reads the built-ins without compiling them at their

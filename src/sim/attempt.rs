@@ -41,33 +41,82 @@ pub enum Progress {
 #[serde(rename_all = "camelCase")]
 pub struct Outcome {
     /// A short word: `created`, `replay`, `conflict`, `delivered`, `crashed`…
+    /// (a program's own words, but for the engine's endings: see `ending`).
     pub kind: String,
     /// What the client received, as JSON text, if anything.
     pub result: Option<String>,
+    /// How it ended, of the endings the engine itself makes (absent from
+    /// the JSON for a program's own `finish`).
+    #[serde(skip_serializing_if = "Ending::is_returned")]
+    pub ending: Ending,
 }
 
-/// The outcome kind of an attempt whose process died ([`Outcome::is_crash`]).
+/// The endings the engine itself makes, apart from a program's own words:
+/// what the page, the export and the checks recognise an outcome by.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Ending {
+    /// The program finished (`finish = "…"`), its own word the kind.
+    #[default]
+    Returned,
+    /// The attempt's process died (a `crash` step, `crash-after`, a kill):
+    /// kind `crashed`.
+    Crashed,
+    /// The work was done but the reply never reached the client
+    /// (`lose-reply`): kind `reply-lost`.
+    ReplyLost,
+}
+
+impl Ending {
+    /// Whether it is a program's own ending.
+    pub fn is_returned(&self) -> bool {
+        *self == Ending::Returned
+    }
+
+    /// The outcome word of an ending the engine makes.
+    fn word(self) -> Option<&'static str> {
+        match self {
+            Ending::Returned => None,
+            Ending::Crashed => Some(CRASHED),
+            Ending::ReplyLost => Some("reply-lost"),
+        }
+    }
+}
+
+/// The outcome kind of an attempt whose process died ([`Ending::Crashed`]).
 pub const CRASHED: &str = "crashed";
 
 impl Outcome {
     /// Whether it is the outcome of an attempt whose process died.
     pub fn is_crash(&self) -> bool {
-        self.kind == CRASHED
+        self.ending == Ending::Crashed
     }
 
-    /// An outcome without a result.
+    /// A program's own ending, without a result.
     pub fn new(kind: &str) -> Self {
         Outcome {
             kind: kind.to_string(),
             result: None,
+            ending: Ending::Returned,
         }
     }
 
-    /// An outcome with a result.
+    /// A program's own ending, with a result.
     pub fn with_result(kind: &str, result: impl Into<String>) -> Self {
         Outcome {
             kind: kind.to_string(),
             result: Some(result.into()),
+            ending: Ending::Returned,
+        }
+    }
+
+    /// An ending the engine makes (its kind is the ending's word), with the
+    /// result a program gave for it, if any.
+    pub fn ended(ending: Ending, result: Option<String>) -> Self {
+        Outcome {
+            kind: ending.word().unwrap_or_default().to_string(),
+            result,
+            ending,
         }
     }
 }

@@ -21,7 +21,8 @@ pub mod strategy;
 mod trace;
 
 pub use attempt::{
-    locks_held, Attempt, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport, CRASHED,
+    locks_held, Attempt, Ending, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport,
+    CRASHED,
 };
 pub use budget::{Bound, Budgets, Spent, BUDGETS};
 pub use run::{

@@ -196,7 +196,7 @@ impl Exploration {
             if self.interrupted {
                 // What was left is not known: the interrupted run's branch
                 // was lost with it.
-                report.bounded_by = Some(crate::sim::search::INTERRUPTED.into());
+                report.bounded_by = Some(search::Bounded::Interrupted);
                 report.frontier = None;
                 report.complete = false;
             }

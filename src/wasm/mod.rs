@@ -49,7 +49,11 @@ export interface CatalogEntry {
   id: ScenarioId; pattern: "idempotency" | "outbox" | "inbox"; title: string;
   suite: "idempotency" | "outbox"; explanation: string; fails: boolean;
   params: ParamDeclaration[]; reference: boolean;
+  /** What the page shows beside the run: the profiles table, the crash-point sweep. */
+  extra?: { kind: "profiles" } | { kind: "crashSweep"; inbox: boolean };
 }
+/** What `checkScenario` found: the entry, or the first mistake (at its line and column, when it has a place). */
+export type ScenarioCheck = { entry: CatalogEntry } | { error: string; line?: number; column?: number };
 /** A scenario file's text (TOML), where an export takes a catalog id; `name` stands in for a missing id. */
 export interface ScenarioSource { source: string; name?: string; }
 /** How `runScenario` chooses the interleaving. */
@@ -182,18 +186,47 @@ pub fn scenario_catalog() -> Result<JsValue, JsError> {
 /// source (`{ source, name? }`): its id, title, explanation, whether it is
 /// meant to fail, and its parameters. A file with a mistake is an Error that
 /// gives its line and column; a file whose schema or seed fails, or whose
-/// earlier scenarios do not run, is an Error too.
+/// earlier scenarios do not run, is an Error too (`checkScenario` gives
+/// the same as data).
 #[wasm_bindgen(js_name = describeScenario, unchecked_return_type = "CatalogEntry")]
 pub fn describe_scenario(
     #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] scenario: JsValue,
 ) -> Result<JsValue, JsError> {
-    let scenario = ScenarioArg::read(&scenario)?;
+    to_js(&describe(ScenarioArg::read(&scenario)?)?)
+}
+
+/// A scenario's catalog entry; a file is set up once with its defaults,
+/// so a schema or seed that fails is a mistake the editor shows before the
+/// design is run.
+fn describe(scenario: Named) -> crate::Result<scenarios::Entry> {
     if let Named::File(_) = scenario {
-        // Set up once with its defaults: a schema or seed that fails is a
-        // mistake the editor shows before the design is run.
         Explorer::new(scenario.build(&Value::Null)?)?;
     }
-    to_js(&scenario.entry()?)
+    scenario.entry()
+}
+
+/// Checks a scenario file's text (`{ source, name? }`) as the editor does,
+/// and answers with data: `{ entry }` (as `describeScenario`) when it is
+/// right, or `{ error, line, column }` at its first mistake (no `line` nor
+/// `column` for a mistake with no place in the text: a schema that fails,
+/// an earlier scenario that does not run). Only an argument that is not a
+/// scenario's text is an Error.
+#[wasm_bindgen(js_name = checkScenario, unchecked_return_type = "ScenarioCheck")]
+pub fn check_scenario(
+    #[wasm_bindgen(unchecked_param_type = "ScenarioSource")] scenario: JsValue,
+) -> Result<JsValue, JsError> {
+    let (source, name) = match js_to_json(&scenario)? {
+        Value::Object(map) => ScenarioArg::source(&map)?,
+        _ => return Err(Error::invalid("scenario", "expected { source, name? }").into()),
+    };
+    let checked = Named::file(&source, &name).and_then(describe);
+    to_js(&match checked {
+        Ok(entry) => serde_json::json!({ "entry": entry }),
+        Err(error @ Error::Mistake { line, column, .. }) => {
+            serde_json::json!({ "error": error.to_string(), "line": line, "column": column })
+        }
+        Err(error) => serde_json::json!({ "error": error.to_string() }),
+    })
 }
 
 /// The source of a built-in scenario: the file to start an edited copy from.
@@ -227,15 +260,20 @@ pub fn profile_table() -> Result<JsValue, JsError> {
 pub(super) struct ScenarioArg;
 
 impl ScenarioArg {
+    /// A scenario file's text and the name that stands in for its id.
+    fn source(map: &serde_json::Map<String, Value>) -> crate::Result<(String, String)> {
+        input::only(map, &["source", "name"], "scenario")?;
+        let source = input::text(map, "source", crate::format::MAX_SOURCE_BYTES)?
+            .ok_or_else(|| Error::invalid("source", "is required"))?;
+        let name = input::text(map, "name", 64)?.unwrap_or_else(|| "my-scenario".to_string());
+        Ok((source, name))
+    }
+
     fn read(value: &JsValue) -> Result<Named, JsError> {
         match js_to_json(value)? {
             Value::String(id) => Ok(Named::Builtin(id)),
             Value::Object(map) => {
-                input::only(&map, &["source", "name"], "scenario")?;
-                let source = input::text(&map, "source", crate::format::MAX_SOURCE_BYTES)?
-                    .ok_or_else(|| Error::invalid("source", "is required"))?;
-                let name =
-                    input::text(&map, "name", 64)?.unwrap_or_else(|| "my-scenario".to_string());
+                let (source, name) = Self::source(&map)?;
                 Ok(Named::file(&source, &name)?)
             }
             Value::Null => Err(JsError::from(Error::invalid("scenario", "is required"))),
@@ -438,12 +476,7 @@ pub fn crash_sweep(
             )))
         }
     };
-    let id = if inbox {
-        "outbox-crash-sweep"
-    } else {
-        "outbox-crash-sweep-no-inbox"
-    };
-    to_js(&scenarios::sweep::crash_sweep(id)?)
+    to_js(&scenarios::sweep::crash_sweep(scenarios::sweep_id(inbox))?)
 }
 
 /// A helper worker's warm-up (see `engine.js`): searches a bundled design

@@ -13,7 +13,9 @@ use super::ir::{
 };
 use super::MAX_RETRIES;
 use crate::params::quote;
-use crate::sim::{Attempt, Bound, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport};
+use crate::sim::{
+    Attempt, Bound, Ending, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport,
+};
 use crate::storage::{is_busy_snapshot, is_interrupt, with_budget};
 use crate::storage::{Conn, Journal, LockLevel, SqlValue, Store};
 use crate::{Error, Result};
@@ -436,7 +438,17 @@ impl ProgramAttempt {
                 }
                 let result = self.result_of(step, result);
                 let kind = self.words(step, kind, &|_| None);
-                self.finish(Outcome { kind, result })
+                // A lost reply's step ends the attempt in the program's own
+                // words, and the engine knows how it ended.
+                let ending = match step.kind {
+                    StepKind::LoseReply => Ending::ReplyLost,
+                    _ => Ending::Returned,
+                };
+                self.finish(Outcome {
+                    kind,
+                    result,
+                    ending,
+                })
             }
             Act::Fail(why) => {
                 let why = self.words(step, why, &|_| None);
@@ -535,10 +547,7 @@ impl Attempt for ProgramAttempt {
             if crash.after == self.state.done_steps {
                 self.crash();
                 self.state.over = Some(crate::sim::CRASHED);
-                let outcome = Outcome {
-                    kind: crate::sim::CRASHED.into(),
-                    result: crash.result.clone(),
-                };
+                let outcome = Outcome::ended(Ending::Crashed, crash.result.clone());
                 let note = self.note_words(step, &crash.note, &|_| None);
                 return StepReport {
                     database: None,
@@ -685,12 +694,14 @@ impl Attempt for ProgramAttempt {
                 self.state.over = Some(crate::sim::CRASHED);
                 (
                     Progress::Finished {
-                        outcome: Outcome::new(crate::sim::CRASHED),
+                        outcome: Outcome::ended(Ending::Crashed, None),
                     },
                     None,
                 )
             }
-            (None, StepKind::LoseReply, _) => self.finish(Outcome::new("reply-lost")),
+            (None, StepKind::LoseReply, _) => {
+                self.finish(Outcome::ended(Ending::ReplyLost, None))
+            }
             (None, StepKind::Fail, _) => {
                 self.finish_failed(format!("it fails at {}", quote(&step.name)))
             }

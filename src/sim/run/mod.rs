@@ -10,8 +10,8 @@ use std::rc::Rc;
 use super::schedule;
 use super::trace::{level_name, tables_size};
 use super::{
-    Attempt, Check, Ended, LockView, Outcome, Peer, Progress, RowChange, Scenario, Schedule, Spent,
-    Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS, CRASHED,
+    Attempt, Check, Ended, Ending, LockView, Outcome, Peer, Progress, RowChange, Scenario,
+    Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
 };
 use crate::storage::footprint::{self, Footprint};
 use crate::storage::{Conn, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
@@ -489,7 +489,7 @@ impl<'s> Run<'s> {
         self.changed(attempt);
         self.locks_now.take();
         self.statuses[attempt] = Status::Finished {
-            outcome: Outcome::new(CRASHED),
+            outcome: Outcome::ended(Ending::Crashed, None),
         };
         self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
         if self.scenario.observes_end_of(attempt) {

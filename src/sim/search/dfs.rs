@@ -28,6 +28,7 @@ use std::collections::HashSet;
 use super::cache::SharedCache;
 use super::dpor::Dpor;
 use super::explorer::Explorer;
+use super::report::Used;
 use super::split::{self, Part};
 use super::walk::{replay, Cycle, Endings, Frontier, Options, PathKeys, Stats};
 use crate::sim::Progress;
@@ -72,22 +73,22 @@ impl Dfs {
     }
 
     /// The reductions the search uses, in words (known once it has started).
-    pub fn reductions(&self) -> Vec<String> {
+    pub fn reductions(&self) -> Vec<Used> {
         let mut used = Vec::new();
         if self.options.state_caching {
-            used.push("state caching".to_string());
+            used.push(Used::StateCaching);
         }
         if self.options.symmetry {
-            used.push("symmetry".to_string());
+            used.push(Used::Symmetry);
         }
         if self.por.is_some() {
-            used.push("partial-order reduction (source sets, sleep sets)".to_string());
+            used.push(Used::PartialOrder);
         }
         if let Some(why) = self.por_off {
-            used.push(format!("no partial-order reduction: {why}"));
+            used.push(Used::NoPartialOrder { why: why.into() });
         }
         if let Some(bound) = self.options.preemption_bound {
-            used.push(format!("preemption bound {bound}"));
+            used.push(Used::PreemptionBound { bound });
         }
         used
     }

@@ -22,8 +22,8 @@ pub mod walk;
 pub use dfs::Dfs;
 pub use explorer::{explain, Explorer, RunResult, MAX_RUN_STEPS};
 pub use report::{
-    format_log10, naive_interleavings_log10, uniform_interleavings_log10, Counterexample,
-    ExploreReport, INTERRUPTED,
+    format_log10, naive_interleavings_log10, uniform_interleavings_log10, Bounded, Counterexample,
+    ExploreReport, Used,
 };
 pub use sample::Sampler;
 pub use shrink::{SHRINK_BUDGET, SHRINK_SPENT, SHRINK_STEP_BUDGET};
@@ -166,16 +166,15 @@ impl Explorer {
         let uniform_log10 =
             uniform_interleavings_log10(counts.len(), counts.iter().copied().max().unwrap_or(0));
         let bounded_by = if merged.interrupted {
-            Some(INTERRUPTED.to_string())
+            Some(Bounded::Interrupted)
         } else if cancelled {
-            Some("cancelled".to_string())
+            Some(Bounded::Cancelled)
         } else if merged.budget_spent {
-            Some(format!("run budget of {} runs", stats.runs))
+            Some(Bounded::RunBudget { runs: stats.runs })
         } else if merged.cut_by_bound {
-            Some(format!(
-                "preemption bound ({} branches not explored)",
-                stats.cut_by_bound
-            ))
+            Some(Bounded::PreemptionBound {
+                cut: stats.cut_by_bound,
+            })
         } else {
             None
         };
@@ -193,7 +192,9 @@ impl Explorer {
             .transpose()?;
         let mut reductions = merged.reductions;
         if parts.len() > 1 {
-            reductions.push(format!("split across {} workers", parts.len()));
+            reductions.push(Used::Split {
+                workers: parts.len(),
+            });
         }
         Ok(ExploreReport {
             budgets: crate::sim::BUDGETS,

@@ -1,15 +1,114 @@
 //! What a search reports: its counters, the counterexample explained, and
 //! the figures of the interleavings a plain enumeration would face.
 
-use serde::Serialize;
+use std::fmt;
+
+use serde::{Deserialize, Serialize, Serializer};
 
 use super::explorer::RunResult;
 use super::walk::{Frontier, Stats};
 use crate::sim::{AsDeclared, Check};
 
-/// What a search interrupted in the middle of a run (`setInterrupt`) was
-/// bounded by: the run under way is lost with its branch.
-pub const INTERRUPTED: &str = "interrupted in the middle of a run (setInterrupt): the counts are of the runs that finished before it";
+/// Why a search did not cover every schedule. The JSON and the command
+/// line write it as a sentence (its `Display`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Bounded {
+    /// Its caller cancelled it between runs.
+    Cancelled,
+    /// Its caller interrupted it in the middle of a run (`setInterrupt`):
+    /// the run under way is lost with its branch.
+    Interrupted,
+    /// Its run budget was spent after this many runs.
+    RunBudget {
+        /// Runs made.
+        runs: u64,
+    },
+    /// A preemption bound cut this many branches.
+    PreemptionBound {
+        /// Branches not explored.
+        cut: u64,
+    },
+    /// A sampling strategy made this many runs.
+    Sampled {
+        /// The strategy's name.
+        strategy: String,
+        /// Runs made.
+        runs: u64,
+    },
+}
+
+impl fmt::Display for Bounded {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Bounded::Cancelled => f.write_str("cancelled"),
+            Bounded::Interrupted => f.write_str(
+                "interrupted in the middle of a run (setInterrupt): the counts are of the runs that finished before it",
+            ),
+            Bounded::RunBudget { runs } => write!(f, "run budget of {runs} runs"),
+            Bounded::PreemptionBound { cut } => {
+                write!(f, "preemption bound ({cut} branches not explored)")
+            }
+            Bounded::Sampled { strategy, runs } => write!(
+                f,
+                "{strategy}: {runs} sampled run{}",
+                if *runs == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
+impl Serialize for Bounded {
+    fn serialize<S: Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        out.collect_str(self)
+    }
+}
+
+/// What an exhaustive search did to try fewer runs, or why it did not. A
+/// part of a split search sends them to be merged as tagged JSON; a report
+/// writes each as its words (its `Display`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Used {
+    /// A state already explored is not explored again.
+    StateCaching,
+    /// Of interchangeable attempts, one is tried.
+    Symmetry,
+    /// Of the orders of steps that commute, one is tried.
+    PartialOrder,
+    /// Partial-order reduction was asked for and could not be used.
+    NoPartialOrder {
+        /// Why not.
+        why: String,
+    },
+    /// At most this many preemptions per run.
+    PreemptionBound {
+        /// The bound.
+        bound: u32,
+    },
+    /// The search was split across this many workers.
+    Split {
+        /// Workers.
+        workers: usize,
+    },
+}
+
+impl fmt::Display for Used {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Used::StateCaching => f.write_str("state caching"),
+            Used::Symmetry => f.write_str("symmetry"),
+            Used::PartialOrder => f.write_str("partial-order reduction (source sets, sleep sets)"),
+            Used::NoPartialOrder { why } => write!(f, "no partial-order reduction: {why}"),
+            Used::PreemptionBound { bound } => write!(f, "preemption bound {bound}"),
+            Used::Split { workers } => write!(f, "split across {workers} workers"),
+        }
+    }
+}
+
+/// Each as its words.
+fn as_words<S: Serializer>(used: &[Used], out: S) -> Result<S::Ok, S::Error> {
+    out.collect_seq(used.iter().map(Used::to_string))
+}
 
 /// A failing run, shrunk and explained.
 #[derive(Debug, Clone, Serialize)]
@@ -41,7 +140,7 @@ pub struct ExploreReport {
     /// Whether every schedule was covered (exhaustive and unbounded).
     pub complete: bool,
     /// Why the search did not cover every schedule, if it did not.
-    pub bounded_by: Option<String>,
+    pub bounded_by: Option<Bounded>,
     /// Whether it was stopped by its caller (a cancel, an interrupt)
     /// before it was over.
     pub cancelled: bool,
@@ -49,7 +148,8 @@ pub struct ExploreReport {
     pub stats: Stats,
     /// The reductions an exhaustive search used, in words (and why
     /// partial-order reduction was not, when asked for and not usable).
-    pub reductions: Vec<String>,
+    #[serde(serialize_with = "as_words")]
+    pub reductions: Vec<Used>,
     /// Whether the figures below are upper bounds: some attempt cannot
     /// start at once ([`super::Explorer::starts_constrained`]).
     pub naive_is_upper_bound: bool,

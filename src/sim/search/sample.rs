@@ -3,7 +3,7 @@
 
 use super::explorer::Explorer;
 use super::report::{
-    format_log10, naive_interleavings_log10, uniform_interleavings_log10, ExploreReport,
+    format_log10, naive_interleavings_log10, uniform_interleavings_log10, Bounded, ExploreReport,
 };
 use super::walk::Stats;
 use crate::sim::scheduler::Scheduler;
@@ -110,14 +110,12 @@ impl<'m> Sampler<'m> {
             strategy: self.name.clone(),
             complete: false,
             bounded_by: Some(if cancelled {
-                "cancelled".to_string()
+                Bounded::Cancelled
             } else {
-                let runs = self.stats.runs;
-                format!(
-                    "{}: {runs} sampled run{}",
-                    self.name,
-                    if runs == 1 { "" } else { "s" }
-                )
+                Bounded::Sampled {
+                    strategy: self.name.clone(),
+                    runs: self.stats.runs,
+                }
             }),
             stats: self.stats,
             reductions: Vec::new(),

@@ -25,6 +25,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::explorer::Explorer;
+use super::report::Used;
 use super::walk::{replay, Cycle, Endings, Frontier, Options, Shard, Stats};
 use crate::sim::Schedule;
 use crate::Result;
@@ -135,7 +136,7 @@ pub struct Part {
     /// Steps each attempt took in its first complete run.
     pub steps_per_attempt: Option<Vec<usize>>,
     /// The reductions it used, in words.
-    pub reductions: Vec<String>,
+    pub reductions: Vec<Used>,
     /// Whether a run budget stopped it before it was complete.
     pub budget_spent: bool,
     /// Whether a preemption bound cut branches.
@@ -199,7 +200,7 @@ pub struct Merged {
     pub stats: Stats,
     pub violation: Option<Schedule>,
     pub steps_per_attempt: Option<Vec<usize>>,
-    pub reductions: Vec<String>,
+    pub reductions: Vec<Used>,
     pub budget_spent: bool,
     pub cut_by_bound: bool,
     pub frontier: Option<Frontier>,
@@ -258,7 +259,7 @@ pub fn merge(parts: &[Part]) -> Result<Merged> {
         }
     }
     stats.final_states = finals.len() as u64;
-    let mut reductions: Vec<String> = Vec::new();
+    let mut reductions: Vec<Used> = Vec::new();
     for part in parts {
         for r in &part.reductions {
             if !reductions.contains(r) {
