@@ -25,12 +25,22 @@ SRC = ROOT / "src"
 KNOWN = set()
 
 
+# The binary is a crate of its own: src/main.rs and the modules it declares
+# (src/cli/) stand under this root, apart from the library's (src/lib.rs);
+# their `crate::` paths are the binary's, their `replayground::` paths the
+# library's.
+BIN = "<bin>"
+BIN_MODULES = set(re.findall(r"^\s*(?:pub\s+)?mod\s+(\w+)\s*;", (SRC / "main.rs").read_text(), re.M))
+
+
 def module_of(path):
-    """The module path of a source file: src/sim/search/mod.rs -> ('sim', 'search')."""
+    """The module path of a source file: src/sim/search/mod.rs -> ('sim', 'search');
+    src/main.rs -> ('<bin>',), src/cli/run.rs -> ('<bin>', 'cli', 'run')."""
     parts = list(path.relative_to(SRC).with_suffix("").parts)
+    binary = parts[0] == "main" or parts[0] in BIN_MODULES
     if parts[-1] in ("mod", "lib", "main"):
         parts = parts[:-1]
-    return tuple(parts)
+    return ((BIN,) if binary else ()) + tuple(parts)
 
 
 def strip(text):
@@ -80,7 +90,6 @@ def expand(tree):
 
 def main():
     files = {module_of(p): p for p in sorted(SRC.rglob("*.rs"))}
-    # The binary is its own crate: its `replayground::` paths are the library's.
     modules = set(files)
     edges = {}
     for module, path in files.items():
@@ -102,7 +111,9 @@ def main():
         here = module
         for p in paths:
             parts = p.split("::")
-            if parts[0] in ("crate", "replayground"):
+            if parts[0] == "crate":
+                base, rest = here[:1] if here[:1] == (BIN,) else (), parts[1:]
+            elif parts[0] == "replayground":
                 base, rest = (), parts[1:]
             elif parts[0] == "super":
                 base = here
@@ -118,7 +129,8 @@ def main():
             target = base + tuple(rest)
             while target not in modules and target:
                 target = target[:-1]
-            if target in modules and target != module and target != ():
+            # A crate's root is its face (re-exports, the crate's map): not a layer.
+            if target in modules and target != module and target not in ((), (BIN,)):
                 edges.setdefault(module, {}).setdefault(target, set()).add(p)
     name = lambda m: str(files[m].relative_to(ROOT))
     # Circles: strongly connected components of more than one file.
