@@ -13,6 +13,7 @@ mod compile;
 mod eval;
 mod ir;
 mod run;
+mod step;
 #[cfg(test)]
 mod tests;
 
