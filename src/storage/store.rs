@@ -1,0 +1,258 @@
+//! A store: a directory of in-memory database files that independent
+//! connections open by name ([`Store::connect`]), and the snapshots of its
+//! files that a search restores and rewinds to.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use super::conn::{check_name, Conn};
+use super::vfs::{self, StoreInner};
+use crate::{Error, Result};
+
+/// A directory of in-memory database files (and their rollback journals)
+/// that independent connections open by name, with SQLite's locks between
+/// them. Stays on the thread that created it.
+pub struct Store {
+    inner: Rc<StoreInner>,
+    last_restored: std::cell::RefCell<Option<Snapshot>>,
+}
+
+/// The bytes of every file of a [`Store`] at one moment.
+#[derive(Debug, Clone)]
+pub struct Snapshot {
+    store: String,
+    files: BTreeMap<String, Rc<vfs::Image>>,
+}
+
+impl Snapshot {
+    /// Whether it is the very same snapshot (not merely equal bytes).
+    pub fn same_as(&self, other: &Snapshot) -> bool {
+        self.store == other.store
+            && self.files.len() == other.files.len()
+            && self
+                .files
+                .iter()
+                .zip(&other.files)
+                .all(|((a, x), (b, y))| a == b && Rc::ptr_eq(x, y))
+    }
+
+    /// Whether it was taken of `store`.
+    pub fn is_of(&self, store: &Store) -> bool {
+        self.store == store.inner.name
+    }
+
+    /// The same files but those named.
+    pub fn without(&self, names: &[String]) -> Snapshot {
+        let mut files = self.files.clone();
+        files.retain(|name, _| !names.contains(name));
+        Snapshot {
+            store: self.store.clone(),
+            files,
+        }
+    }
+
+    /// The files it holds, with their sizes in bytes.
+    pub fn files(&self) -> Vec<(String, usize)> {
+        self.files
+            .iter()
+            .map(|(name, bytes)| (name.clone(), bytes.len()))
+            .collect()
+    }
+}
+
+impl Store {
+    /// Creates an empty store; `label` starts its unique name.
+    pub fn new(label: &str) -> Result<Store> {
+        check_name("store label", label)?;
+        vfs::ensure_registered().map_err(Error::System)?;
+        Ok(Store {
+            inner: StoreInner::create(label),
+            last_restored: Default::default(),
+        })
+    }
+
+    /// A new store holding copies of a snapshot's files (of any store).
+    pub fn from_snapshot(label: &str, snapshot: &Snapshot) -> Result<Store> {
+        let store = Store::new(label)?;
+        if let Some(source) = StoreInner::find(&snapshot.store) {
+            store
+                .inner
+                .assign_slots(source.slot_names().iter().map(String::as_str));
+        }
+        store.inner.restore_files(&snapshot.files);
+        Ok(store)
+    }
+
+    /// Another handle on the store named `name` (as [`Store::name`] gave it).
+    pub fn open(name: &str) -> Result<Store> {
+        StoreInner::find(name)
+            .map(|inner| Store {
+                inner,
+                last_restored: Default::default(),
+            })
+            .ok_or_else(|| {
+                Error::Refused(format!(
+                    "no store named {name:?} exists on this thread; create one with Store::new"
+                ))
+            })
+    }
+
+    /// The store's unique name on this thread.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Opens a new, independent connection to database `db` of this store
+    /// (created empty if it does not exist). `label` names the connection in
+    /// traces and errors.
+    pub fn connect(&self, db: &str, label: &str) -> Result<Conn> {
+        Conn::open(&self.inner, db, label)
+    }
+
+    /// Keeps idle connections (no transaction, no lock) when they are
+    /// dropped and hands them out again to [`Store::connect`], so that a
+    /// scenario run many times does not open and parse the schema anew.
+    ///
+    /// A connection taken from the pool has its page cache emptied first,
+    /// unless the file is unchanged since it last read it: two runs can
+    /// reach the same file change counter with different contents, so the
+    /// counter alone cannot tell its cached pages are stale.
+    /// The schema cache is kept, so this is only for stores whose schema does
+    /// not change between runs (what [`crate::sim::search::Explorer`] does:
+    /// every run restores the same snapshot, and scenarios run no DDL).
+    /// Restoring another snapshot empties the pool. Turning pooling off
+    /// empties it too, and must be done before the store is dropped (pooled
+    /// connections keep it alive).
+    pub fn set_pooling(&self, on: bool) {
+        self.inner.pooling.set(on);
+        if !on {
+            let idle: Vec<_> = self.inner.pool.borrow_mut().drain(..).collect();
+            drop(idle);
+        }
+    }
+
+    /// Pools idle connections as [`Store::set_pooling`] does, but a reused
+    /// connection keeps its page cache: for a store whose files only
+    /// SQLite writes (never [`Store::restore`]d), where the file change
+    /// counter SQLite checks at the start of every transaction tells a
+    /// stale cache. A session's store is such a store.
+    pub fn set_pooling_keeping_caches(&self) {
+        self.inner.pool_keeps_caches.set(true);
+        self.set_pooling(true);
+    }
+
+    /// Makes connections opened from now on record the rows each of their
+    /// statements changes (see [`Conn::take_changes`]). Off by default: the
+    /// explorer runs without it.
+    pub fn set_track_changes(&self, on: bool) {
+        self.inner.track_changes.set(on);
+    }
+
+    /// Hashes the name and bytes of every file: equal hashes, equal stores.
+    pub fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
+        self.inner.hash_files(state);
+    }
+
+    /// The store's files with their sizes in bytes, in name order.
+    pub fn files(&self) -> Vec<(String, usize)> {
+        self.inner.file_names()
+    }
+
+    /// The bytes of one file, if the store holds it.
+    pub fn file_bytes(&self, name: &str) -> Option<Vec<u8>> {
+        self.inner.file_bytes(name)
+    }
+
+    /// Copies the bytes of every file. Taken while a transaction is open, it
+    /// is the image a crash at that moment would leave (a hot journal included).
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            store: self.inner.name.clone(),
+            files: self.inner.snapshot_files(),
+        }
+    }
+
+    /// Replaces this store's files with copies of `other`'s, as they are now
+    /// (hot journals included). Refused while a connection is open here.
+    pub fn copy_files_from(&self, other: &Store) -> Result<()> {
+        let open = self.inner.open_conns();
+        if !open.is_empty() || self.inner.open_handles() > 0 {
+            return Err(Error::Refused(format!(
+                "cannot replace the files of store {:?} while connections are open ({})",
+                self.inner.name,
+                open.join(", ")
+            )));
+        }
+        self.inner.restore_files(&other.inner.snapshot_files());
+        // Its databases keep their footprint slots here.
+        self.inner
+            .assign_slots(other.inner.slot_names().iter().map(String::as_str));
+        Ok(())
+    }
+
+    /// Numbers these databases' footprint slots first, in this order (an
+    /// explorer names its scenario's databases before anything runs).
+    pub fn assign_slots<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        self.inner.assign_slots(names);
+    }
+
+    /// Puts every file back as it was in `snapshot`.
+    ///
+    /// Refused while any connection is open on the store: an open connection
+    /// would keep its page cache of the replaced files, and one in the middle
+    /// of a transaction would hold locks on files that no longer exist.
+    pub fn restore(&self, snapshot: &Snapshot) -> Result<()> {
+        if snapshot.store != self.inner.name {
+            return Err(Error::Refused(format!(
+                "the snapshot was taken of store {:?}, not {:?}",
+                snapshot.store, self.inner.name
+            )));
+        }
+        let holders = self.inner.lock_holders();
+        if !holders.is_empty() {
+            return Err(Error::Refused(format!(
+                "cannot restore a snapshot while connections are mid-transaction ({} hold locks); finish or kill them first",
+                holders.join(", ")
+            )));
+        }
+        let open = self.inner.open_conns();
+        if !open.is_empty() || self.inner.open_handles() > 0 {
+            return Err(Error::Refused(format!(
+                "cannot restore a snapshot while connections are open ({}); close them first",
+                open.join(", ")
+            )));
+        }
+        let same = self
+            .last_restored
+            .borrow()
+            .as_ref()
+            .is_some_and(|last| last.same_as(snapshot));
+        // Caches kept across reuse would not see that the files changed.
+        if !same || self.inner.pool_keeps_caches.get() {
+            let idle: Vec<_> = self.inner.pool.borrow_mut().drain(..).collect();
+            drop(idle);
+            *self.last_restored.borrow_mut() = Some(snapshot.clone());
+        }
+        self.inner.restore_files(&snapshot.files);
+        Ok(())
+    }
+
+    /// Puts every file back as it was in `snapshot`, as [`Store::restore`]
+    /// does, while connections are open, but the files named in `keep`,
+    /// which stay as they are: for an explorer going back to a state of a
+    /// run, whose connections are then those of that state. Locks stay as
+    /// they are: the caller has released every lock but those of the
+    /// transactions it keeps open (and their journals, in `keep`), which
+    /// the snapshot's files must leave as they are. Each connection kept
+    /// must forget a stale page cache ([`Conn::forget_stale_cache`]) before
+    /// it reads again; the schema must be the one every snapshot of the
+    /// store shares. The pool is kept whatever snapshot was restored before
+    /// (it does the same for each connection it hands out).
+    pub fn rewind(&self, snapshot: &Snapshot, keep: &[String]) -> Result<()> {
+        if snapshot.store != self.inner.name || self.inner.pool_keeps_caches.get() {
+            return self.restore(snapshot);
+        }
+        self.inner.rewind_files(&snapshot.files, keep);
+        Ok(())
+    }
+}
