@@ -103,6 +103,8 @@ def main():
             for q in expand(re.sub(r"\s+", "", re.sub(r"\s+as\s+\w+", "", m.group(1))))
         ]
         text = re.sub(r"pub(?:\([^)]*\))?\s+use\s+[^;]+;", "", text)
+        # A `mod` declaration names a module; it does not use what it hands on.
+        text = re.sub(r"(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*;", "", text)
         paths += [q for q in handed if re.search(r"\b" + re.escape(q.split("::")[-1]) + r"\b", text)]
         paths += re.findall(r"\b(?:crate|super|self|replayground)(?:::\w+)+", text)
         # In a folder's module, a path may start with a child module's name.

@@ -4,32 +4,127 @@
 //!
 //! The core is plain Rust and compiles and tests natively; `wasm` is the only
 //! module that knows about JavaScript.
+//!
+//! The modules that hold the code are private. What the front ends (the
+//! command line, `src/cli/`) and the tests use is named below, once: the
+//! engine's types at the crate's root, and each group of functions in a
+//! module of its own. A `pub` item nothing here reaches is a mistake the
+//! build refuses (`unreachable_pub`).
+#![warn(unreachable_pub)]
 
-/// Benchmarks of the engine, the same code natively and in the browser.
-pub mod bench;
-/// The error every fallible function of the crate returns.
-pub mod error;
-/// A run taken home: a script that replays it on real SQLite files.
-pub mod export;
-/// Scenarios as data: scenario files a person writes, and the engine that runs them.
-pub mod format;
-/// Checking what callers send, with a sentence for anything wrong.
-pub mod input;
-/// Scenario parameters, declared once: what the format and the catalog read.
-pub mod params;
-/// Idempotency receipts, outbox and inbox: a request or event run alone, counts.
-pub mod patterns;
-/// The catalog of built-in scenarios (scenario files), the crash sweep.
-pub mod scenarios;
-/// Attempts as step machines, schedulers, schedules and the search.
-pub mod sim;
-/// SQLite stores with real locking, connections that can be killed, snapshots.
-pub mod storage;
+// Benchmarks of the engine, the same code natively and in the browser.
+mod bench;
+// The error every fallible function of the crate returns.
+mod error;
+// A run taken home: a script that replays it on real SQLite files.
+mod export;
+// Scenarios as data: scenario files a person writes, and the engine that runs them.
+mod format;
+// Checking what callers send, with a sentence for anything wrong.
+mod input;
+// Scenario parameters, declared once: what the format and the catalog read.
+mod params;
+// Idempotency receipts, outbox and inbox: a request or event run alone, counts.
+mod patterns;
+// The catalog of built-in scenarios (scenario files), the crash sweep.
+mod scenarios;
+// Attempts as step machines, schedulers, schedules and the search.
+mod sim;
+// SQLite stores with real locking, connections that can be killed, snapshots.
+mod storage;
 /// The only module with `#[wasm_bindgen]`: the exports the page calls.
 #[cfg(target_family = "wasm")]
 pub mod wasm;
 
 pub use error::{Error, Result};
+pub use sim::scheduler::{Manual, Pct, Random, RoundRobin, Scheduler};
+pub use sim::{
+    AsDeclared, Bound, Budgets, Check, Declared, Ending, Outcome, Progress, Run, Scenario,
+    Schedule, SqlResult, Status, StepReport, TraceStep, Verdict, BUDGETS, MAX_ALONE_STEPS,
+};
+
+/// The search of every schedule, and its report.
+pub mod search {
+    pub use crate::sim::search::cache::SharedCache;
+    pub use crate::sim::search::split::Part;
+    pub use crate::sim::search::{
+        Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, Options, RunResult,
+        Shard, Stats, Used, Watch,
+    };
+}
+
+/// How a search or a run chooses its schedules.
+pub mod strategy {
+    pub use crate::sim::strategy::{
+        Kind, Reduction, Strategy, Without, DEFAULT_DEPTH, DEFAULT_SEED,
+    };
+}
+
+/// Many seeded runs of every built-in, checking its invariants.
+pub mod soak {
+    pub use crate::sim::soak::{soak_all, soak_scenario, SoakRow, CATCH_BUDGET};
+}
+
+/// A process killed at every step: the reference check, and a built-in's.
+pub mod sweep {
+    pub use crate::scenarios::sweep::{crash_sweep, SweepRow};
+    pub use crate::sim::crash::{sweep_all, CrashReport};
+}
+
+/// The built-in scenarios, and a person's scenario files checked against them.
+pub mod catalog {
+    pub use crate::scenarios::{
+        build, build_resolved, build_with, catalog as all, entry, parse, parsed_builtins,
+        Entry, Extra, Named, CATALOG,
+    };
+}
+
+/// Scenario files: what they may ask for, and a library program run alone.
+pub mod file {
+    pub use crate::format::{
+        parse_listing_sql, run_alone, File, SqlMistake, JOURNAL_PARAM, MAX_ATTEMPTS,
+    };
+}
+
+/// Scenario parameters, declared once.
+pub mod parameters {
+    pub use crate::params::{Kind, Param, Params};
+}
+
+/// Caller input read as the exports and links read it.
+pub mod inputs {
+    pub use crate::input::{delivery, form_pairs, order, permalink, request, Permalink};
+}
+
+/// Idempotency receipts: a request run alone, the response profiles.
+pub mod idempotency {
+    pub use crate::patterns::idempotency::*;
+}
+
+/// The outbox and the inbox: an order, the relay and a delivery run alone.
+pub mod outbox {
+    pub use crate::patterns::outbox::*;
+}
+
+/// A run taken home: the scripts that replay it on real SQLite.
+pub mod reproduce {
+    pub use crate::export::{python, rust};
+}
+
+/// The engine's benchmark.
+pub mod benchmark {
+    pub use crate::bench::{engine, warm_up, Budget, EngineReport};
+}
+
+/// SQLite stores with real locking: stores, connections, locks, versions.
+pub mod store {
+    pub use crate::storage::shm::ShmLocks;
+    pub use crate::storage::vfs::run_rsqlite_vfs_test_suite;
+    pub use crate::storage::{
+        round_trip, run_sql, sqlite_memory_used, sqlite_version, ChangeOp, Conn, Journal,
+        LockLevel, RoundTrip, SqlValue, Store, Versions, MAX_NOTE_CHARS, SQLITE_VERSION,
+    };
+}
 
 /// The crate's version, as the page and the command line report it.
 pub const CRATE_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -8,13 +8,13 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{Kind, Strategy};
+use replayground::catalog;
+use replayground::RoundRobin;
+use replayground::search::Explorer;
+use replayground::strategy::{Kind, Strategy};
 
 fn explorer(source: &str) -> Explorer {
-    let file = scenarios::parse(source, "design").unwrap();
+    let file = catalog::parse(source, "design").unwrap();
     Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
 }
 
@@ -74,7 +74,7 @@ count = 1
 when = "1"
 "#
     );
-    let error = scenarios::parse(&source, "design").unwrap_err().to_string();
+    let error = catalog::parse(&source, "design").unwrap_err().to_string();
     assert!(
         error.starts_with(
             "invalid scenario: line 10, column 1: check \"a check with nothing to check\" ([[checks]] number 2): give exactly one of"
@@ -149,11 +149,11 @@ clock = {{ tick = 1, until = 5 }}
 steps = [ {{ name = "w", sql = "SELECT 1" }} ]
 "#
     );
-    let error = scenarios::parse(&source, "design").unwrap_err().to_string();
+    let error = catalog::parse(&source, "design").unwrap_err().to_string();
     assert!(error.contains("attempt C:"), "{error}");
     assert!(!error.contains("attempt 2"), "{error}");
     let labelled = source.replace("replicas = 2\nclock", "label = \"ticker\"\nclock");
-    let error = scenarios::parse(&labelled, "design")
+    let error = catalog::parse(&labelled, "design")
         .unwrap_err()
         .to_string();
     assert!(error.contains("attempt \"ticker\":"), "{error}");

@@ -11,11 +11,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::sim::schedule::Schedule;
-use replayground::sim::search::Stats;
-use replayground::sim::search::{ExploreReport, Explorer};
-use replayground::sim::strategy::{Kind, Strategy, Without};
-use replayground::sim::{Bound, Status, Verdict};
+use replayground::Schedule;
+use replayground::search::Stats;
+use replayground::search::{ExploreReport, Explorer};
+use replayground::strategy::{Kind, Strategy, Without};
+use replayground::{Bound, Status, Verdict};
 
 mod common;
 use common::explorer;
@@ -201,7 +201,7 @@ fn every_strategy_has_its_tests() {
 fn a_stopped_attempt_names_its_bound() {
     let explorer = explorer(GROWING, "growing");
     let run = explorer
-        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .run(&mut replayground::RoundRobin, false)
         .unwrap();
     assert!(
         matches!(
@@ -323,7 +323,7 @@ steps = [ { name = "wait", sql = "SELECT 1 FROM t WHERE 0", on.none = { goto = "
     assert!(counterexample.shortest);
     // The lasso the search found first is longer.
     let mut search =
-        replayground::sim::search::Dfs::new(Strategy::of(Kind::Exhaustive).dfs_options());
+        replayground::search::Dfs::new(Strategy::of(Kind::Exhaustive).dfs_options());
     while !search.advance(&explorer, 100).unwrap() {}
     let first = search.first_violation().unwrap();
     assert!(first.cycle_from().is_some() && first.len() > 1, "{first}");

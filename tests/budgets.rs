@@ -7,11 +7,11 @@
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search::{Explorer, RunResult};
-use replayground::sim::strategy::{Kind, Strategy};
-use replayground::sim::{Bound, Status, BUDGETS};
+use replayground::catalog;
+use replayground::RoundRobin;
+use replayground::search::{Explorer, RunResult};
+use replayground::strategy::{Kind, Strategy};
+use replayground::{Bound, Status, BUDGETS};
 
 mod common;
 use common::explorer;
@@ -118,8 +118,8 @@ fn a_trace_keeps_a_bounded_amount_of_tables() {
     assert!(trace
         .iter()
         .all(|step| step.tables_left_out && step.tables.is_empty()));
-    let schedule = replayground::sim::Schedule::decode(&run.schedule).unwrap();
-    let error = replayground::export::python(&explorer, &schedule)
+    let schedule = replayground::Schedule::decode(&run.schedule).unwrap();
+    let error = replayground::reproduce::python(&explorer, &schedule)
         .unwrap_err()
         .to_string();
     assert!(
@@ -138,7 +138,7 @@ fn a_trace_keeps_a_bounded_amount_of_tables() {
 }
 
 fn explorer_of(id: &str) -> Explorer {
-    Explorer::new(scenarios::build(id).unwrap()).unwrap()
+    Explorer::new(catalog::build(id).unwrap()).unwrap()
 }
 
 /// The same rows written to a file: past 64 MiB SQLite answers
@@ -158,7 +158,7 @@ fn a_file_past_its_budget_is_full() {
 fn the_engine_goes_on_after_them() {
     let _ = round_robin(include_str!("designs/hostile/big-rows.toml"), "big-rows");
     let _ = round_robin(include_str!("designs/hostile/big-notes.toml"), "big-notes");
-    let explorer = Explorer::new(scenarios::build("idem-check-then-write").unwrap()).unwrap();
+    let explorer = Explorer::new(catalog::build("idem-check-then-write").unwrap()).unwrap();
     let report = Strategy::of(Kind::Exhaustive)
         .search()
         .run_to_end(&explorer)
@@ -173,8 +173,8 @@ fn the_engine_goes_on_after_them() {
 /// instructions the count goes by, and each run builds under 1 KB.)
 #[cfg(not(target_family = "wasm"))]
 fn the_builtins_spend_a_small_part_of_each_budget() {
-    for entry in scenarios::catalog() {
-        let explorer = Explorer::new(scenarios::build(entry.id).unwrap()).unwrap();
+    for entry in catalog::all() {
+        let explorer = Explorer::new(catalog::build(entry.id).unwrap()).unwrap();
         let run = explorer.run(&mut RoundRobin, true).unwrap();
         if std::env::var_os("REPLAYGROUND_SHOW_SPENT").is_some() {
             eprintln!("{}: {:?}", entry.id, run.spent);

@@ -22,11 +22,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 #[cfg(not(target_family = "wasm"))]
-use replayground::params::{Kind, Param};
-use replayground::scenarios;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search;
-use replayground::sim::search::{Explorer, RunResult};
+use replayground::parameters::{Kind, Param};
+use replayground::catalog;
+use replayground::RoundRobin;
+use replayground::search;
+use replayground::search::{Explorer, RunResult};
 use serde_json::{json, Value};
 
 /// The expected figures of every built-in, by id (generated with them).
@@ -64,11 +64,11 @@ const PAIRS: bool = cfg!(not(debug_assertions));
 fn cases(id: &str, pairs: bool) -> Vec<Value> {
     // In the rollback journal: the journal parameter's figures are
     // tests/journal.rs's.
-    let declared: Vec<&Param> = scenarios::entry(id)
+    let declared: Vec<&Param> = catalog::entry(id)
         .unwrap()
         .params
         .iter()
-        .filter(|p| p.name != replayground::format::JOURNAL_PARAM)
+        .filter(|p| p.name != replayground::file::JOURNAL_PARAM)
         .collect();
     let mut all = vec![Value::Null];
     for (i, a) in declared.iter().enumerate() {
@@ -89,7 +89,7 @@ fn cases(id: &str, pairs: bool) -> Vec<Value> {
 
 /// What one scenario does with one parameter set.
 fn figures(id: &str, params: &Value) -> Value {
-    let explorer = Explorer::new(scenarios::build_with(id, params).unwrap()).unwrap();
+    let explorer = Explorer::new(catalog::build_with(id, params).unwrap()).unwrap();
     let run = explorer.run(&mut RoundRobin, true).unwrap();
     let steps = |r: &RunResult| -> Vec<String> {
         r.trace
@@ -138,7 +138,7 @@ fn bless() {
          /// Each built-in's expected figures (JSON), by id.\n\
          pub const EXPECTED: &[(&str, &str)] = &[\n",
     );
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         let all: Vec<Value> = cases(entry.id, true)
             .iter()
             .map(|p| figures(entry.id, p))
@@ -165,7 +165,7 @@ fn every_builtin_gives_its_expected_figures() {
         return;
     }
     let mut compared = 0;
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         let Some((_, text)) = expected::EXPECTED.iter().find(|(id, _)| *id == entry.id) else {
             panic!("no expected figures for {}: run {BLESS}", entry.id);
         };
@@ -198,5 +198,5 @@ fn every_builtin_gives_its_expected_figures() {
             compared += 1;
         }
     }
-    assert!(compared >= scenarios::catalog().len());
+    assert!(compared >= catalog::all().len());
 }

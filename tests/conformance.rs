@@ -7,10 +7,10 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{Kind, Strategy};
-use replayground::sim::Bound;
+use replayground::catalog;
+use replayground::search::Explorer;
+use replayground::strategy::{Kind, Strategy};
+use replayground::Bound;
 
 mod common;
 use common::DESIGNS;
@@ -19,7 +19,7 @@ use common::DESIGNS;
 fn every_design_gets_its_expected_verdict_over_every_schedule() {
     assert!(DESIGNS.len() >= 10);
     for (name, source) in DESIGNS {
-        let file = scenarios::parse(source, name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let file = catalog::parse(source, name).unwrap_or_else(|e| panic!("{name}: {e}"));
         let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
         let report = Strategy::of(Kind::Exhaustive)
             .search()
@@ -30,7 +30,7 @@ fn every_design_gets_its_expected_verdict_over_every_schedule() {
             (None, false) => {}
             (Some(c), true) => {
                 // The counterexample replays to the same failure.
-                let schedule = replayground::sim::Schedule::decode(&c.schedule).unwrap();
+                let schedule = replayground::Schedule::decode(&c.schedule).unwrap();
                 assert!(!explorer.replay(&schedule, false).unwrap().passed, "{name}");
             }
             (None, true) => panic!("{name} is meant to fail, and every schedule passed"),
@@ -46,10 +46,10 @@ fn every_design_gets_its_expected_verdict_over_every_schedule() {
 /// number of racing attempts), not only for the default.
 #[test]
 fn every_verdict_holds_across_each_small_parameter_range() {
-    use replayground::params::Kind as ParamKind;
+    use replayground::parameters::Kind as ParamKind;
     let mut explored = 0;
     for (name, source) in DESIGNS {
-        let file = scenarios::parse(source, name).unwrap();
+        let file = catalog::parse(source, name).unwrap();
         for param in file.declared_params().unwrap() {
             let ParamKind::Whole { min, max, .. } = param.kind else {
                 continue;
@@ -87,12 +87,12 @@ fn a_retry_starts_only_after_the_lost_reply() {
         .iter()
         .find(|(n, _)| *n == "lost-reply-no-key")
         .unwrap();
-    let file = scenarios::parse(source, "lost-reply-no-key").unwrap();
+    let file = catalog::parse(source, "lost-reply-no-key").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let run = explorer.start(false).unwrap();
     assert_eq!(run.runnable(), vec![0], "B waits for A");
     let bad = source.replace("after = \"request\"", "after = \"nobody\"");
-    let error = scenarios::parse(&bad, "x").unwrap_err().to_string();
+    let error = catalog::parse(&bad, "x").unwrap_err().to_string();
     assert!(
         error.contains("must name the role or label of exactly one earlier attempt"),
         "{error}"
@@ -105,7 +105,7 @@ fn parameters_of_a_file_are_declared_once_and_checked() {
         .iter()
         .find(|(n, _)| *n == "claim-on-conflict")
         .unwrap();
-    let file = scenarios::parse(source, "claim-on-conflict").unwrap();
+    let file = catalog::parse(source, "claim-on-conflict").unwrap();
     let scenario = file.build(&serde_json::json!({"attempts": 4})).unwrap();
     assert_eq!(scenario.attempts().unwrap().len(), 4);
     let error = file
@@ -145,16 +145,16 @@ steps = [ { name = "extension", sql = "SELECT load_extension('/lib/x86_64-linux-
 [[attempts]]
 steps = [ { name = "read a pragma", sql = "PRAGMA busy_timeout", on.rows = { finish = "read" } } ]
 "#;
-    let file = scenarios::parse(source, "hostile").unwrap();
+    let file = catalog::parse(source, "hostile").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let run = explorer
-        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .run(&mut replayground::RoundRobin, false)
         .unwrap();
     let failures: Vec<String> = run
         .statuses
         .iter()
         .map(|s| match s {
-            replayground::sim::Status::Failed { error, .. } => error.clone(),
+            replayground::Status::Failed { error, .. } => error.clone(),
             other => format!("{other:?}"),
         })
         .collect();
@@ -167,7 +167,7 @@ steps = [ { name = "read a pragma", sql = "PRAGMA busy_timeout", on.rows = { fin
         .statuses
         .iter()
         .map(|s| match s {
-            replayground::sim::Status::Failed { bound, .. } => *bound,
+            replayground::Status::Failed { bound, .. } => *bound,
             _ => None,
         })
         .collect();
@@ -220,7 +220,7 @@ schema = "PRAGMA journal_mode = OFF; CREATE TABLE t (x);"
 [[attempts]]
 steps = [ { name = "read", sql = "SELECT 1" } ]
 "#;
-    let error = scenarios::parse(in_schema, "hostile-schema")
+    let error = catalog::parse(in_schema, "hostile-schema")
         .err()
         .map(|e| e.to_string())
         .unwrap_or_default();
@@ -230,11 +230,11 @@ steps = [ { name = "read", sql = "SELECT 1" } ]
     );
     // The engine goes on: a good design runs right after.
     let (_, good) = DESIGNS.iter().find(|(n, _)| *n == "seat-unique").unwrap();
-    let good = scenarios::parse(good, "seat-unique").unwrap();
+    let good = catalog::parse(good, "seat-unique").unwrap();
     let explorer = Explorer::new(good.build(&serde_json::Value::Null).unwrap()).unwrap();
     assert!(
         explorer
-            .run(&mut replayground::sim::scheduler::RoundRobin, false)
+            .run(&mut replayground::RoundRobin, false)
             .unwrap()
             .passed
     );

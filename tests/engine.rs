@@ -7,7 +7,7 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::storage::{vfs, Conn, LockLevel, SqlValue, Store};
+use replayground::store::{self, Conn, LockLevel, SqlValue, Store};
 use replayground::Error;
 
 fn store_with_table() -> Store {
@@ -301,7 +301,7 @@ fn bad_names_are_refused_before_anything_is_created() {
 
 #[test]
 fn the_vfs_passes_the_rsqlite_vfs_test_suite() {
-    vfs::run_rsqlite_vfs_test_suite().unwrap();
+    store::run_rsqlite_vfs_test_suite().unwrap();
 }
 
 fn refused(conn: &Conn, sql: &str) -> Error {

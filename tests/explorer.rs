@@ -8,18 +8,18 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
-use replayground::sim::scheduler::{Manual, Pct, Random, RoundRobin, Scheduler};
-use replayground::sim::search;
-use replayground::sim::search::{ExploreReport, Explorer};
-use replayground::sim::{Scenario, Schedule, Status, Verdict};
-use replayground::storage::LockLevel;
+use replayground::catalog;
+use replayground::{Manual, Pct, Random, RoundRobin, Scheduler};
+use replayground::search;
+use replayground::search::{ExploreReport, Explorer};
+use replayground::{Scenario, Schedule, Status, Verdict};
+use replayground::store::LockLevel;
 
 /// A scenario by id; "idem-race-2" is the race with two attempts.
 fn scenario(id: &str) -> replayground::Result<Box<dyn Scenario>> {
     match id {
-        "idem-race-2" => scenarios::build_with("idem-race", &serde_json::json!({"attempts": 2})),
-        _ => scenarios::build(id),
+        "idem-race-2" => catalog::build_with("idem-race", &serde_json::json!({"attempts": 2})),
+        _ => catalog::build(id),
     }
 }
 
@@ -185,7 +185,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     assert_eq!(trace[0].locks[0].level, LockLevel::Reserved);
     assert!(matches!(
         trace[1].report.progress,
-        replayground::sim::Progress::Blocked
+        replayground::Progress::Blocked
     ));
     assert!(
         trace[1].report.note.contains("SQLITE_BUSY"),
@@ -198,7 +198,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     assert_eq!(insert.changes[0].table, "effects");
     assert_eq!(
         insert.changes[0].op,
-        replayground::storage::ChangeOp::Insert
+        replayground::store::ChangeOp::Insert
     );
     // Not committed yet: the committed tables are still empty.
     assert!(insert.tables["orders.db"]["effects"].rows.is_empty());
@@ -306,7 +306,7 @@ fn bounded_searches_say_so() {
 
 #[test]
 fn an_unknown_scenario_is_a_clear_error() {
-    let error = scenarios::build("nope").err().unwrap().to_string();
+    let error = catalog::build("nope").err().unwrap().to_string();
     assert!(error.starts_with("invalid scenario: unknown scenario \"nope\"; known: idem-race"));
 }
 
@@ -489,7 +489,7 @@ fn a_run_rewound_to_a_checkpoint_goes_on_as_it_did() {
         "{} checkpoints, {in_transaction} with a transaction open",
         checkpoints.len()
     );
-    let go_on = |run: &mut replayground::sim::Run<'_>, from: usize| {
+    let go_on = |run: &mut replayground::Run<'_>, from: usize| {
         for &attempt in &schedule[from..] {
             run.step(attempt).unwrap();
         }
@@ -543,7 +543,7 @@ fn no_checkpoint_is_taken_while_a_commit_waits_for_a_reader() {
 #[test]
 fn the_warm_up_searches_a_shard_in_slices_until_its_time_is_up() {
     // No time to spend: one slice of 200 runs.
-    let stats = replayground::bench::warm_up(0.0, &|| 0.0).unwrap();
+    let stats = replayground::benchmark::warm_up(0.0, &|| 0.0).unwrap();
     assert_eq!(stats.runs, 200);
     assert!(stats.distinct_states > 0 && stats.violations == 0);
     // A clock that moves one millisecond per reading, and three to spend:
@@ -553,6 +553,6 @@ fn the_warm_up_searches_a_shard_in_slices_until_its_time_is_up() {
         now.set(now.get() + 1.0);
         now.get()
     };
-    let stats = replayground::bench::warm_up(3.0, &clock).unwrap();
+    let stats = replayground::benchmark::warm_up(3.0, &clock).unwrap();
     assert_eq!(stats.runs, 600);
 }

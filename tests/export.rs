@@ -7,11 +7,11 @@
 //! the playground showed.
 #![cfg(not(target_family = "wasm"))]
 
-use replayground::format;
-use replayground::scenarios;
-use replayground::sim::search;
-use replayground::sim::search::Explorer;
-use replayground::sim::{Scenario, Schedule};
+use replayground::file;
+use replayground::catalog;
+use replayground::search;
+use replayground::search::Explorer;
+use replayground::{Scenario, Schedule};
 
 /// Exports `scenario`'s shortest counterexample, runs the Python script,
 /// writes the Rust test into `crate_dir/tests/`, and returns how many
@@ -25,7 +25,7 @@ fn reproduce(name: &str, scenario: Box<dyn Scenario>, crate_dir: &std::path::Pat
         .counterexample
         .unwrap_or_else(|| panic!("{name} has no counterexample"));
     let schedule = Schedule::decode(&counterexample.schedule).unwrap();
-    let test = replayground::export::rust(&explorer, &schedule).unwrap();
+    let test = replayground::reproduce::rust(&explorer, &schedule).unwrap();
     std::fs::write(
         crate_dir
             .join("tests")
@@ -33,7 +33,7 @@ fn reproduce(name: &str, scenario: Box<dyn Scenario>, crate_dir: &std::path::Pat
         test,
     )
     .unwrap();
-    let script = replayground::export::python(&explorer, &schedule).unwrap();
+    let script = replayground::reproduce::python(&explorer, &schedule).unwrap();
     let path = std::env::temp_dir().join(format!("replayground-export-{name}.py"));
     std::fs::write(&path, script).unwrap();
     let output = std::process::Command::new("python3")
@@ -85,14 +85,14 @@ fn every_counterexample_reproduces_on_real_sqlite_with_python_and_rust() {
     let crate_dir = test_crate();
     let mut compared = 0;
     let mut scripts = 0;
-    for entry in scenarios::catalog().iter().filter(|e| e.fails) {
-        compared += reproduce(entry.id, scenarios::build(entry.id).unwrap(), &crate_dir);
+    for entry in catalog::all().iter().filter(|e| e.fails) {
+        compared += reproduce(entry.id, catalog::build(entry.id).unwrap(), &crate_dir);
         scripts += 1;
         // The same design in WAL mode: the exported databases carry the mode.
-        let wal = serde_json::json!({ format::JOURNAL_PARAM: "wal" });
+        let wal = serde_json::json!({ file::JOURNAL_PARAM: "wal" });
         compared += reproduce(
             &format!("{}-wal", entry.id),
-            scenarios::build_with(entry.id, &wal).unwrap(),
+            catalog::build_with(entry.id, &wal).unwrap(),
             &crate_dir,
         );
         scripts += 1;
@@ -106,7 +106,7 @@ fn every_counterexample_reproduces_on_real_sqlite_with_python_and_rust() {
     designs.sort();
     for path in designs {
         let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        let file = scenarios::parse(&std::fs::read_to_string(&path).unwrap(), &name).unwrap();
+        let file = catalog::parse(&std::fs::read_to_string(&path).unwrap(), &name).unwrap();
         if !file.fails {
             continue;
         }

@@ -7,16 +7,16 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::patterns::idempotency::{self, Request, ERROR_RESULT};
-use replayground::scenarios;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search;
-use replayground::sim::search::{ExploreReport, Explorer, RunResult};
-use replayground::sim::Schedule;
-use replayground::storage::Store;
+use replayground::idempotency::{self, Request, ERROR_RESULT};
+use replayground::catalog;
+use replayground::RoundRobin;
+use replayground::search;
+use replayground::search::{ExploreReport, Explorer, RunResult};
+use replayground::Schedule;
+use replayground::store::Store;
 
 fn explorer(id: &str, params: serde_json::Value) -> Explorer {
-    Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
+    Explorer::new(catalog::build_with(id, &params).unwrap()).unwrap()
 }
 
 fn every_schedule(id: &str, params: serde_json::Value) -> ExploreReport {
@@ -212,7 +212,7 @@ fn each_profile_behaves_as_published_inside_and_beyond_its_retention() {
 #[test]
 fn scenario_parameters_are_validated_before_anything_runs() {
     let error = |id: &str, params: serde_json::Value| {
-        scenarios::build_with(id, &params)
+        catalog::build_with(id, &params)
             .err()
             .expect("must fail")
             .to_string()
@@ -350,15 +350,15 @@ fn requests_run_alone_with_and_without_a_key_each_run_their_own_steps() {
         with.insert("operation".into(), "web-order".into());
         with.insert("key".into(), key.into());
         with.insert("quantity".into(), 2.into());
-        let (outcome, steps) = replayground::format::run_alone(
-            &replayground::scenarios::CATALOG,
+        let (outcome, steps) = replayground::file::run_alone(
+            &replayground::catalog::CATALOG,
             &session,
             "idempotency",
             "request",
             "r",
             with,
             0,
-            replayground::sim::MAX_ALONE_STEPS,
+            replayground::MAX_ALONE_STEPS,
         )
         .unwrap();
         let names: Vec<String> = steps.into_iter().map(|s| s.name).collect();

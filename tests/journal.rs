@@ -7,29 +7,29 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::format::JOURNAL_PARAM;
-use replayground::scenarios;
-use replayground::sim::search;
-use replayground::sim::search::Explorer;
-use replayground::sim::{Status, Verdict};
-use replayground::storage::Journal;
+use replayground::file::JOURNAL_PARAM;
+use replayground::catalog;
+use replayground::search;
+use replayground::search::Explorer;
+use replayground::{Status, Verdict};
+use replayground::store::Journal;
 use serde_json::json;
 
 fn explorer(id: &str, journal: Journal) -> Explorer {
     let params = json!({ JOURNAL_PARAM: journal.name() });
-    Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
+    Explorer::new(catalog::build_with(id, &params).unwrap()).unwrap()
 }
 
 #[test]
 fn every_builtin_takes_the_journal_parameter_rollback_by_default() {
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         let param = entry
             .params
             .iter()
             .find(|p| p.name == JOURNAL_PARAM)
             .unwrap_or_else(|| panic!("{} has no journal parameter", entry.id));
         assert_eq!(param.default_value(), json!("rollback"), "{}", entry.id);
-        let explorer = Explorer::new(scenarios::build(entry.id).unwrap()).unwrap();
+        let explorer = Explorer::new(catalog::build(entry.id).unwrap()).unwrap();
         assert_eq!(explorer.params()[JOURNAL_PARAM], json!("rollback"));
     }
 }
@@ -38,7 +38,7 @@ fn every_builtin_takes_the_journal_parameter_rollback_by_default() {
 fn correct_designs_are_proved_and_broken_ones_fail_in_both_modes() {
     let mut proved = 0;
     let mut broken = 0;
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         for journal in [Journal::Rollback, Journal::Wal] {
             let report = explorer(entry.id, journal)
                 .exhaustive(search::Options::default(), 100_000, |_| true)
@@ -132,11 +132,11 @@ name = "mode"
 sql = "SELECT journal_mode FROM pragma_journal_mode"
 expect = "wal"
 "#;
-    let file = scenarios::parse(source, "probe").unwrap();
+    let file = catalog::parse(source, "probe").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     assert_eq!(explorer.params()[JOURNAL_PARAM], json!("wal"));
     let result = explorer
-        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .run(&mut replayground::RoundRobin, false)
         .unwrap();
     assert!(result.passed, "{:?}", result.checks);
     let files: Vec<String> = explorer
@@ -152,7 +152,7 @@ expect = "wal"
     let rollback =
         Explorer::new(file.build(&json!({ JOURNAL_PARAM: "rollback" })).unwrap()).unwrap();
     let result = rollback
-        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .run(&mut replayground::RoundRobin, false)
         .unwrap();
     assert!(!result.passed, "the check must see the rollback journal");
     assert_eq!(
@@ -169,18 +169,18 @@ expect = "wal"
 #[test]
 fn a_mode_that_is_not_one_and_a_parameter_named_journal_are_refused() {
     let base = "title = \"t\"\n[databases.main]\n[[attempts]]\nsteps = [{ name = \"s\", sql = \"SELECT 1\" }]\n";
-    let error = scenarios::parse(&format!("journal = \"memory\"\n{base}"), "t")
+    let error = catalog::parse(&format!("journal = \"memory\"\n{base}"), "t")
         .unwrap_err()
         .to_string();
     assert!(error.contains("rollback or wal"), "{error}");
-    let error = scenarios::parse(
+    let error = catalog::parse(
         &format!("{base}[params.journal]\ntype = \"text\"\ndefault = \"x\"\n"),
         "t",
     )
     .unwrap_err()
     .to_string();
     assert!(error.contains("engine's parameter"), "{error}");
-    let error = scenarios::build_with("idem-race", &json!({ JOURNAL_PARAM: "truncate" }))
+    let error = catalog::build_with("idem-race", &json!({ JOURNAL_PARAM: "truncate" }))
         .err()
         .unwrap()
         .to_string();
@@ -192,7 +192,7 @@ fn a_mode_that_is_not_one_and_a_parameter_named_journal_are_refused() {
 
 #[test]
 fn the_catalog_says_how_every_broken_design_fails_in_wal_mode() {
-    for entry in scenarios::catalog().iter().filter(|e| e.fails) {
+    for entry in catalog::all().iter().filter(|e| e.fails) {
         assert!(
             entry.wal_note.starts_with("In WAL mode")
                 || entry.wal_note.starts_with("The same in WAL mode"),
@@ -206,7 +206,7 @@ fn the_catalog_says_how_every_broken_design_fails_in_wal_mode() {
 #[test]
 fn a_journal_mode_set_by_pragma_is_refused_at_its_line_with_the_way_to_set_it() {
     let source = "title = \"t\"\n[databases.main]\npragmas = \"PRAGMA foreign_keys = ON; PRAGMA main.journal_mode = WAL\"\n[[attempts]]\nsteps = [{ name = \"s\", sql = \"SELECT 1\" }]\n";
-    let error = scenarios::parse(source, "t").unwrap_err().to_string();
+    let error = catalog::parse(source, "t").unwrap_err().to_string();
     assert!(error.contains("line 3"), "{error}");
     assert!(
         error.contains("journal = \\\"wal\\\"") || error.contains("journal = \"wal\""),
@@ -214,5 +214,5 @@ fn a_journal_mode_set_by_pragma_is_refused_at_its_line_with_the_way_to_set_it() 
     );
     // Reading a refused PRAGMA is fine.
     let reading = source.replace("PRAGMA main.journal_mode = WAL", "PRAGMA journal_mode");
-    assert!(scenarios::parse(&reading, "t").is_ok());
+    assert!(catalog::parse(&reading, "t").is_ok());
 }

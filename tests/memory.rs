@@ -10,9 +10,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use replayground::scenarios;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search::Explorer;
+use replayground::catalog;
+use replayground::RoundRobin;
+use replayground::search::Explorer;
 
 /// The system's allocator, counting the bytes held.
 struct Counting;
@@ -49,7 +49,7 @@ static ALLOCATOR: Counting = Counting;
 
 /// Builds `source` and runs it once, recorded, as the page does; drops all.
 fn run_once(source: &str, name: &str) -> String {
-    let file = scenarios::parse(source, name).unwrap();
+    let file = catalog::parse(source, name).unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let run = explorer.run(&mut RoundRobin, true).unwrap();
     run.checks[0].actual.clone()
@@ -59,7 +59,7 @@ fn run_once(source: &str, name: &str) -> String {
 fn held() -> (usize, i64) {
     (
         HELD.load(Ordering::Relaxed),
-        replayground::storage::sqlite_memory_used(),
+        replayground::store::sqlite_memory_used(),
     )
 }
 

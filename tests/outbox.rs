@@ -6,17 +6,17 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::patterns::outbox::{self, Event};
-use replayground::scenarios::{self, sweep::crash_sweep};
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search;
-use replayground::sim::search::{ExploreReport, Explorer, RunResult};
-use replayground::sim::Schedule;
-use replayground::storage::LockLevel;
-use replayground::storage::Store;
+use replayground::outbox::{self, Event};
+use replayground::{catalog, sweep::crash_sweep};
+use replayground::RoundRobin;
+use replayground::search;
+use replayground::search::{ExploreReport, Explorer, RunResult};
+use replayground::Schedule;
+use replayground::store::LockLevel;
+use replayground::store::Store;
 
 fn explorer(id: &str, params: serde_json::Value) -> Explorer {
-    Explorer::new(scenarios::build_with(id, &params).unwrap()).unwrap()
+    Explorer::new(catalog::build_with(id, &params).unwrap()).unwrap()
 }
 
 fn every_schedule(id: &str, params: serde_json::Value) -> ExploreReport {
@@ -212,7 +212,7 @@ fn a_short_inbox_retention_loses_a_late_redelivery_and_a_long_one_does_not() {
 #[test]
 fn outbox_parameters_are_validated() {
     let error = |id: &str, params: serde_json::Value| {
-        scenarios::build_with(id, &params)
+        catalog::build_with(id, &params)
             .err()
             .unwrap()
             .to_string()
@@ -306,15 +306,15 @@ fn a_program_run_alone_follows_its_whens_each_time() {
         with.insert("amount".into(), 5.into());
         with.insert("subscriber".into(), "audit".into());
         with.insert("inbox".into(), inbox.into());
-        let (outcome, steps) = replayground::format::run_alone(
-            &replayground::scenarios::CATALOG,
+        let (outcome, steps) = replayground::file::run_alone(
+            &replayground::catalog::CATALOG,
             &session,
             "outbox",
             "deliver",
             "x",
             with,
             0,
-            replayground::sim::MAX_ALONE_STEPS,
+            replayground::MAX_ALONE_STEPS,
         )
         .unwrap();
         let names: Vec<String> = steps.into_iter().map(|s| s.name).collect();
@@ -340,9 +340,9 @@ fn a_program_run_alone_follows_its_whens_each_time() {
 /// visits: the page's list offers every one and nothing else.
 #[test]
 fn declared_crash_points_are_the_sweeps_points() {
-    use replayground::params::Kind;
+    use replayground::parameters::Kind;
     for id in ["outbox-crash-sweep", "outbox-crash-sweep-no-inbox"] {
-        let entry = scenarios::entry(id).unwrap();
+        let entry = catalog::entry(id).unwrap();
         let declared = entry
             .params
             .iter()

@@ -10,11 +10,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::input;
-use replayground::params::{Kind, Param};
-use replayground::scenarios;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::search::{Explorer, RunResult};
+use replayground::inputs;
+use replayground::parameters::{Kind, Param};
+use replayground::catalog;
+use replayground::RoundRobin;
+use replayground::search::{Explorer, RunResult};
 use serde_json::{json, Value};
 
 /// A valid value other than the default.
@@ -45,7 +45,7 @@ fn link_text(value: &Value) -> String {
 }
 
 fn run(id: &str, given: &Value) -> RunResult {
-    let explorer = Explorer::new(scenarios::build_with(id, given).unwrap()).unwrap();
+    let explorer = Explorer::new(catalog::build_with(id, given).unwrap()).unwrap();
     explorer.run(&mut RoundRobin, true).unwrap()
 }
 
@@ -59,7 +59,7 @@ fn behaviour(result: &RunResult) -> Value {
 #[test]
 fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
     let mut checked = 0;
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         let baseline = run(entry.id, &Value::Null);
         for param in entry.params {
             assert_eq!(
@@ -92,7 +92,7 @@ fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
                 param.name,
                 js_encode(&link_text(&value))
             );
-            let link = input::permalink(&query).unwrap();
+            let link = inputs::permalink(&query).unwrap();
             assert!(link.problems.is_empty(), "{query}: {:?}", link.problems);
             assert_eq!(link.params[param.name], value, "{query}");
             let from_link = run(entry.id, &Value::Object(link.params.clone()));
@@ -103,13 +103,13 @@ fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
     // attempts, tenant, key, quantity; quantity; clock; quantity; crashPoint;
     // profile, clock; profile; crashPoint; crashPoint; window, delay; window,
     // delay; and every scenario's journal.
-    assert_eq!(checked, 17 + scenarios::catalog().len());
+    assert_eq!(checked, 17 + catalog::all().len());
 }
 
 /// A scenario refuses a parameter it does not declare, on every path.
 #[test]
 fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
-    let error = scenarios::build_with("idem-race", &json!({"window": 600}))
+    let error = catalog::build_with("idem-race", &json!({"window": 600}))
         .err()
         .unwrap()
         .to_string();
@@ -117,7 +117,7 @@ fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
         error,
         "invalid params: scenario idem-race has no parameter \"window\"; it takes attempts, tenant, key, quantity, journal"
     );
-    let link = input::permalink("?s=idem-race&window=600").unwrap();
+    let link = inputs::permalink("?s=idem-race&window=600").unwrap();
     assert!(link.params.is_empty());
     assert_eq!(link.problems.len(), 1, "{:?}", link.problems);
 }
@@ -129,18 +129,18 @@ fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
 #[test]
 fn a_link_reads_only_the_scenario_it_names() {
     std::thread::spawn(|| {
-        let link = input::permalink("?s=outbox-two-relays&schedule=AB").unwrap();
+        let link = inputs::permalink("?s=outbox-two-relays&schedule=AB").unwrap();
         assert_eq!(link.scenario.as_deref(), Some("outbox-two-relays"));
-        assert_eq!(scenarios::parsed_builtins(), 1);
-        let link = input::permalink("?schedule=AB").unwrap();
+        assert_eq!(catalog::parsed_builtins(), 1);
+        let link = inputs::permalink("?schedule=AB").unwrap();
         assert_eq!(link.problems.len(), 1, "{:?}", link.problems);
         assert_eq!(
-            scenarios::parsed_builtins(),
+            catalog::parsed_builtins(),
             2,
             "and the catalog's first, which it opens"
         );
-        input::permalink("?s=outbox-two-relays&window=600").unwrap();
-        assert_eq!(scenarios::parsed_builtins(), scenarios::catalog().len());
+        inputs::permalink("?s=outbox-two-relays&window=600").unwrap();
+        assert_eq!(catalog::parsed_builtins(), catalog::all().len());
     })
     .join()
     .unwrap();
@@ -160,7 +160,7 @@ fn js_encode(text: &str) -> String {
 #[test]
 fn the_command_line_passes_every_parameter_to_the_run() {
     let mut checked = 0;
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         for param in entry.params {
             let value = other_value(param);
             let given = json!({ param.name: value.clone() }).to_string();
@@ -179,13 +179,13 @@ fn the_command_line_passes_every_parameter_to_the_run() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17 + scenarios::catalog().len());
+    assert_eq!(checked, 17 + catalog::all().len());
 }
 
 #[test]
 fn a_repeated_name_keeps_its_first_value_and_says_so() {
     // As URLSearchParams.get, which the page uses for every other part.
-    let link = input::permalink("?s=idem-race&journal=wal&journal=rollback&attempts=2&attempts=3")
+    let link = inputs::permalink("?s=idem-race&journal=wal&journal=rollback&attempts=2&attempts=3")
         .unwrap();
     assert_eq!(link.params["journal"], serde_json::json!("wal"));
     assert_eq!(link.params["attempts"], serde_json::json!(2));

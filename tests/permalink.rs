@@ -7,7 +7,7 @@
 use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::input::form_pairs;
+use replayground::inputs::form_pairs;
 
 /// Pieces queries are built from: the fuzz targets' seeds and what broke before.
 const PIECES: &[&str] = &[

@@ -10,12 +10,12 @@
 
 use std::collections::HashSet;
 
-use replayground::scenarios;
-use replayground::sim::search::cache::SharedCache;
-use replayground::sim::search::Shard;
-use replayground::sim::search::{self, Explorer};
-use replayground::sim::search::{Dfs, Options};
-use replayground::sim::Scenario;
+use replayground::catalog;
+use replayground::search::SharedCache;
+use replayground::search::Shard;
+use replayground::search::{self, Explorer};
+use replayground::search::{Dfs, Options};
+use replayground::Scenario;
 
 mod common;
 use common::DESIGNS;
@@ -231,14 +231,14 @@ fn same_proof_every_way(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> bo
 fn every_builtin_proves_the_same_with_and_without_each_reduction() {
     let mut unreduced = 0;
     let mut scenarios_compared = 0;
-    for entry in scenarios::catalog() {
+    for entry in catalog::all() {
         for params in [serde_json::json!({}), serde_json::json!({"journal": "wal"})] {
-            if scenarios::build_with(entry.id, &params).is_err() {
+            if catalog::build_with(entry.id, &params).is_err() {
                 continue;
             }
             let name = format!("{} {params}", entry.id);
             let every_way =
-                same_proof_every_way(&name, &|| scenarios::build_with(entry.id, &params).unwrap());
+                same_proof_every_way(&name, &|| catalog::build_with(entry.id, &params).unwrap());
             scenarios_compared += 1;
             if every_way {
                 unreduced += 1;
@@ -260,7 +260,7 @@ fn every_builtin_proves_the_same_with_and_without_each_reduction() {
 fn every_conformance_design_proves_the_same_with_and_without_each_reduction() {
     let mut unreduced = 0;
     for (name, source) in DESIGNS {
-        let file = scenarios::parse(source, name).unwrap();
+        let file = catalog::parse(source, name).unwrap();
         let every_way =
             same_proof_every_way(name, &|| file.build(&serde_json::Value::Null).unwrap());
         if every_way {
@@ -339,7 +339,7 @@ expect = 0
 
 #[test]
 fn partial_order_reduction_still_finds_a_bug_one_rare_interleaving_reaches() {
-    let file = scenarios::parse(RARE, "rare").unwrap();
+    let file = catalog::parse(RARE, "rare").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let (reduced, reduced_runs) = prove(&explorer, Options::default()).unwrap();
     // State caching alone is exact and fits the budget (without it, the
@@ -374,7 +374,7 @@ fn a_waiting_relay_woken_by_any_release_loses_no_final_state() {
         return;
     }
     let source = include_str!("../src/scenarios/reach/three-producers-two-relays.toml");
-    let file = scenarios::parse(source, "three-producers-two-relays").unwrap();
+    let file = catalog::parse(source, "three-producers-two-relays").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let complete = |options: Options, slice: u64| {
         let mut search = Dfs::new(options);
@@ -407,7 +407,7 @@ fn a_search_split_across_threads_proves_the_same() {
         return;
     }
     let source = include_str!("../src/scenarios/reach/three-producers-two-relays.toml");
-    let file = scenarios::parse(source, "three-producers-two-relays").unwrap();
+    let file = catalog::parse(source, "three-producers-two-relays").unwrap();
     let make = || Explorer::new(file.build(&serde_json::Value::Null)?);
     let explorer = make().unwrap();
     let whole = explorer
@@ -429,7 +429,7 @@ fn a_search_split_across_threads_proves_the_same() {
 /// alone, or a part given twice, is refused, not reported as complete.
 #[test]
 fn parts_merge_only_whole() {
-    let build = || scenarios::build("idem-check-then-write").unwrap();
+    let build = || catalog::build("idem-check-then-write").unwrap();
     let parts: Vec<_> = (0..2)
         .map(|index| {
             let explorer = Explorer::new(build()).unwrap();
@@ -466,7 +466,7 @@ fn parts_merge_only_whole() {
 /// not complete.
 #[test]
 fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
-    let build = || scenarios::build("outbox-two-relays").unwrap();
+    let build = || catalog::build("outbox-two-relays").unwrap();
     let explorer = Explorer::new(build()).unwrap();
     let parts: Vec<_> = (0..2)
         .map(|index| {
@@ -496,7 +496,7 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
     assert_eq!(json["interrupted"], true);
     let mut old = json.clone();
     old.as_object_mut().unwrap().remove("interrupted");
-    let read: replayground::sim::search::split::Part = serde_json::from_value(old).unwrap();
+    let read: replayground::search::Part = serde_json::from_value(old).unwrap();
     assert!(!read.interrupted);
 }
 
@@ -506,7 +506,7 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
 #[test]
 fn rewinding_to_checkpoints_takes_a_fraction_of_the_steps() {
     let source = include_str!("../src/scenarios/reach/two-relays-two-events.toml");
-    let file = scenarios::parse(source, "two-relays-two-events").unwrap();
+    let file = catalog::parse(source, "two-relays-two-events").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let search = |rewind: bool| {
         let mut search = Dfs::new(Options {
@@ -542,10 +542,10 @@ schema = "CREATE TABLE t (id INTEGER PRIMARY KEY);"
 steps = [ { name = "grow", sql = "INSERT INTO t DEFAULT VALUES", on.ok = { goto = "grow" } } ]
 "#;
     type Build = Box<dyn Fn() -> Box<dyn Scenario>>;
-    let builtin = |id: &'static str| -> Build { Box::new(move || scenarios::build(id).unwrap()) };
+    let builtin = |id: &'static str| -> Build { Box::new(move || catalog::build(id).unwrap()) };
     let file = |source: &'static str, name: &'static str| -> Build {
         Box::new(move || {
-            scenarios::parse(source, name)
+            catalog::parse(source, name)
                 .unwrap()
                 .build(&serde_json::Value::Null)
                 .unwrap()

@@ -7,8 +7,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::sim::soak::{soak_all, CATCH_BUDGET};
-use replayground::storage::Journal;
+use replayground::soak::{soak_all, CATCH_BUDGET};
+use replayground::store::Journal;
 
 #[test]
 fn correct_designs_never_fail_and_broken_ones_are_caught_within_the_budget() {
@@ -31,7 +31,7 @@ fn correct_designs_never_fail_and_broken_ones_are_caught_within_the_budget() {
 
 #[test]
 fn a_crash_at_every_step_of_every_scenario_loses_nothing_committed_and_keeps_nothing_uncommitted() {
-    let reports = replayground::sim::crash::sweep_all().unwrap();
+    let reports = replayground::sweep::sweep_all().unwrap();
     let points: u64 = reports.iter().map(|r| r.crash_points).sum();
     assert!(points >= 500, "{points} crash points");
     assert!(reports
@@ -47,6 +47,6 @@ fn pooled_connections_never_serve_pages_of_another_run() {
     // Regression: reused connections once kept pages of an earlier run that
     // had reached the same change counter by another interleaving.
     let row =
-        replayground::sim::soak::soak_scenario("idem-scope", Journal::Rollback, 2000, 1).unwrap();
+        replayground::soak::soak_scenario("idem-scope", Journal::Rollback, 2000, 1).unwrap();
     assert_eq!(row.violations, 0, "{row:?}");
 }

@@ -8,9 +8,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::format;
-use replayground::scenarios;
-use replayground::sim::search::Explorer;
+use replayground::file;
+use replayground::catalog;
+use replayground::search::Explorer;
 
 /// Three mistakes: a syntax error, a column that does not exist (in a
 /// multi-line string), a table that does not exist in a check.
@@ -33,7 +33,7 @@ expect = 3
 "#;
 
 fn positions(source: &str) -> Vec<(usize, usize, String, String)> {
-    let (_, mistakes) = format::parse_listing_sql(source, "typo", &scenarios::CATALOG).unwrap();
+    let (_, mistakes) = file::parse_listing_sql(source, "typo", &catalog::CATALOG).unwrap();
     mistakes
         .into_iter()
         .map(|m| (m.line, m.column, m.what, m.message))
@@ -71,7 +71,7 @@ fn every_mistake_is_found_at_its_line_and_column_once() {
 
 #[test]
 fn a_file_with_an_sql_error_does_not_run_unless_it_says_so() {
-    let error = scenarios::parse(TYPOS, "typo").unwrap_err().to_string();
+    let error = catalog::parse(TYPOS, "typo").unwrap_err().to_string();
     assert!(
         error.contains(
             "line 8, column 27: step \"read\" of attempt A: near \"SELEC\": syntax error (and 2 more SQL errors"
@@ -80,10 +80,10 @@ fn a_file_with_an_sql_error_does_not_run_unless_it_says_so() {
     );
     // Asked explicitly, it runs, and the run meets the error.
     let allowed = TYPOS.replace("fails = true", "fails = true\nallow-sql-errors = true");
-    let file = scenarios::parse(&allowed, "typo").unwrap();
+    let file = catalog::parse(&allowed, "typo").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let run = explorer
-        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .run(&mut replayground::RoundRobin, false)
         .unwrap();
     assert!(!run.passed);
     assert!(
@@ -139,11 +139,11 @@ sql = "SELECT count(*) FROM later"
 expect = 1
 "#;
     assert_eq!(positions(source), []);
-    let file = scenarios::parse(source, "creates").unwrap();
+    let file = catalog::parse(source, "creates").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     assert!(
         explorer
-            .run(&mut replayground::sim::scheduler::RoundRobin, false)
+            .run(&mut replayground::RoundRobin, false)
             .unwrap()
             .passed
     );
@@ -206,10 +206,10 @@ expect = [1, "shipping"]
 
 #[test]
 fn a_used_programs_database_is_filled_from_its_values() {
-    let file = scenarios::parse(TWO_SUBSCRIBERS, "two-subscribers").unwrap();
+    let file = catalog::parse(TWO_SUBSCRIBERS, "two-subscribers").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     let run = explorer
-        .run(&mut replayground::sim::scheduler::RoundRobin, false)
+        .run(&mut replayground::RoundRobin, false)
         .unwrap();
     assert!(run.passed, "{:?}", run.checks);
     // A value that names no database is refused, naming both.
@@ -217,7 +217,7 @@ fn a_used_programs_database_is_filled_from_its_values() {
         "with = { sub = \"shipping\" }",
         "with = { sub = \"shiping\" }",
     );
-    let error = scenarios::parse(&wrong, "wrong").unwrap_err().to_string();
+    let error = catalog::parse(&wrong, "wrong").unwrap_err().to_string();
     assert!(
         error.contains("database \"{sub}\" is \"shiping\", which is not declared"),
         "{error}"
@@ -232,7 +232,7 @@ fn a_template_in_sql_is_refused_at_its_place_even_where_errors_are_allowed() {
             "[databases.outbox]",
             "allow-sql-errors = true\n[databases.outbox]",
         );
-    let error = scenarios::parse(&templated, "templated")
+    let error = catalog::parse(&templated, "templated")
         .unwrap_err()
         .to_string();
     let line = templated
@@ -269,7 +269,7 @@ fn the_reach_scenarios_pass_the_whole_check() {
             include_str!("../src/scenarios/reach/two-relays-two-events.toml"),
         ),
     ] {
-        let (_, mistakes) = format::parse_listing_sql(source, name, &scenarios::CATALOG).unwrap();
+        let (_, mistakes) = file::parse_listing_sql(source, name, &catalog::CATALOG).unwrap();
         assert_eq!(mistakes, [], "{name}");
     }
 }

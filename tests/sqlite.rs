@@ -6,14 +6,14 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::storage::{self, LockLevel, SqlValue, Store};
+use replayground::store::{self, LockLevel, SqlValue, Store};
 use replayground::Error;
 
 #[test]
 fn both_targets_run_the_pinned_sqlite_release() {
-    assert_eq!(storage::sqlite_version(), storage::SQLITE_VERSION);
-    let versions = storage::Versions::current();
-    assert_eq!(versions.sqlite, storage::SQLITE_VERSION);
+    assert_eq!(store::sqlite_version(), store::SQLITE_VERSION);
+    let versions = store::Versions::current();
+    assert_eq!(versions.sqlite, store::SQLITE_VERSION);
     assert!(
         versions.sqlite_source_id.len() > 20,
         "source id: {}",
@@ -23,7 +23,7 @@ fn both_targets_run_the_pinned_sqlite_release() {
 
 #[test]
 fn a_write_through_one_connection_is_read_through_another_after_commit() {
-    let trip = storage::round_trip("hello from connection A").expect("round trip");
+    let trip = store::round_trip("hello from connection A").expect("round trip");
     assert_eq!(trip.written_id, 1);
     assert_eq!(trip.writer_lock, "RESERVED");
     assert!(trip.read_during_write.is_empty(), "{trip:?}");
@@ -49,14 +49,14 @@ fn connections_of_one_store_share_rows_and_stores_are_separate() {
 #[test]
 fn text_with_quotes_and_sql_is_stored_as_data() {
     let note = "'); DROP TABLE notes; -- \u{1F600}";
-    let trip = storage::round_trip(note).unwrap();
+    let trip = store::round_trip(note).unwrap();
     assert_eq!(trip.read_after_commit, vec![note.to_string()]);
 }
 
 #[test]
 fn empty_and_oversized_notes_are_rejected_with_a_sentence() {
-    for note in [String::new(), "x".repeat(storage::MAX_NOTE_CHARS + 1)] {
-        match storage::round_trip(&note) {
+    for note in [String::new(), "x".repeat(store::MAX_NOTE_CHARS + 1)] {
+        match store::round_trip(&note) {
             Err(Error::InvalidInput { field, reason }) => {
                 assert_eq!(field, "note");
                 assert!(reason.contains("1 to 1000 characters"), "{reason}");

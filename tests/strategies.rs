@@ -9,9 +9,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::scenarios;
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{Kind, Strategy};
+use replayground::catalog;
+use replayground::search::Explorer;
+use replayground::strategy::{Kind, Strategy};
 use serde_json::{json, Value};
 
 const RECORDING: &str = include_str!("strategy_schedules.json");
@@ -31,7 +31,7 @@ fn cases() -> Vec<(&'static str, Kind, u64, Value)> {
 }
 
 fn schedule_of(scenario: &str, kind: Kind, seed: u64, params: &Value) -> String {
-    let explorer = Explorer::new(scenarios::build_with(scenario, params).unwrap()).unwrap();
+    let explorer = Explorer::new(catalog::build_with(scenario, params).unwrap()).unwrap();
     let strategy = Strategy {
         seed,
         ..Strategy::of(kind)

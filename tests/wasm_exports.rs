@@ -3,7 +3,7 @@
 #![cfg(all(target_family = "wasm", target_os = "unknown"))]
 
 use js_sys::Reflect;
-use replayground::storage::SQLITE_VERSION;
+use replayground::store::SQLITE_VERSION;
 use replayground::wasm;
 use wasm_bindgen::JsValue;
 use wasm_bindgen_test::{wasm_bindgen_test, wasm_bindgen_test_configure};

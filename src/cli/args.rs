@@ -5,10 +5,10 @@
 //! type and how it is read stay these.
 
 use clap::{Arg, Args};
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{self, Kind as StrategyKind, Strategy};
-use replayground::sim::Scenario;
-use replayground::sim::Schedule;
+use replayground::search::Explorer;
+use replayground::strategy::{self, Kind as StrategyKind, Strategy};
+use replayground::Scenario;
+use replayground::Schedule;
 
 use super::scenario;
 

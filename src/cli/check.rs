@@ -2,7 +2,7 @@
 //! `replayground scenarios` (the catalog).
 
 use clap::Args;
-use replayground::sim::search::Explorer;
+use replayground::search::Explorer;
 
 use super::args::Json;
 use super::scenario;
@@ -22,10 +22,10 @@ impl Check {
         let json = self.out.json;
         let target = self.file.to_string_lossy().to_string();
         let (source, stem) = scenario::read_source(&target)?;
-        let (parsed, mistakes) = replayground::format::parse_listing_sql(
+        let (parsed, mistakes) = replayground::file::parse_listing_sql(
             &source,
             &stem,
-            &replayground::scenarios::CATALOG,
+            &replayground::catalog::CATALOG,
         )
         .map_err(|e| format!("{target}: {e}"))?;
         let templates = mistakes.iter().any(|m| m.template);
@@ -57,7 +57,7 @@ impl Check {
             eprintln!("{target}: allowed: {mistake}");
         }
         let explorer = Explorer::new(parsed.build(&serde_json::Value::Null)?)?;
-        let result = explorer.run(&mut replayground::sim::scheduler::RoundRobin, false)?;
+        let result = explorer.run(&mut replayground::RoundRobin, false)?;
         if json {
             println!(
                 "{}",
@@ -93,7 +93,7 @@ pub struct Scenarios {
 
 impl Scenarios {
     pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
-        let catalog = replayground::scenarios::catalog();
+        let catalog = replayground::catalog::all();
         if self.out.json {
             println!("{}", serde_json::to_string_pretty(&catalog)?);
         } else {

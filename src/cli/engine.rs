@@ -1,7 +1,7 @@
 //! The build and the engine: `replayground version`, `bench` and `round-trip`.
 
 use clap::Args;
-use replayground::storage::{self, Versions};
+use replayground::store::{self, Versions};
 
 use super::args::{self, Json};
 
@@ -43,11 +43,11 @@ impl Bench {
     pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let start = std::time::Instant::now();
         let clock = move || start.elapsed().as_secs_f64() * 1000.0;
-        let budget = replayground::bench::Budget {
+        let budget = replayground::benchmark::Budget {
             rounds: self.rounds,
             iterations: self.iterations,
         };
-        let report = replayground::bench::engine(budget, &clock)?;
+        let report = replayground::benchmark::engine(budget, &clock)?;
         if self.out.json {
             println!("{}", serde_json::to_string_pretty(&report)?);
         } else {
@@ -81,7 +81,7 @@ pub struct RoundTrip {
 
 impl RoundTrip {
     pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
-        let trip = storage::round_trip(&self.note)?;
+        let trip = store::round_trip(&self.note)?;
         if self.out.json {
             println!("{}", serde_json::to_string(&trip)?);
         } else {

@@ -2,8 +2,8 @@
 //! counterexample reported.
 
 use clap::Args;
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{Kind as StrategyKind, Reduction, Strategy, Without};
+use replayground::search::Explorer;
+use replayground::strategy::{Kind as StrategyKind, Reduction, Strategy, Without};
 
 use super::args::{Json, RunBudget, ScenarioArgs, StrategyArgs};
 use super::progress::{search_with_progress, split_with_progress};

@@ -2,8 +2,8 @@
 //! error when that is a terminal, Ctrl-C stopping it with a report of what
 //! it covered.
 
-use replayground::sim::search::{ExploreReport, Explorer, Watch};
-use replayground::sim::strategy::Strategy;
+use replayground::search::{ExploreReport, Explorer, Watch};
+use replayground::strategy::Strategy;
 
 /// Set by Ctrl-C while a search runs ([`search_with_progress`]).
 static INTERRUPTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

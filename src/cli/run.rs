@@ -3,9 +3,9 @@
 //! (a schedule as a script that replays it on real SQLite).
 
 use clap::Args;
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{Kind as StrategyKind, Strategy};
-use replayground::storage;
+use replayground::search::Explorer;
+use replayground::strategy::{Kind as StrategyKind, Strategy};
+use replayground::store;
 
 use super::args::{Json, Params, ScheduledArgs, StrategyArgs};
 use super::scenario;
@@ -88,9 +88,9 @@ impl Export {
     pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let (explorer, schedule) = self.run.explorer_and_schedule()?;
         let text = if self.rust {
-            replayground::export::rust(&explorer, &schedule)?
+            replayground::reproduce::rust(&explorer, &schedule)?
         } else {
-            replayground::export::python(&explorer, &schedule)?
+            replayground::reproduce::python(&explorer, &schedule)?
         };
         print!("{text}");
         Ok(())
@@ -104,10 +104,10 @@ fn run_target(
     strategy: Strategy,
     json: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    use replayground::scenarios;
-    use replayground::sim::scheduler::RoundRobin;
-    use replayground::sim::search;
-    let pattern_ids: Vec<&str> = scenarios::catalog()
+    use replayground::catalog;
+    use replayground::RoundRobin;
+    use replayground::search;
+    let pattern_ids: Vec<&str> = catalog::all()
         .into_iter()
         .filter(|e| e.reference && e.suite == target)
         .map(|e| e.id)
@@ -138,16 +138,16 @@ fn run_target(
         );
     }
     if !json {
-        println!("SQLite {}", storage::sqlite_version());
+        println!("SQLite {}", store::sqlite_version());
     }
     let mut all_passed = true;
     let mut results = Vec::new();
     for id in pattern_ids {
-        let entry = scenarios::catalog()
+        let entry = catalog::all()
             .into_iter()
             .find(|e| e.id == id)
             .expect("listed");
-        let scenario = scenarios::build(id)?;
+        let scenario = catalog::build(id)?;
         let explorer = Explorer::new(scenario)?;
         let report = explorer.exhaustive(search::Options::default(), 10_000, |_| true)?;
         let sample = explorer.run(&mut RoundRobin, false)?;
@@ -193,7 +193,7 @@ fn run_target(
 #[cfg(test)]
 mod tests {
     use clap::{Args, FromArgMatches};
-    use replayground::sim::strategy::Kind as StrategyKind;
+    use replayground::strategy::Kind as StrategyKind;
 
     /// `run` rewords `--strategy` and gives it a default of its own, by name
     /// (clap's checks do not read defaults): the name must be a strategy's.

@@ -2,8 +2,8 @@
 //! scenario file (a path to a file, or one that ends in .toml), read and
 //! parsed, or a built-in's id.
 
-use replayground::scenarios::Named;
-use replayground::sim::Scenario;
+use replayground::catalog::Named;
+use replayground::Scenario;
 
 /// What builds scenario `target` (a built-in, or a file read once) with
 /// `params` (JSON, as `--params` gives them), as often as asked, on any thread.

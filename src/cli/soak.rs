@@ -1,8 +1,8 @@
 //! `replayground soak`: every scenario under many random and PCT schedules.
 
 use clap::Args;
-use replayground::sim::soak::{soak_scenario, SoakRow, CATCH_BUDGET};
-use replayground::storage::Journal;
+use replayground::soak::{soak_scenario, SoakRow, CATCH_BUDGET};
+use replayground::store::Journal;
 
 use super::args::{self, Json};
 
@@ -31,7 +31,7 @@ impl Soak {
 
 /// `replayground soak`: many schedules of every scenario, on every core.
 fn soak(runs: u64, seed: u64, json: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let catalog = replayground::scenarios::catalog();
+    let catalog = replayground::catalog::all();
     // Every scenario in both journal modes; the runs are shared out
     // among the correct designs' pairs.
     let modes = [Journal::Rollback, Journal::Wal];

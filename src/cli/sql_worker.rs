@@ -2,7 +2,7 @@
 //! over stdin and stdout, for the differential tests.
 
 use clap::Args;
-use replayground::storage;
+use replayground::store;
 
 // The arguments of `replayground sql-worker`.
 #[derive(Args)]
@@ -79,7 +79,7 @@ fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
             let sql = request
                 .as_str()
                 .ok_or("a line is a JSON string or {\"open\": SQL}")?;
-            match storage::run_sql(&connection, sql, &[]) {
+            match store::run_sql(&connection, sql, &[]) {
                 Ok(rows) => serde_json::json!({ "rows": rows.rows, "lock": lock(&connection) }),
                 Err(e) => serde_json::json!({
                     "code": e.sqlite_code().unwrap_or(-1),

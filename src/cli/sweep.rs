@@ -31,7 +31,7 @@ impl Sweep {
 
 /// `--all`: every attempt of every scenario crashed after each of its steps.
 fn every_scenario(json: bool) -> Result<(), Box<dyn std::error::Error>> {
-    let reports = replayground::sim::crash::sweep_all()?;
+    let reports = replayground::sweep::sweep_all()?;
     if json {
         println!("{}", serde_json::to_string_pretty(&reports)?);
     } else {
@@ -72,7 +72,7 @@ fn outbox_relay(no_inbox: bool, json: bool) -> Result<(), Box<dyn std::error::Er
     } else {
         "outbox-crash-sweep"
     };
-    let rows = replayground::scenarios::sweep::crash_sweep(id)?;
+    let rows = replayground::sweep::crash_sweep(id)?;
     if json {
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else {

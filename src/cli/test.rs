@@ -2,8 +2,8 @@
 //! against its declaration, as a user's CI runs it.
 
 use clap::Args;
-use replayground::sim::search::Explorer;
-use replayground::sim::strategy::{Kind as StrategyKind, Strategy};
+use replayground::search::Explorer;
+use replayground::strategy::{Kind as StrategyKind, Strategy};
 
 use super::args::{Json, RunBudget};
 use super::scenario;

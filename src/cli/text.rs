@@ -1,6 +1,6 @@
 //! The words and lines several subcommands print.
 
-use replayground::sim::search::RunResult;
+use replayground::search::RunResult;
 
 /// A run, its explanation step by step and its checks.
 pub fn print_run(result: &RunResult) {

@@ -5,7 +5,7 @@
 /// The longest scenario source accepted, in bytes.
 pub const MAX_SOURCE_BYTES: usize = 256 * 1024;
 /// The most attempts a file may run (the schedule codec's letters).
-pub const MAX_ATTEMPTS: usize = 26;
+pub const MAX_ATTEMPTS: usize = crate::sim::schedule::MAX_ATTEMPTS;
 /// The most steps one attempt's program may have.
 pub const MAX_PROGRAM_STEPS: usize = 200;
 /// The most steps one attempt may take in a run (loops end here).

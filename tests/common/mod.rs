@@ -3,12 +3,12 @@
 //! binary uses part of it.
 #![allow(dead_code)]
 
-use replayground::scenarios;
-use replayground::sim::search::Explorer;
+use replayground::catalog;
+use replayground::search::Explorer;
 
 /// The explorer of the design `source`, named `name`, at its defaults.
 pub fn explorer(source: &str, name: &str) -> Explorer {
-    let file = scenarios::parse(source, name).unwrap();
+    let file = catalog::parse(source, name).unwrap();
     Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap()
 }
 

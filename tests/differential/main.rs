@@ -23,8 +23,8 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use std::collections::{BTreeMap, HashMap};
 
-use replayground::storage::shm::ShmLocks;
-use replayground::storage::{Conn, LockLevel, SqlValue, Store};
+use replayground::store::ShmLocks;
+use replayground::store::{Conn, LockLevel, SqlValue, Store};
 use schedules::{Action, Schedule};
 use serde::{Deserialize, Serialize};
 

@@ -8,11 +8,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use replayground::scenarios;
-use replayground::sim::search::Explorer;
-use replayground::sim::scheduler::RoundRobin;
-use replayground::sim::strategy::{Kind, Strategy};
-use replayground::sim::BUDGETS;
+use replayground::catalog;
+use replayground::search::Explorer;
+use replayground::RoundRobin;
+use replayground::strategy::{Kind, Strategy};
+use replayground::BUDGETS;
 
 /// Reads choices from the fuzzer's bytes (zeros once they run out).
 struct Choices<'a>(&'a [u8]);
@@ -101,7 +101,7 @@ fuzz_target!(|data: &[u8]| {
     if std::env::var_os("REPLAYGROUND_PRINT_DESIGN").is_some() {
         eprintln!("{source}");
     }
-    let file = match scenarios::parse(&source, "fuzzed") {
+    let file = match catalog::parse(&source, "fuzzed") {
         Ok(file) => file,
         // A design the generator got wrong (a capture a statement does not
         // return, say) is refused with a sentence, never a panic.

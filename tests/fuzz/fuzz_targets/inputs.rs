@@ -4,23 +4,23 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use replayground::{input, params, scenarios};
+use replayground::{catalog, inputs, parameters};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(value) = serde_json::from_slice::<serde_json::Value>(data) {
-        let catalog = scenarios::catalog();
+        let catalog = catalog::all();
         let entry = &catalog[data.len() % catalog.len()];
-        if let Ok(params) = params::Params::parse(entry.id, entry.params, &value) {
+        if let Ok(params) = parameters::Params::parse(entry.id, entry.params, &value) {
             assert!(
-                scenarios::build_resolved(entry, params).is_ok(),
+                catalog::build_resolved(entry, params).is_ok(),
                 "{}: accepted parameters that do not build",
                 entry.id
             );
         }
-        if let Ok(request) = input::request(&value) {
+        if let Ok(request) = inputs::request(&value) {
             assert!(request.quantity > 0 && !request.key.is_empty());
         }
-        let _ = input::order(&value);
-        let _ = input::delivery(&value);
+        let _ = inputs::order(&value);
+        let _ = inputs::delivery(&value);
     }
 });

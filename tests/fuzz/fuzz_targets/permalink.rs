@@ -4,17 +4,17 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use replayground::{input, scenarios};
+use replayground::{catalog, inputs};
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(query) = std::str::from_utf8(data) {
-        if let Ok(link) = input::permalink(query) {
+        if let Ok(link) = inputs::permalink(query) {
             if let Some(schedule) = &link.schedule {
-                assert!(replayground::sim::Schedule::decode(schedule).is_ok());
+                assert!(replayground::Schedule::decode(schedule).is_ok());
             }
             match &link.scenario {
                 Some(id) => assert!(
-                    scenarios::build_with(id, &serde_json::Value::Object(link.params.clone()))
+                    catalog::build_with(id, &serde_json::Value::Object(link.params.clone()))
                         .is_ok(),
                     "{query:?}: the link's parameters do not build {id}"
                 ),

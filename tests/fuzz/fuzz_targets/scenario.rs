@@ -4,18 +4,18 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use replayground::format;
-use replayground::scenarios;
+use replayground::file;
+use replayground::catalog;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(source) = std::str::from_utf8(data) {
-        match scenarios::parse(source, "fuzz") {
+        match catalog::parse(source, "fuzz") {
             Ok(file) => {
                 let scenario = file
                     .build(&serde_json::Value::Null)
                     .expect("a file the parser accepts builds with its defaults");
                 let attempts = scenario.attempts().expect("its attempts are made");
-                assert!(!attempts.is_empty() && attempts.len() <= format::MAX_ATTEMPTS);
+                assert!(!attempts.is_empty() && attempts.len() <= file::MAX_ATTEMPTS);
             }
             Err(error) => assert!(error.to_string().starts_with("invalid ")),
         }
