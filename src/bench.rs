@@ -15,7 +15,7 @@ use crate::storage::{self, SqlValue, Store};
 use crate::{Error, Result};
 
 /// A monotonic clock in milliseconds (`Instant` natively, `performance.now()` in a browser).
-pub type Clock<'a> = &'a dyn Fn() -> f64;
+pub(crate) type Clock<'a> = &'a dyn Fn() -> f64;
 
 /// One measured operation.
 #[derive(Debug, Clone, Serialize)]
@@ -303,7 +303,7 @@ fn reach_cases() -> Vec<(String, Box<BuildScenario>)> {
 /// Searches each reach scenario (and the idempotency race of 16 attempts)
 /// exhaustively with every reduction, then without partial-order reduction,
 /// each at most `cap` runs.
-pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
+pub(crate) fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
     let mut figures = Vec::new();
     for (name, build) in &reach_cases() {
         for partial_order in [true, false] {
@@ -326,7 +326,7 @@ pub fn reach(cap: u64, clock: Clock<'_>) -> Result<Vec<ReachFigures>> {
 /// with every reduction, split across `workers` threads sharing a cache of
 /// finished states. Below 1,000 iterations each thread stops after 300 runs.
 #[cfg(not(target_family = "wasm"))]
-pub fn reach_split(budget: Budget, workers: usize) -> Result<Vec<ReachFigures>> {
+pub(crate) fn reach_split(budget: Budget, workers: usize) -> Result<Vec<ReachFigures>> {
     let full = budget.iterations >= 1000;
     let mut figures = Vec::new();
     for (i, (name, build)) in reach_cases().into_iter().enumerate() {

@@ -10,22 +10,19 @@ use crate::scenarios;
 use crate::{Error, Result};
 
 /// The largest integer JavaScript represents exactly (2^53 - 1).
-pub const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
-
-/// The longest text field accepted anywhere, in characters.
-pub const MAX_TEXT_CHARS: usize = 4096;
+pub(crate) const MAX_SAFE_INTEGER: i64 = 9_007_199_254_740_991;
 
 use crate::params::describe;
 
 /// The value as an object, or an error naming `what`.
-pub fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a Map<String, Value>> {
+pub(crate) fn object<'a>(value: &'a Value, what: &'static str) -> Result<&'a Map<String, Value>> {
     value
         .as_object()
         .ok_or_else(|| Error::invalid(what, format!("expected an object, got {}", describe(value))))
 }
 
 /// Fails on keys of `map` other than `allowed`.
-pub fn only(map: &Map<String, Value>, allowed: &[&str], what: &'static str) -> Result<()> {
+pub(crate) fn only(map: &Map<String, Value>, allowed: &[&str], what: &'static str) -> Result<()> {
     for key in map.keys() {
         if !allowed.contains(&key.as_str()) {
             return Err(Error::invalid(
@@ -42,7 +39,11 @@ pub fn only(map: &Map<String, Value>, allowed: &[&str], what: &'static str) -> R
 }
 
 /// An optional text field of 1 to `max` characters.
-pub fn text(map: &Map<String, Value>, field: &'static str, max: usize) -> Result<Option<String>> {
+pub(crate) fn text(
+    map: &Map<String, Value>,
+    field: &'static str,
+    max: usize,
+) -> Result<Option<String>> {
     text_noted(map, field, max, "")
 }
 
@@ -74,7 +75,8 @@ fn text_noted(
 }
 
 /// An optional true or false.
-pub fn flag(map: &Map<String, Value>, field: &'static str) -> Result<Option<bool>> {
+#[cfg(target_family = "wasm")]
+pub(crate) fn flag(map: &Map<String, Value>, field: &'static str) -> Result<Option<bool>> {
     match map.get(field) {
         None | Some(Value::Null) => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -86,7 +88,7 @@ pub fn flag(map: &Map<String, Value>, field: &'static str) -> Result<Option<bool
 }
 
 /// An optional whole number in `min..=max`.
-pub fn whole(
+pub(crate) fn whole(
     map: &Map<String, Value>,
     field: &'static str,
     min: i64,
@@ -268,7 +270,7 @@ pub struct Permalink {
 /// Decodes one `application/x-www-form-urlencoded` component exactly as
 /// `URLSearchParams` does: `+` is a space; `%` followed by two ASCII hex
 /// digits is that byte; any other `%` is itself; bad UTF-8 becomes U+FFFD.
-pub fn form_decode(text: &str) -> String {
+pub(crate) fn form_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -306,7 +308,7 @@ pub fn form_pairs(query: &str) -> Vec<(String, String)> {
 }
 
 /// The longest permalink query accepted, in bytes.
-pub const MAX_LINK_BYTES: usize = 64 * 1024;
+pub(crate) const MAX_LINK_BYTES: usize = 64 * 1024;
 
 /// Parses a permalink's query string. Unknown names are ignored (a newer
 /// link may carry more); a malformed known part is dropped and named in

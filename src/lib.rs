@@ -47,9 +47,11 @@ pub use sim::{
 pub mod search {
     pub use crate::sim::search::cache::SharedCache;
     pub use crate::sim::search::split::Part;
+    #[cfg(not(target_family = "wasm"))]
+    pub use crate::sim::search::Watch;
     pub use crate::sim::search::{
-        Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, Options, RunResult,
-        Shard, Stats, Used, Watch,
+        Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, Options, RunResult, Shard,
+        Stats, Used,
     };
 }
 
@@ -74,16 +76,16 @@ pub mod sweep {
 /// The built-in scenarios, and a person's scenario files checked against them.
 pub mod catalog {
     pub use crate::scenarios::{
-        build, build_resolved, build_with, catalog as all, entry, parse, parsed_builtins,
-        Entry, Extra, Named, CATALOG,
+        build, build_resolved, build_with, catalog as all, entry, parse, parsed_builtins, Entry,
+        Extra, Named, CATALOG,
     };
 }
 
-/// Scenario files: what they may ask for, and a library program run alone.
+/// Scenario files: their declarations as written, what they may ask for,
+/// and a library program run alone.
 pub mod file {
-    pub use crate::format::{
-        parse_listing_sql, run_alone, File, SqlMistake, JOURNAL_PARAM, MAX_ATTEMPTS,
-    };
+    pub use crate::format::file::*;
+    pub use crate::format::{parse_listing_sql, run_alone, SqlMistake, MAX_ATTEMPTS};
 }
 
 /// Scenario parameters, declared once.

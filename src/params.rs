@@ -397,7 +397,12 @@ fn mistyped(name: &str) -> Error {
 
 /// Checks text a caller gave: 1 to `max_chars` characters (`what` adds to
 /// the sentence, e.g. ", as Stripe limits keys") and no control characters.
-pub fn check_text(field: &'static str, text: &str, max_chars: usize, what: &str) -> Result<()> {
+pub(crate) fn check_text(
+    field: &'static str,
+    text: &str,
+    max_chars: usize,
+    what: &str,
+) -> Result<()> {
     let chars = text.chars().count();
     if chars == 0 || chars > max_chars {
         return Err(Error::invalid(
@@ -412,7 +417,7 @@ pub fn check_text(field: &'static str, text: &str, max_chars: usize, what: &str)
 }
 
 /// A whole number from JSON (integers, or floats with no fraction).
-pub fn whole_number(field: &'static str, value: &Value) -> Result<i64> {
+pub(crate) fn whole_number(field: &'static str, value: &Value) -> Result<i64> {
     let Value::Number(n) = value else {
         return Err(Error::invalid(
             field,
@@ -433,7 +438,7 @@ pub fn whole_number(field: &'static str, value: &Value) -> Result<i64> {
 }
 
 /// What kind of JSON value this is, for messages.
-pub fn describe(value: &Value) -> &'static str {
+pub(crate) fn describe(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -445,10 +450,10 @@ pub fn describe(value: &Value) -> &'static str {
 }
 
 /// The most characters of a caller's text quoted back in a message.
-pub const QUOTE_CHARS: usize = 40;
+pub(crate) const QUOTE_CHARS: usize = 40;
 
 /// `text` quoted for a message, cut to [`QUOTE_CHARS`] characters.
-pub fn quote(text: &str) -> String {
+pub(crate) fn quote(text: &str) -> String {
     let mut chars = text.chars();
     let head: String = chars.by_ref().take(QUOTE_CHARS).collect();
     if chars.next().is_some() {

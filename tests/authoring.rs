@@ -9,9 +9,9 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::catalog;
-use replayground::RoundRobin;
 use replayground::search::Explorer;
 use replayground::strategy::{Kind, Strategy};
+use replayground::RoundRobin;
 
 fn explorer(source: &str) -> Explorer {
     let file = catalog::parse(source, "design").unwrap();
@@ -153,9 +153,7 @@ steps = [ {{ name = "w", sql = "SELECT 1" }} ]
     assert!(error.contains("attempt C:"), "{error}");
     assert!(!error.contains("attempt 2"), "{error}");
     let labelled = source.replace("replicas = 2\nclock", "label = \"ticker\"\nclock");
-    let error = catalog::parse(&labelled, "design")
-        .unwrap_err()
-        .to_string();
+    let error = catalog::parse(&labelled, "design").unwrap_err().to_string();
     assert!(error.contains("attempt \"ticker\":"), "{error}");
 }
 

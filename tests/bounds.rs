@@ -11,10 +11,10 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::Schedule;
 use replayground::search::Stats;
 use replayground::search::{ExploreReport, Explorer};
 use replayground::strategy::{Kind, Strategy, Without};
+use replayground::Schedule;
 use replayground::{Bound, Status, Verdict};
 
 mod common;
@@ -200,9 +200,7 @@ fn every_strategy_has_its_tests() {
 #[test]
 fn a_stopped_attempt_names_its_bound() {
     let explorer = explorer(GROWING, "growing");
-    let run = explorer
-        .run(&mut replayground::RoundRobin, false)
-        .unwrap();
+    let run = explorer.run(&mut replayground::RoundRobin, false).unwrap();
     assert!(
         matches!(
             &run.statuses[0],
@@ -322,8 +320,7 @@ steps = [ { name = "wait", sql = "SELECT 1 FROM t WHERE 0", on.none = { goto = "
     assert_eq!(counterexample.schedule, "(B)");
     assert!(counterexample.shortest);
     // The lasso the search found first is longer.
-    let mut search =
-        replayground::search::Dfs::new(Strategy::of(Kind::Exhaustive).dfs_options());
+    let mut search = replayground::search::Dfs::new(Strategy::of(Kind::Exhaustive).dfs_options());
     while !search.advance(&explorer, 100).unwrap() {}
     let first = search.first_violation().unwrap();
     assert!(first.cycle_from().is_some() && first.len() > 1, "{first}");

@@ -8,9 +8,9 @@
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::catalog;
-use replayground::RoundRobin;
 use replayground::search::{Explorer, RunResult};
 use replayground::strategy::{Kind, Strategy};
+use replayground::RoundRobin;
 use replayground::{Bound, Status, BUDGETS};
 
 mod common;

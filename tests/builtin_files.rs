@@ -21,12 +21,12 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+use replayground::catalog;
 #[cfg(not(target_family = "wasm"))]
 use replayground::parameters::{Kind, Param};
-use replayground::catalog;
-use replayground::RoundRobin;
 use replayground::search;
 use replayground::search::{Explorer, RunResult};
+use replayground::RoundRobin;
 use serde_json::{json, Value};
 
 /// The expected figures of every built-in, by id (generated with them).

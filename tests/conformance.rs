@@ -147,9 +147,7 @@ steps = [ { name = "read a pragma", sql = "PRAGMA busy_timeout", on.rows = { fin
 "#;
     let file = catalog::parse(source, "hostile").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
-    let run = explorer
-        .run(&mut replayground::RoundRobin, false)
-        .unwrap();
+    let run = explorer.run(&mut replayground::RoundRobin, false).unwrap();
     let failures: Vec<String> = run
         .statuses
         .iter()

@@ -9,11 +9,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::catalog;
-use replayground::{Manual, Pct, Random, RoundRobin, Scheduler};
 use replayground::search;
 use replayground::search::{ExploreReport, Explorer};
-use replayground::{Scenario, Schedule, Status, Verdict};
 use replayground::store::LockLevel;
+use replayground::{Manual, Pct, Random, RoundRobin, Scheduler};
+use replayground::{Scenario, Schedule, Status, Verdict};
 
 /// A scenario by id; "idem-race-2" is the race with two attempts.
 fn scenario(id: &str) -> replayground::Result<Box<dyn Scenario>> {
@@ -196,10 +196,7 @@ fn a_trace_shows_sql_locks_changed_rows_and_committed_tables() {
     assert_eq!(insert.report.name, "insert effect");
     assert_eq!(insert.changes.len(), 1);
     assert_eq!(insert.changes[0].table, "effects");
-    assert_eq!(
-        insert.changes[0].op,
-        replayground::store::ChangeOp::Insert
-    );
+    assert_eq!(insert.changes[0].op, replayground::store::ChangeOp::Insert);
     // Not committed yet: the committed tables are still empty.
     assert!(insert.tables["orders.db"]["effects"].rows.is_empty());
     let commit = &trace[5];

@@ -7,8 +7,8 @@
 //! the playground showed.
 #![cfg(not(target_family = "wasm"))]
 
-use replayground::file;
 use replayground::catalog;
+use replayground::file;
 use replayground::search;
 use replayground::search::Explorer;
 use replayground::{Scenario, Schedule};

@@ -7,13 +7,13 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::idempotency::{self, Request, ERROR_RESULT};
 use replayground::catalog;
-use replayground::RoundRobin;
+use replayground::idempotency::{self, Request, ERROR_RESULT};
 use replayground::search;
 use replayground::search::{ExploreReport, Explorer, RunResult};
-use replayground::Schedule;
 use replayground::store::Store;
+use replayground::RoundRobin;
+use replayground::Schedule;
 
 fn explorer(id: &str, params: serde_json::Value) -> Explorer {
     Explorer::new(catalog::build_with(id, &params).unwrap()).unwrap()

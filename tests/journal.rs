@@ -7,12 +7,12 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::file::JOURNAL_PARAM;
 use replayground::catalog;
+use replayground::file::JOURNAL_PARAM;
 use replayground::search;
 use replayground::search::Explorer;
-use replayground::{Status, Verdict};
 use replayground::store::Journal;
+use replayground::{Status, Verdict};
 use serde_json::json;
 
 fn explorer(id: &str, journal: Journal) -> Explorer {
@@ -135,9 +135,7 @@ expect = "wal"
     let file = catalog::parse(source, "probe").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
     assert_eq!(explorer.params()[JOURNAL_PARAM], json!("wal"));
-    let result = explorer
-        .run(&mut replayground::RoundRobin, false)
-        .unwrap();
+    let result = explorer.run(&mut replayground::RoundRobin, false).unwrap();
     assert!(result.passed, "{:?}", result.checks);
     let files: Vec<String> = explorer
         .initial_files()
@@ -151,9 +149,7 @@ expect = "wal"
     assert_eq!(files, ["main.db:2"]);
     let rollback =
         Explorer::new(file.build(&json!({ JOURNAL_PARAM: "rollback" })).unwrap()).unwrap();
-    let result = rollback
-        .run(&mut replayground::RoundRobin, false)
-        .unwrap();
+    let result = rollback.run(&mut replayground::RoundRobin, false).unwrap();
     assert!(!result.passed, "the check must see the rollback journal");
     assert_eq!(
         result

@@ -11,8 +11,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use replayground::catalog;
-use replayground::RoundRobin;
 use replayground::search::Explorer;
+use replayground::RoundRobin;
 
 /// The system's allocator, counting the bytes held.
 struct Counting;

@@ -7,13 +7,13 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
 use replayground::outbox::{self, Event};
-use replayground::{catalog, sweep::crash_sweep};
-use replayground::RoundRobin;
 use replayground::search;
 use replayground::search::{ExploreReport, Explorer, RunResult};
-use replayground::Schedule;
 use replayground::store::LockLevel;
 use replayground::store::Store;
+use replayground::RoundRobin;
+use replayground::Schedule;
+use replayground::{catalog, sweep::crash_sweep};
 
 fn explorer(id: &str, params: serde_json::Value) -> Explorer {
     Explorer::new(catalog::build_with(id, &params).unwrap()).unwrap()
@@ -212,10 +212,7 @@ fn a_short_inbox_retention_loses_a_late_redelivery_and_a_long_one_does_not() {
 #[test]
 fn outbox_parameters_are_validated() {
     let error = |id: &str, params: serde_json::Value| {
-        catalog::build_with(id, &params)
-            .err()
-            .unwrap()
-            .to_string()
+        catalog::build_with(id, &params).err().unwrap().to_string()
     };
     assert!(error(
         "outbox-crash-sweep",

@@ -10,11 +10,11 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
+use replayground::catalog;
 use replayground::inputs;
 use replayground::parameters::{Kind, Param};
-use replayground::catalog;
-use replayground::RoundRobin;
 use replayground::search::{Explorer, RunResult};
+use replayground::RoundRobin;
 use serde_json::{json, Value};
 
 /// A valid value other than the default.

@@ -11,8 +11,8 @@
 use std::collections::HashSet;
 
 use replayground::catalog;
-use replayground::search::SharedCache;
 use replayground::search::Shard;
+use replayground::search::SharedCache;
 use replayground::search::{self, Explorer};
 use replayground::search::{Dfs, Options};
 use replayground::Scenario;

@@ -46,7 +46,6 @@ fn a_crash_at_every_step_of_every_scenario_loses_nothing_committed_and_keeps_not
 fn pooled_connections_never_serve_pages_of_another_run() {
     // Regression: reused connections once kept pages of an earlier run that
     // had reached the same change counter by another interleaving.
-    let row =
-        replayground::soak::soak_scenario("idem-scope", Journal::Rollback, 2000, 1).unwrap();
+    let row = replayground::soak::soak_scenario("idem-scope", Journal::Rollback, 2000, 1).unwrap();
     assert_eq!(row.violations, 0, "{row:?}");
 }

@@ -8,8 +8,8 @@ use wasm_bindgen_test::wasm_bindgen_test as test;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 
-use replayground::file;
 use replayground::catalog;
+use replayground::file;
 use replayground::search::Explorer;
 
 /// Three mistakes: a syntax error, a column that does not exist (in a
@@ -82,9 +82,7 @@ fn a_file_with_an_sql_error_does_not_run_unless_it_says_so() {
     let allowed = TYPOS.replace("fails = true", "fails = true\nallow-sql-errors = true");
     let file = catalog::parse(&allowed, "typo").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
-    let run = explorer
-        .run(&mut replayground::RoundRobin, false)
-        .unwrap();
+    let run = explorer.run(&mut replayground::RoundRobin, false).unwrap();
     assert!(!run.passed);
     assert!(
         format!("{:?}", run.statuses).contains("syntax error"),
@@ -208,9 +206,7 @@ expect = [1, "shipping"]
 fn a_used_programs_database_is_filled_from_its_values() {
     let file = catalog::parse(TWO_SUBSCRIBERS, "two-subscribers").unwrap();
     let explorer = Explorer::new(file.build(&serde_json::Value::Null).unwrap()).unwrap();
-    let run = explorer
-        .run(&mut replayground::RoundRobin, false)
-        .unwrap();
+    let run = explorer.run(&mut replayground::RoundRobin, false).unwrap();
     assert!(run.passed, "{:?}", run.checks);
     // A value that names no database is refused, naming both.
     let wrong = TWO_SUBSCRIBERS.replace(

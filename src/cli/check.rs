@@ -22,12 +22,9 @@ impl Check {
         let json = self.out.json;
         let target = self.file.to_string_lossy().to_string();
         let (source, stem) = scenario::read_source(&target)?;
-        let (parsed, mistakes) = replayground::file::parse_listing_sql(
-            &source,
-            &stem,
-            &replayground::catalog::CATALOG,
-        )
-        .map_err(|e| format!("{target}: {e}"))?;
+        let (parsed, mistakes) =
+            replayground::file::parse_listing_sql(&source, &stem, &replayground::catalog::CATALOG)
+                .map_err(|e| format!("{target}: {e}"))?;
         let templates = mistakes.iter().any(|m| m.template);
         if !mistakes.is_empty() && (!parsed.allow_sql_errors || templates) {
             if json {

@@ -4,8 +4,8 @@
 
 use clap::Args;
 use replayground::search::Explorer;
-use replayground::strategy::{Kind as StrategyKind, Strategy};
 use replayground::store;
+use replayground::strategy::{Kind as StrategyKind, Strategy};
 
 use super::args::{Json, Params, ScheduledArgs, StrategyArgs};
 use super::scenario;
@@ -105,8 +105,8 @@ fn run_target(
     json: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     use replayground::catalog;
-    use replayground::RoundRobin;
     use replayground::search;
+    use replayground::RoundRobin;
     let pattern_ids: Vec<&str> = catalog::all()
         .into_iter()
         .filter(|e| e.reference && e.suite == target)

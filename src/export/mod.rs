@@ -178,7 +178,7 @@ fn hex(bytes: &[u8]) -> String {
 /// `?N`, numbered as SQLite numbers them (by first appearance), so that
 /// Python binds the values in the order the playground bound them. String
 /// literals, quoted names and comments are left alone.
-pub fn numbered(sql: &str) -> String {
+pub(crate) fn numbered(sql: &str) -> String {
     let bytes = sql.as_bytes();
     let mut names: Vec<&str> = Vec::new();
     let mut out = String::with_capacity(sql.len());

@@ -23,11 +23,11 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 /// A value of the file, with where it is.
-pub type Value<'i> = Spanned<DeValue<'i>>;
+pub(super) type Value<'i> = Spanned<DeValue<'i>>;
 
 /// A mistake in a declaration: what it is, and where.
 #[derive(Debug)]
-pub struct Mistake {
+pub(super) struct Mistake {
     /// What is wrong (serde's wording, as the file format has always used).
     pub message: String,
     /// The bytes of the source it is about.
@@ -35,7 +35,7 @@ pub struct Mistake {
 }
 
 /// What reading a declaration gives.
-pub type Result<T> = std::result::Result<T, Mistake>;
+pub(super) type Result<T> = std::result::Result<T, Mistake>;
 
 #[inline(never)]
 fn mistake(span: Range<usize>, message: String) -> Mistake {
@@ -43,7 +43,7 @@ fn mistake(span: Range<usize>, message: String) -> Mistake {
 }
 
 /// A type a file's value is read as.
-pub trait Decode: Sized {
+pub(super) trait Decode: Sized {
     /// What a value of the type is, for a message ("a string").
     fn expected() -> &'static str {
         "a table"
@@ -54,7 +54,7 @@ pub trait Decode: Sized {
 
 /// The message for a value of the wrong type.
 #[inline(never)]
-pub fn invalid_type(value: &Value<'_>, expected: &str) -> Mistake {
+pub(super) fn invalid_type(value: &Value<'_>, expected: &str) -> Mistake {
     let found = match value.get_ref() {
         DeValue::String(s) => format!("string {}", serde_json::Value::from(s.as_ref())),
         DeValue::Integer(i) => format!("integer `{i}`"),
@@ -71,7 +71,7 @@ pub fn invalid_type(value: &Value<'_>, expected: &str) -> Mistake {
 }
 
 /// The table `value` is, or the mistake of it not being one.
-pub fn table<'a, 'i>(value: &'a Value<'i>, expected: &str) -> Result<&'a DeTable<'i>> {
+pub(super) fn table<'a, 'i>(value: &'a Value<'i>, expected: &str) -> Result<&'a DeTable<'i>> {
     match value.get_ref() {
         DeValue::Table(t) => Ok(t),
         _ => Err(invalid_type(value, expected)),
@@ -79,19 +79,19 @@ pub fn table<'a, 'i>(value: &'a Value<'i>, expected: &str) -> Result<&'a DeTable
 }
 
 /// A declaration's table, its keys checked against the ones it has.
-pub struct Fields<'a, 'i> {
+pub(super) struct Fields<'a, 'i> {
     table: &'a DeTable<'i>,
     span: Range<usize>,
 }
 
 impl<'a, 'i> Fields<'a, 'i> {
     /// Reads `value` as a table whose keys are all among `keys`.
-    pub fn new(value: &'a Value<'i>, keys: &[&str]) -> Result<Self> {
+    pub(super) fn new(value: &'a Value<'i>, keys: &[&str]) -> Result<Self> {
         Self::of(table(value, "a table")?, value.span(), keys)
     }
 
     /// The same for a table at `span`.
-    pub fn of(table: &'a DeTable<'i>, span: Range<usize>, keys: &[&str]) -> Result<Self> {
+    pub(super) fn of(table: &'a DeTable<'i>, span: Range<usize>, keys: &[&str]) -> Result<Self> {
         if let Some((key, _)) = table
             .iter()
             .find(|(k, _)| !keys.contains(&k.get_ref().as_ref()))
@@ -132,7 +132,7 @@ impl<'a, 'i> Fields<'a, 'i> {
     /// built whole and then refused, so that no field's value is dropped on
     /// the way out of every later field (drop code for each field at each
     /// place an earlier one could fail).
-    pub fn req<T: Required>(&self, key: &str, failed: &mut Option<Mistake>) -> T {
+    pub(super) fn req<T: Required>(&self, key: &str, failed: &mut Option<Mistake>) -> T {
         if failed.is_some() {
             return T::placeholder();
         }
@@ -144,7 +144,7 @@ impl<'a, 'i> Fields<'a, 'i> {
     }
 
     /// A key the table may have.
-    pub fn opt<T: Decode>(&self, key: &str, failed: &mut Option<Mistake>) -> Option<T> {
+    pub(super) fn opt<T: Decode>(&self, key: &str, failed: &mut Option<Mistake>) -> Option<T> {
         if failed.is_some() {
             return None;
         }
@@ -155,7 +155,11 @@ impl<'a, 'i> Fields<'a, 'i> {
     }
 
     /// A key the table may have, its type's default when it has not.
-    pub fn default<T: Decode + Default>(&self, key: &str, failed: &mut Option<Mistake>) -> T {
+    pub(super) fn default<T: Decode + Default>(
+        &self,
+        key: &str,
+        failed: &mut Option<Mistake>,
+    ) -> T {
         self.opt(key, failed).unwrap_or_default()
     }
 }
@@ -168,7 +172,7 @@ fn keep<T>(result: Result<T>, failed: &mut Option<Mistake>) -> Option<T> {
 
 /// A type a declaration may require: what stands in for it in a declaration
 /// being refused.
-pub trait Required: Decode {
+pub(super) trait Required: Decode {
     /// A value never seen: the declaration it is in is refused.
     fn placeholder() -> Self;
 }
@@ -372,7 +376,7 @@ impl Decode for toml::Table {
 
 /// Parses `source` and reads it as a `T`. A syntax error is toml's (its
 /// message and where it is).
-pub fn from_str<T: Decode>(source: &str) -> Result<T> {
+pub(super) fn from_str<T: Decode>(source: &str) -> Result<T> {
     let document = DeTable::parse(source).map_err(|e| Mistake {
         message: e.message().to_string(),
         span: e.span().unwrap_or(0..0),

@@ -16,10 +16,10 @@ use crate::{Error, Result};
 pub const JOURNAL_PARAM: &str = "journal";
 
 /// What [`JOURNAL_PARAM`] changes, for people.
-pub const JOURNAL_MEANING: &str = "the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer";
+pub(crate) const JOURNAL_MEANING: &str = "the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer";
 
 /// The journal mode parameter values select (the default if none does).
-pub fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
+pub(crate) fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
     values
         .get(JOURNAL_PARAM)
         .and_then(Value::as_str)
@@ -45,7 +45,7 @@ pub trait Sources {
 /// The sources a file was parsed with: they last as long as the program
 /// (a file keeps them to build what it runs `before`), and a file may be
 /// built on any thread.
-pub type SourcesRef = &'static (dyn Sources + Sync);
+pub(crate) type SourcesRef = &'static (dyn Sources + Sync);
 
 /// A scenario a file runs before its attempts (`before`): its id, and the
 /// sources that have it, once the file is parsed.
@@ -543,7 +543,7 @@ impl CheckSpec {
     }
 }
 
-pub fn leak(text: &str) -> &'static str {
+pub(crate) fn leak(text: &str) -> &'static str {
     use std::cell::RefCell;
     use std::collections::HashSet;
     thread_local! {

@@ -14,7 +14,7 @@
 //! written in it (see the README's status).
 
 mod decode;
-mod file;
+pub(crate) mod file;
 mod limits;
 mod program;
 mod sql;
@@ -27,9 +27,9 @@ use crate::sim::Scenario;
 use crate::storage::Journal;
 use crate::{Error, Result};
 
-pub use file::*;
+pub(crate) use file::*;
 pub use limits::*;
-pub use program::FileScenario;
+pub(crate) use program::FileScenario;
 pub use sql::SqlMistake;
 use validate::validate;
 
@@ -76,7 +76,7 @@ fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
 /// Parses and checks a scenario source; `fallback_id` names it when the
 /// file gives no id. A statement SQLite cannot prepare is a mistake, at its
 /// line and column, unless the file says `allow-sql-errors = true`.
-pub fn parse(source: &str, fallback_id: &str, sources: SourcesRef) -> Result<File> {
+pub(crate) fn parse(source: &str, fallback_id: &str, sources: SourcesRef) -> Result<File> {
     let (file, mistakes) = parse_listing_sql(source, fallback_id, sources)?;
     let refused = mistakes
         .iter()
@@ -124,7 +124,7 @@ pub fn parse_listing_sql(
 /// As [`parse`], without compiling the file at its defaults: for the
 /// built-in files, which the tests compile at every pair of values, and
 /// which every page reads at its start.
-pub fn parse_builtin(source: &str, id: &str, sources: SourcesRef) -> Result<File> {
+pub(crate) fn parse_builtin(source: &str, id: &str, sources: SourcesRef) -> Result<File> {
     Ok(parse_file(source, id, sources, false)?.0.unshared())
 }
 
@@ -333,7 +333,7 @@ fn library(sources: &dyn Sources, name: &str) -> Result<Library> {
 }
 
 /// Creates library `name`'s databases (their schemas) in `store`.
-pub fn setup_library(
+pub(crate) fn setup_library(
     sources: &dyn Sources,
     store: &crate::storage::Store,
     name: &str,
@@ -347,7 +347,7 @@ pub fn setup_library(
 }
 
 /// The PRAGMAs every connection to library `name`'s database `db` runs.
-pub fn library_pragmas(sources: &dyn Sources, name: &str, db: &str) -> Result<String> {
+pub(crate) fn library_pragmas(sources: &dyn Sources, name: &str, db: &str) -> Result<String> {
     library(sources, name)?
         .databases
         .get(db)
@@ -356,7 +356,7 @@ pub fn library_pragmas(sources: &dyn Sources, name: &str, db: &str) -> Result<St
 }
 
 /// The schema of library `name`'s database `db`.
-pub fn library_schema(sources: &dyn Sources, name: &str, db: &str) -> Result<String> {
+pub(crate) fn library_schema(sources: &dyn Sources, name: &str, db: &str) -> Result<String> {
     library(sources, name)?
         .databases
         .remove(db)
@@ -366,7 +366,7 @@ pub fn library_schema(sources: &dyn Sources, name: &str, db: &str) -> Result<Str
 
 /// What library `name`'s `let`s come to for an attempt with these values
 /// (the rules of a response profile, as a table).
-pub fn library_values(
+pub(crate) fn library_values(
     sources: &dyn Sources,
     name: &str,
     with: toml::Table,

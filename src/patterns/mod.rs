@@ -1,7 +1,7 @@
 //! The patterns themselves: their SQL, their rules, and their steps.
 
-pub mod idempotency;
-pub mod outbox;
+pub(crate) mod idempotency;
+pub(crate) mod outbox;
 
 use crate::storage::Store;
 use crate::Result;

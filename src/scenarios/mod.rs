@@ -2,8 +2,9 @@
 //! `src/scenarios/builtin/` (see [`crate::format`]), with the libraries
 //! they include.
 
-pub mod params_docs;
-pub mod sweep;
+#[cfg(all(test, not(target_family = "wasm")))]
+mod params_docs;
+pub(crate) mod sweep;
 
 use std::rc::Rc;
 
@@ -59,7 +60,7 @@ pub enum Extra {
 }
 
 /// The built-ins the page shows something beside, and what.
-pub const EXTRAS: &[(&str, Extra)] = &[
+pub(crate) const EXTRAS: &[(&str, Extra)] = &[
     ("idem-profiles", Extra::Profiles),
     ("idem-in-flight", Extra::Profiles),
     ("outbox-crash-sweep", Extra::CrashSweep { inbox: true }),
@@ -71,7 +72,8 @@ pub const EXTRAS: &[(&str, Extra)] = &[
 
 /// The built-in whose page runs the crash-point sweep of subscribers with
 /// (`inbox`) or without an inbox.
-pub fn sweep_id(inbox: bool) -> &'static str {
+#[cfg(any(target_family = "wasm", test))]
+pub(crate) fn sweep_id(inbox: bool) -> &'static str {
     EXTRAS
         .iter()
         .find(|(_, extra)| *extra == Extra::CrashSweep { inbox })
@@ -100,13 +102,13 @@ impl Entry {
 
 /// The libraries of the built-in catalog: parameters, databases and
 /// programs that scenario files include by name.
-pub const LIBRARIES: &[(&str, &str)] = &[
+pub(crate) const LIBRARIES: &[(&str, &str)] = &[
     ("idempotency", include_str!("builtin/idempotency.lib.toml")),
     ("outbox", include_str!("builtin/outbox.lib.toml")),
 ];
 
 /// The built-in scenarios written as files, by id.
-pub const BUILTIN_FILES: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     ("idem-race", include_str!("builtin/idem-race.toml")),
     ("idem-scope", include_str!("builtin/idem-scope.toml")),
     ("idem-failure", include_str!("builtin/idem-failure.toml")),
@@ -195,12 +197,12 @@ pub const BUILTIN_FILES: &[(&str, &str)] = &[
 ];
 
 /// The source of library `name`.
-pub fn library_source(name: &str) -> Option<&'static str> {
+pub(crate) fn library_source(name: &str) -> Option<&'static str> {
     LIBRARIES.iter().find(|(n, _)| *n == name).map(|(_, s)| *s)
 }
 
 /// The source of built-in scenario `id`.
-pub fn builtin_source(id: &str) -> Option<&'static str> {
+pub(crate) fn builtin_source(id: &str) -> Option<&'static str> {
     BUILTIN_FILES
         .iter()
         .find(|(n, _)| *n == id)
@@ -317,13 +319,17 @@ pub fn catalog() -> Vec<Entry> {
 }
 
 /// The catalog's first entry (what a link that names no scenario opens).
-pub fn first_entry() -> Option<Entry> {
+pub(crate) fn first_entry() -> Option<Entry> {
     (!BUILTIN_FILES.is_empty()).then(|| builtin(0).0)
 }
 
 /// The TypeScript declarations of every scenario's parameters, generated
 /// from the declarations (a test keeps the file current).
-pub const PARAMS_TYPESCRIPT: &str = include_str!("../params.d.ts");
+#[cfg(any(target_family = "wasm", test))]
+// Read by wasm-bindgen's `typescript_custom_section`, which dead-code
+// analysis does not see.
+#[cfg_attr(target_family = "wasm", allow(dead_code))]
+pub(crate) const PARAMS_TYPESCRIPT: &str = include_str!("../params.d.ts");
 
 /// Built-in `id`'s entry and file, or an error listing the known ids.
 fn builtin_by_id(id: &str) -> Result<(Entry, Rc<File>)> {
@@ -349,7 +355,7 @@ pub fn entry(id: &str) -> Result<Entry> {
 }
 
 /// The file of built-in scenario `id`.
-pub fn file(id: &str) -> Result<Rc<File>> {
+pub(crate) fn file(id: &str) -> Result<Rc<File>> {
     builtin_by_id(id).map(|(_, file)| file)
 }
 

@@ -8,7 +8,7 @@ use crate::params::{Default, Kind};
 
 /// The TypeScript declarations of every scenario's parameters: one
 /// interface per scenario and a map from scenario id to it.
-pub fn typescript(entries: &[Entry]) -> String {
+pub(crate) fn typescript(entries: &[Entry]) -> String {
     let mut out = String::from(
         "// Generated from the parameter declarations in src/scenarios by\n\
          // `REPLAYGROUND_BLESS=1 cargo test --lib params`; do not edit by hand.\n\n",
@@ -76,7 +76,7 @@ pub fn typescript(entries: &[Entry]) -> String {
 
 /// The parameters of every scenario as a Markdown table (the README's,
 /// kept current by a test).
-pub fn markdown_table(entries: &[Entry]) -> String {
+pub(crate) fn markdown_table(entries: &[Entry]) -> String {
     let mut out = String::from(
         "| scenario | parameter | values | default | what it changes |\n|---|---|---|---|---|\n",
     );

@@ -29,7 +29,7 @@ pub struct SweepRow {
 }
 
 /// The parameter that says where the first attempt dies.
-pub const CRASH_POINT: &str = "crashPoint";
+pub(crate) const CRASH_POINT: &str = "crashPoint";
 
 /// The committed state in words: the scenario's `state` query, run on its
 /// first database with the others attached under their names.

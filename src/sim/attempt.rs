@@ -84,7 +84,7 @@ impl Ending {
 }
 
 /// The outcome kind of an attempt whose process died ([`Ending::Crashed`]).
-pub const CRASHED: &str = "crashed";
+pub(crate) const CRASHED: &str = "crashed";
 
 impl Outcome {
     /// Whether it is the outcome of an attempt whose process died.
@@ -242,7 +242,7 @@ const WAL_WRITE: u8 = 1;
 
 /// Who holds a lock among `peers`, in words ("A holds RESERVED, B holds
 /// SHARED"; in WAL mode "A holds SHARED and the WAL write lock").
-pub fn locks_held(peers: &[Peer]) -> String {
+pub(crate) fn locks_held(peers: &[Peer]) -> String {
     let holders: Vec<String> = peers
         .iter()
         .filter(|p| p.lock > LockLevel::None || !p.wal.is_empty())

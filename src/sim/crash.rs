@@ -32,7 +32,7 @@ pub struct CrashReport {
 
 /// Crashes each attempt of scenario `id`, in `journal` mode, after each of
 /// its steps in the round-robin run, and checks what survives.
-pub fn sweep_scenario(id: &str, journal: Journal) -> Result<CrashReport> {
+pub(crate) fn sweep_scenario(id: &str, journal: Journal) -> Result<CrashReport> {
     let params = serde_json::json!({ crate::format::JOURNAL_PARAM: journal.name() });
     let explorer = Explorer::new(scenarios::build_with(id, &params)?)?;
     let baseline = explorer.run(&mut RoundRobin, false)?;

@@ -10,24 +10,26 @@
 
 mod attempt;
 mod budget;
-pub mod crash;
+pub(crate) mod crash;
 mod run;
 mod scenario;
-pub mod schedule;
-pub mod scheduler;
-pub mod search;
-pub mod soak;
-pub mod strategy;
+pub(crate) mod schedule;
+pub(crate) mod scheduler;
+pub(crate) mod search;
+pub(crate) mod soak;
+pub(crate) mod strategy;
 mod trace;
 
-pub use attempt::{
-    locks_held, Attempt, Ending, Outcome, Peer, Progress, SqlResult, Status, StepCtx, StepReport,
-    CRASHED,
-};
-pub use budget::{Bound, Budgets, Spent, BUDGETS};
-pub use run::{
-    run_alone, run_in_order, state_hasher, Checkpoint, Choice, Locks, Run, MAX_ALONE_STEPS,
-};
-pub use scenario::{AsDeclared, Check, Declared, Ended, Scenario, Verdict};
+pub(crate) use attempt::{locks_held, Attempt, Peer, StepCtx, CRASHED};
+pub use attempt::{Ending, Outcome, Progress, SqlResult, Status, StepReport};
+pub(crate) use budget::Spent;
+pub use budget::{Bound, Budgets, BUDGETS};
+pub(crate) use run::{run_alone, run_in_order, state_hasher, Checkpoint, Choice};
+pub use run::{Run, MAX_ALONE_STEPS};
+pub(crate) use scenario::Ended;
+pub use scenario::{AsDeclared, Check, Declared, Scenario, Verdict};
 pub use schedule::Schedule;
-pub use trace::{tables_size, LockView, RowChange, Table, TraceStep};
+#[cfg(target_family = "wasm")]
+pub(crate) use trace::tables_size;
+pub use trace::TraceStep;
+pub(crate) use trace::{LockView, RowChange, Table};

@@ -14,9 +14,9 @@ use serde::Serialize;
 use crate::{Error, Result};
 
 /// The most attempts a schedule can name (`A` to `Z`).
-pub const MAX_ATTEMPTS: usize = 26;
+pub(crate) const MAX_ATTEMPTS: usize = 26;
 /// The most steps a schedule may hold.
-pub const MAX_STEPS: usize = 100_000;
+pub(crate) const MAX_STEPS: usize = 100_000;
 
 /// The sequence of attempts a run let step, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Default, Serialize)]

@@ -109,14 +109,14 @@ impl Reduction {
 /// The seed when none is given.
 pub const DEFAULT_SEED: u64 = 1;
 /// Sampled runs when no number is given.
-pub const DEFAULT_RUNS: u64 = 1000;
+pub(crate) const DEFAULT_RUNS: u64 = 1000;
 /// The most runs one search may be asked for.
-pub const MAX_RUNS: u64 = 10_000_000;
+pub(crate) const MAX_RUNS: u64 = 10_000_000;
 /// PCT's bug depth when none is given.
 pub const DEFAULT_DEPTH: u32 = 3;
 /// PCT's estimate of a run's length, in steps, which spreads its priority
 /// change points (Burckhardt et al. take the run length k).
-pub const PCT_STEP_ESTIMATE: usize = 64;
+pub(crate) const PCT_STEP_ESTIMATE: usize = 64;
 
 /// A strategy with its settings, checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

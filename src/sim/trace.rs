@@ -108,7 +108,7 @@ pub struct TraceStep {
 
 /// About how many bytes the values of `tables` take (each database's
 /// tables by name), to hold them to [`crate::sim::Budgets::trace_bytes`].
-pub fn tables_size(tables: &BTreeMap<String, BTreeMap<String, Table>>) -> u64 {
+pub(crate) fn tables_size(tables: &BTreeMap<String, BTreeMap<String, Table>>) -> u64 {
     tables
         .values()
         .flat_map(BTreeMap::values)

@@ -28,12 +28,13 @@ thread_local! {
 /// Gives the engine a way to hear a caller that wants it to stop: `asks`
 /// answers whether it does (read every thousand SQLite instructions of a
 /// statement and before every step of a run). `None` removes it.
-pub fn set_interrupt(asks: Option<Rc<dyn Fn() -> bool>>) {
+#[cfg(target_family = "wasm")]
+pub(crate) fn set_interrupt(asks: Option<Rc<dyn Fn() -> bool>>) {
     INTERRUPT.with(|i| *i.borrow_mut() = asks);
 }
 
 /// Whether the caller asks the engine to stop now.
-pub fn interrupt_asked() -> bool {
+pub(crate) fn interrupt_asked() -> bool {
     let asks = INTERRUPT.with(|i| i.borrow().clone());
     asks.is_some_and(|asks| asks())
 }
@@ -68,7 +69,7 @@ pub(crate) fn interrupt_due() -> bool {
 
 /// Whether a statement was stopped because the caller asked, since the
 /// last call (which clears it).
-pub fn take_interrupted() -> bool {
+pub(crate) fn take_interrupted() -> bool {
     INTERRUPTED.with(|i| i.replace(false))
 }
 
@@ -91,7 +92,7 @@ impl RunLeft {
 /// A budget of a whole run, all its statements and values together
 /// ([`crate::sim::Budgets`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RunBudget {
+pub(crate) enum RunBudget {
     /// SQLite VM instructions, every statement of the run together.
     Instructions,
     /// Bytes of the values the run builds: rows its statements return and
@@ -137,7 +138,7 @@ pub(super) extern "C" fn spend_budget(_: *mut std::ffi::c_void) -> std::ffi::c_i
 /// spent of each. A statement past the instructions is interrupted, as one
 /// past its own budget is ([`with_budget`]); values past the bytes are not
 /// built ([`charge_bytes`]). [`run_budget_out`] tells which ran out.
-pub fn with_run_budget<T>(
+pub(crate) fn with_run_budget<T>(
     instructions: u64,
     bytes: u64,
     work: impl FnOnce() -> T,
@@ -159,14 +160,14 @@ pub fn with_run_budget<T>(
 
 /// Which budget of the run ran out during the step that just ran (under
 /// [`with_run_budget`]), if one did.
-pub fn run_budget_out() -> Option<RunBudget> {
+pub(crate) fn run_budget_out() -> Option<RunBudget> {
     RUN_OUT.with(std::cell::Cell::get)
 }
 
 /// Charges `bytes` of a value about to be built to the run whose step is
 /// running: false (and the run's bytes budget marked spent) if they do not
 /// fit, and then the value must not be built. Always true outside a run.
-pub fn charge_bytes(bytes: usize) -> bool {
+pub(crate) fn charge_bytes(bytes: usize) -> bool {
     let fits = RUN_LEFT.with(|left| {
         let mut now = left.get();
         if now.bytes == u64::MAX {
@@ -194,7 +195,7 @@ pub fn charge_bytes(bytes: usize) -> bool {
 /// PRAGMAs a scenario's SQL may not set: they would change how the engine
 /// stores, locks or waits (a busy timeout would sleep instead of answering
 /// BUSY to the scheduler), or let it rewrite the schema's bytes.
-pub const DENIED_PRAGMAS: &[&str] = &[
+pub(crate) const DENIED_PRAGMAS: &[&str] = &[
     "busy_timeout",
     "cache_size",
     "cache_spill",
@@ -217,7 +218,7 @@ pub const DENIED_PRAGMAS: &[&str] = &[
 /// PRAGMAs that set a flag of the connection and nothing else: running one
 /// again with the same value changes nothing but the prepared statements.
 /// (`defer_foreign_keys` is not one: it resets at every commit.)
-pub const FLAG_PRAGMAS: &[&str] = &[
+pub(crate) const FLAG_PRAGMAS: &[&str] = &[
     "automatic_index",
     "cell_size_check",
     "foreign_keys",
@@ -282,7 +283,7 @@ pub(super) extern "C" fn authorize(
 }
 
 /// The sentence for a statement the authorizer refused, if it was one.
-pub fn refusal(error: &Error) -> Option<String> {
+pub(crate) fn refusal(error: &Error) -> Option<String> {
     let denied = error
         .sqlite_code()
         .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_AUTH);
@@ -298,7 +299,7 @@ pub fn refusal(error: &Error) -> Option<String> {
 
 /// Runs `work` with every statement on a bounded connection (see
 /// [`Conn::bound`](super::Conn::bound)) limited to about `instructions` SQLite VM instructions.
-pub fn with_budget<T>(instructions: u64, work: impl FnOnce() -> T) -> T {
+pub(crate) fn with_budget<T>(instructions: u64, work: impl FnOnce() -> T) -> T {
     VM_BUDGET.with(|left| left.set(instructions / 1000));
     let result = work();
     VM_BUDGET.with(|left| left.set(u64::MAX));
@@ -306,7 +307,7 @@ pub fn with_budget<T>(instructions: u64, work: impl FnOnce() -> T) -> T {
 }
 
 /// Whether an error is SQLite's answer to a statement that ran out of its budget.
-pub fn is_interrupt(error: &Error) -> bool {
+pub(crate) fn is_interrupt(error: &Error) -> bool {
     error
         .sqlite_code()
         .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_INTERRUPT)

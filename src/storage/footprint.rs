@@ -60,7 +60,7 @@ impl Footprint {
     pub const WORDS: usize = 5;
 
     /// The footprint as plain words, to cross to another worker.
-    pub fn to_words(&self) -> [u64; Self::WORDS] {
+    pub fn to_words(self) -> [u64; Self::WORDS] {
         [
             self.reads,
             self.writes,
@@ -138,7 +138,7 @@ impl Footprint {
 
 /// A piece of a database's state (see the module's text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// The database file's bytes.
     Data = 0,
     /// Its journal's (or WAL's) bytes and existence.
@@ -158,12 +158,12 @@ const SLOTS: u8 = 64 / PARTS;
 
 /// The footprint bit of `part` of the database in slot `slot` (see
 /// `StoreInner::slot`).
-pub fn bit(slot: u8, part: Part) -> u64 {
+pub(crate) fn bit(slot: u8, part: Part) -> u64 {
     1 << (slot.min(SLOTS - 1) * PARTS + part as u8)
 }
 
 /// The part a file's bytes are: the database's, or its journal's or WAL's.
-pub fn part_of(file: &str) -> Part {
+pub(crate) fn part_of(file: &str) -> Part {
     if file.ends_with("-journal") || file.ends_with("-wal") {
         Part::Log
     } else {
@@ -177,7 +177,7 @@ thread_local! {
 
 /// The database a store file belongs to: its name without a journal, WAL or
 /// shared-memory suffix.
-pub fn database_of(file: &str) -> &str {
+pub(crate) fn database_of(file: &str) -> &str {
     ["-journal", "-wal", "-shm"]
         .iter()
         .find_map(|suffix| file.strip_suffix(suffix))
@@ -185,17 +185,18 @@ pub fn database_of(file: &str) -> &str {
 }
 
 /// Starts recording on this thread (a step is about to run).
-pub fn begin() {
+pub(crate) fn begin() {
     RECORDING.with(|r| r.set(Some(Footprint::default())));
 }
 
 /// Stops recording and returns what was touched since [`begin`].
-pub fn end() -> Footprint {
+pub(crate) fn end() -> Footprint {
     RECORDING.with(|r| r.take()).unwrap_or_default()
 }
 
 /// Whether a footprint is being recorded.
-pub fn recording() -> bool {
+#[cfg(test)]
+pub(crate) fn recording() -> bool {
     RECORDING.with(|r| r.get().is_some())
 }
 
@@ -209,35 +210,35 @@ fn note(apply: impl FnOnce(&mut Footprint)) {
 }
 
 /// Notes a read of `part` of the database in slot `slot`.
-pub fn read(slot: u8, part: Part) {
+pub(crate) fn read(slot: u8, part: Part) {
     note(|f| f.reads |= bit(slot, part));
 }
 
 /// Notes a write of `part` of the database in slot `slot`.
-pub fn write(slot: u8, part: Part) {
+pub(crate) fn write(slot: u8, part: Part) {
     note(|f| f.writes |= bit(slot, part));
 }
 
 /// Notes a write of every part of the database in slot `slot`.
-pub fn write_all_of(slot: u8) {
+pub(crate) fn write_all_of(slot: u8) {
     for part in [Part::Data, Part::Log, Part::Reserved, Part::Exclusive] {
         write(slot, part);
     }
 }
 
 /// Notes a read of the statuses of `attempts` (one bit each).
-pub fn read_status(attempts: u32) {
+pub(crate) fn read_status(attempts: u32) {
     note(|f| f.reads_status |= attempts);
 }
 
 /// Notes a read of every database (the others' locks, a snapshot of the
 /// committed state).
-pub fn read_all() {
+pub(crate) fn read_all() {
     note(|f| f.reads = u64::MAX);
 }
 
 /// Notes something that conflicts with every step.
-pub fn global() {
+pub(crate) fn global() {
     note(|f| f.global = true);
 }
 

@@ -11,7 +11,7 @@ pub use rsqlite_vfs::LockLevel;
 /// The lock state of one database file, shared by every handle open on it
 /// (`unixInodeInfo`'s `eFileLock` and `nShared`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileLocks {
+pub(crate) struct FileLocks {
     /// The strongest lock any handle holds.
     pub level: LockLevel,
     /// How many handles hold SHARED or stronger.
@@ -29,11 +29,11 @@ impl Default for FileLocks {
 
 /// A lock request SQLite's rules refuse: SQLite reports `SQLITE_BUSY`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Busy;
+pub(crate) struct Busy;
 
 /// SQLite asked for a lock level it never asks a VFS for (PENDING or NONE).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InvalidRequest;
+pub(crate) struct InvalidRequest;
 
 impl FileLocks {
     /// Raises `held` (one handle's level) to `want`, as `unixLock` does.
@@ -51,7 +51,7 @@ impl FileLocks {
     /// EXCLUSIVE are then refused (`unixIsSharingShmNode`), so that a WAL
     /// connection closing, or leaving WAL mode, does not delete the WAL and
     /// the wal-index from under another.
-    pub fn lock(
+    pub(crate) fn lock(
         &mut self,
         held: &mut LockLevel,
         want: LockLevel,
@@ -96,7 +96,7 @@ impl FileLocks {
     }
 
     /// Lowers `held` to `to` (SHARED or NONE), as `posixUnlock` does.
-    pub fn unlock(&mut self, held: &mut LockLevel, to: LockLevel) {
+    pub(crate) fn unlock(&mut self, held: &mut LockLevel, to: LockLevel) {
         use LockLevel::*;
         if *held <= to {
             return;
@@ -122,7 +122,7 @@ impl FileLocks {
     /// (it asks while holding SHARED): RESERVED and PENDING hold the reserved
     /// byte, and EXCLUSIVE without it (hot-journal recovery) leaves no other
     /// handle SHARED to ask.
-    pub fn reserved(&self) -> bool {
+    pub(crate) fn reserved(&self) -> bool {
         self.level > LockLevel::Shared
     }
 }

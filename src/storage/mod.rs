@@ -37,14 +37,14 @@
 mod bounds;
 mod conn;
 mod conn_locks;
-pub mod footprint;
-pub mod locks;
+pub(crate) mod footprint;
+pub(crate) mod locks;
 mod round_trip;
-pub mod shm;
+pub(crate) mod shm;
 mod sql;
 mod store;
 mod version;
-pub mod vfs;
+pub(crate) mod vfs;
 mod vfs_bytes;
 mod vfs_file;
 mod vfs_methods;
@@ -56,26 +56,32 @@ use serde::Serialize;
 
 use crate::Error;
 
+#[cfg(target_family = "wasm")]
+pub(crate) use bounds::interrupt_asked;
 pub(crate) use bounds::interrupt_due;
-pub use bounds::{
-    charge_bytes, interrupt_asked, is_interrupt, refusal, run_budget_out, set_interrupt,
-    take_interrupted, with_budget, with_run_budget, RunBudget, DENIED_PRAGMAS, FLAG_PRAGMAS,
+#[cfg(target_family = "wasm")]
+pub(crate) use bounds::set_interrupt;
+pub(crate) use bounds::{
+    charge_bytes, is_interrupt, refusal, run_budget_out, take_interrupted, with_budget,
+    with_run_budget, RunBudget, DENIED_PRAGMAS,
 };
-pub use conn::{Change, ChangeOp, Conn, SqliteRef};
+pub use conn::{ChangeOp, Conn};
 pub use locks::LockLevel;
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};
-pub use shm::ShmLocks;
-pub use sql::{run_sql, run_sql_named, run_sql_named_bound, Rows, SqlValue};
-pub use store::{Snapshot, Store};
+pub(crate) use shm::ShmLocks;
+pub(crate) use sql::Rows;
+pub use sql::{run_sql, SqlValue};
+pub(crate) use store::Snapshot;
+pub use store::Store;
 pub use version::{sqlite_memory_used, sqlite_version, Versions, SQLITE_VERSION};
 
 /// What `SQLITE_BUSY_SNAPSHOT` means, for people.
-pub const BUSY_SNAPSHOT: &str = "SQLITE_BUSY_SNAPSHOT: its read snapshot is older than the last commit, so it may not write; waiting cannot help, only ROLLBACK and a new transaction";
+pub(crate) const BUSY_SNAPSHOT: &str = "SQLITE_BUSY_SNAPSHOT: its read snapshot is older than the last commit, so it may not write; waiting cannot help, only ROLLBACK and a new transaction";
 
 /// Whether SQLite answered `SQLITE_BUSY_SNAPSHOT`: in WAL mode, a read
 /// transaction tried to write after another connection committed. Its
 /// primary code is `SQLITE_BUSY`, but no lock release will let it through.
-pub fn is_busy_snapshot(error: &Error) -> bool {
+pub(crate) fn is_busy_snapshot(error: &Error) -> bool {
     error.sqlite_code() == Some(rusqlite::ffi::SQLITE_BUSY_SNAPSHOT)
 }
 
@@ -129,4 +135,4 @@ impl Journal {
 /// SQLite's smallest page, 512 bytes, holds them as well as 4096 did, in an
 /// eighth of the bytes: the search of three producers and two relays took
 /// 14.1 instead of 18.1 billion instructions, with the same states.
-pub const SCENARIO_PAGE_SIZE: &str = "PRAGMA page_size = 512";
+pub(crate) const SCENARIO_PAGE_SIZE: &str = "PRAGMA page_size = 512";

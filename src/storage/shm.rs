@@ -26,10 +26,10 @@ use std::collections::BTreeMap;
 
 /// The number of lock slots (`SQLITE_SHM_NLOCK`): WRITE, CKPT, RECOVER and
 /// five READ slots.
-pub const SLOTS: usize = 8;
+pub(crate) const SLOTS: usize = 8;
 
 /// The slots' names, by index (WAL_WRITE_LOCK is 0, WAL_READ_LOCK(i) is 3+i).
-pub const SLOT_NAMES: [&str; SLOTS] = [
+pub(crate) const SLOT_NAMES: [&str; SLOTS] = [
     "WRITE", "CKPT", "RECOVER", "READ0", "READ1", "READ2", "READ3", "READ4",
 ];
 
@@ -90,7 +90,7 @@ impl ShmLocks {
 
 /// A request to `xShmLock`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShmRequest {
+pub(crate) enum ShmRequest {
     LockShared,
     LockExclusive,
     Unlock,
@@ -98,7 +98,7 @@ pub enum ShmRequest {
 
 /// The shared-memory lock request that SQLite's rules refuse (`SQLITE_BUSY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ShmBusy;
+pub(crate) struct ShmBusy;
 
 /// One 32 KiB region: bytes SQLite reads and writes through a raw pointer
 /// while Rust code (snapshots, hashes) reads them between SQLite calls.
@@ -106,7 +106,7 @@ type Region = Box<[Cell<u8>]>;
 
 /// The shared memory of one database (`unixShmNode`, and its file).
 #[derive(Debug, Default)]
-pub struct ShmNode {
+pub(crate) struct ShmNode {
     /// The regions allocated so far; their addresses never change.
     regions: RefCell<Vec<Region>>,
     /// The size SQLite maps regions with (32 KiB); 0 before the first map.
@@ -129,7 +129,7 @@ impl ShmNode {
     /// (`SQLITE_BUSY`) while another mapper holds the DMS EXCLUSIVE (never
     /// here: it is only held during this call); the first mapper truncates
     /// the file. The mapper then holds the DMS SHARED.
-    pub fn attach(&self, handle: u64) -> Result<(), ShmBusy> {
+    pub(crate) fn attach(&self, handle: u64) -> Result<(), ShmBusy> {
         let mut holders = self.holders.borrow_mut();
         let others_hold_dms = holders
             .iter()
@@ -144,18 +144,18 @@ impl ShmNode {
 
     /// Detaches `handle`: its mapping and every lock it holds go (closing the
     /// shared-memory file descriptor releases a process's locks on it).
-    pub fn detach(&self, handle: u64) {
+    pub(crate) fn detach(&self, handle: u64) {
         self.holders.borrow_mut().remove(&handle);
     }
 
     /// Whether any connection maps it.
-    pub fn is_mapped(&self) -> bool {
+    pub(crate) fn is_mapped(&self) -> bool {
         !self.holders.borrow().is_empty()
     }
 
     /// Whether a mapper other than `handle` holds the DMS: the database's
     /// shared memory is in use by another connection (`unixIsSharingShmNode`).
-    pub fn shared_with_others(&self, handle: u64) -> bool {
+    pub(crate) fn shared_with_others(&self, handle: u64) -> bool {
         self.holders
             .borrow()
             .iter()
@@ -163,7 +163,7 @@ impl ShmNode {
     }
 
     /// The locks `handle` holds.
-    pub fn locks(&self, handle: u64) -> ShmLocks {
+    pub(crate) fn locks(&self, handle: u64) -> ShmLocks {
         self.holders
             .borrow()
             .get(&handle)
@@ -173,14 +173,14 @@ impl ShmNode {
 
     /// Drops every lock `handle` holds, the DMS included, as a process death
     /// does; it stays mapped until its connection is closed.
-    pub fn drop_locks(&self, handle: u64) {
+    pub(crate) fn drop_locks(&self, handle: u64) {
         if let Some(holder) = self.holders.borrow_mut().get_mut(&handle) {
             holder.locks = ShmLocks::default();
         }
     }
 
     /// `xShmLock` for slots `first..first + n`, by `unixShmLock`'s rules.
-    pub fn lock(
+    pub(crate) fn lock(
         &self,
         handle: u64,
         first: usize,
@@ -222,7 +222,7 @@ impl ShmNode {
     /// `xShmMap`: the address of region `region` for `handle`, extending the
     /// file if `extend`; `None` if the region does not exist and may not be
     /// created. Fails if SQLite asks with another region size than before.
-    pub fn map(
+    pub(crate) fn map(
         &self,
         handle: u64,
         region: usize,
@@ -281,7 +281,7 @@ impl ShmNode {
     }
 
     /// The file's bytes.
-    pub fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         let len = self.len.get();
         let mut out = Vec::with_capacity(len);
         for region in self.regions.borrow().iter() {
@@ -296,7 +296,7 @@ impl ShmNode {
 
     /// Puts the file's bytes back (a snapshot's), in place: the regions keep
     /// their addresses.
-    pub fn set_bytes(&self, bytes: &[u8]) {
+    pub(crate) fn set_bytes(&self, bytes: &[u8]) {
         self.truncate(0);
         let size = self.region_size.get().max(32 * 1024);
         self.region_size.set(size);
@@ -314,7 +314,7 @@ impl ShmNode {
 
     /// The native-endian 32-bit word at `offset` of region 0 (SQLite writes
     /// the wal-index in the machine's byte order), if the file holds it.
-    pub fn read_u32(&self, offset: usize) -> Option<u32> {
+    pub(crate) fn read_u32(&self, offset: usize) -> Option<u32> {
         if offset + 4 > self.len.get() {
             return None;
         }
@@ -329,13 +329,8 @@ impl ShmNode {
     }
 
     /// The file's length in bytes.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len.get()
-    }
-
-    /// Whether the file is empty.
-    pub fn is_empty(&self) -> bool {
-        self.len.get() == 0
     }
 }
 

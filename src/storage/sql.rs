@@ -147,7 +147,7 @@ fn collect_rows(
 /// Runs one SQL statement whose parameters are named (`:name`, `@name`,
 /// `$name`), each bound through `bind`; returns the rows and the values
 /// bound, in order. A name `bind` does not know is an error that names it.
-pub fn run_sql_named(
+pub(crate) fn run_sql_named(
     connection: &Connection,
     sql: &str,
     bind: &dyn Fn(&str) -> Option<SqlValue>,
@@ -158,7 +158,7 @@ pub fn run_sql_named(
 
 /// As [`run_sql_named`], keeping the values bound when the statement then
 /// fails (a BUSY statement was bound before SQLite refused it).
-pub fn run_sql_named_bound(
+pub(crate) fn run_sql_named_bound(
     connection: &Connection,
     sql: &str,
     bind: &dyn Fn(&str) -> Option<SqlValue>,

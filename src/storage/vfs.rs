@@ -35,24 +35,24 @@ use rsqlite_vfs::{
 
 use super::vfs_methods::fixed_os;
 
-pub use super::vfs_bytes::fixed_hasher;
+pub(crate) use super::vfs_bytes::fixed_hasher;
 pub(crate) use super::vfs_bytes::Image;
-pub use super::vfs_file::{LockingFile, MAX_FILE_BYTES, MAX_MMAP_SIZE};
-pub use super::vfs_methods::{
-    is_store_file_name, FixedOs, LockingIo, LockingStore, VfsData, FIXED_EPOCH_MS,
+pub(crate) use super::vfs_file::{LockingFile, MAX_FILE_BYTES};
+pub(crate) use super::vfs_methods::{
+    is_store_file_name, FixedOs, LockingIo, LockingStore, VfsData,
 };
-pub use super::vfs_store::ConnId;
+pub(crate) use super::vfs_store::ConnId;
 pub(crate) use super::vfs_store::{next_id, ActiveConn, Pooled, StoreInner};
 
 /// The name of the VFS, which connections open their database with.
-pub const VFS_NAME: &str = "replayground";
+pub(crate) const VFS_NAME: &str = "replayground";
 
 /// The most bytes SQLite may have allocated at once, every connection of the
 /// process together (`sqlite3_hard_heap_limit64`).
-pub const SQLITE_HEAP_LIMIT: i64 = 1 << 30;
+pub(crate) const SQLITE_HEAP_LIMIT: i64 = 1 << 30;
 
 /// The VFS itself.
-pub struct LockingVfs;
+pub(crate) struct LockingVfs;
 
 impl SQLiteVfs<LockingIo> for LockingVfs {
     type Os = FixedOs;

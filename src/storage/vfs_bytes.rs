@@ -9,7 +9,7 @@ use std::rc::Rc;
 /// foldhash with a fixed seed: equal bytes (or state) hash equal in every
 /// worker of a split search, and faster than SipHash, which took about a
 /// tenth of a search. File bytes and the search's state keys both use it.
-pub fn fixed_hasher() -> impl std::hash::Hasher {
+pub(crate) fn fixed_hasher() -> impl std::hash::Hasher {
     std::hash::BuildHasher::build_hasher(&foldhash::quality::FixedState::default())
 }
 

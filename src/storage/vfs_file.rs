@@ -18,7 +18,7 @@ use super::vfs_store::{next_id, ConnId, HandleState, StoreInner};
 /// The most bytes one file of a store (a database, its journal, its log)
 /// may hold: a write past it is SQLite's `SQLITE_FULL`, "database or disk
 /// is full", an error a scenario sees as it would on a full disk.
-pub const MAX_FILE_BYTES: usize = 64 << 20;
+pub(crate) const MAX_FILE_BYTES: usize = 64 << 20;
 
 /// The error of a write past [`MAX_FILE_BYTES`].
 fn too_large() -> VfsError {
@@ -40,7 +40,7 @@ pub(super) fn cant_open(message: String) -> VfsError {
 }
 
 /// A file handle of the VFS.
-pub struct LockingFile {
+pub(crate) struct LockingFile {
     /// The owning store; `None` for an anonymous temporary file.
     pub(super) store: Option<Rc<StoreInner>>,
     pub(super) data: FileData,
@@ -62,7 +62,7 @@ pub struct LockingFile {
 
 /// `SQLITE_MAX_MMAP_SIZE` on 64-bit Linux (the unix VFS's ceiling for
 /// `PRAGMA mmap_size`); both builds are compiled with it.
-pub const MAX_MMAP_SIZE: i64 = 0x7fff_0000;
+pub(crate) const MAX_MMAP_SIZE: i64 = 0x7fff_0000;
 
 /// Opening a file of a store hands out a handle of it.
 impl StoreInner {

@@ -25,7 +25,7 @@ use super::vfs_store::{is_shm_name, StoreInner, ACTIVE_CONN};
 
 /// Callback-wide data: where names without a store prefix go (only the
 /// `rsqlite-vfs` test suite uses that), and the platform services.
-pub struct VfsData {
+pub(crate) struct VfsData {
     pub(super) default_store: Option<Rc<StoreInner>>,
     pub(super) os: FixedOs,
 }
@@ -33,12 +33,12 @@ pub struct VfsData {
 /// Platform services that make runs reproducible: time is fixed, randomness
 /// is a fixed sequence, and sleeping returns at once (SQLite only sleeps in a
 /// busy handler, and connections here have none: BUSY goes to the scheduler).
-pub struct FixedOs {
+pub(crate) struct FixedOs {
     random_state: AtomicU64,
 }
 
 /// 2026-01-01T00:00:00Z: what `datetime('now')` says inside the playground.
-pub const FIXED_EPOCH_MS: i64 = 1_767_225_600_000;
+pub(crate) const FIXED_EPOCH_MS: i64 = 1_767_225_600_000;
 
 impl OsCallback for FixedOs {
     fn sleep(&self, _duration: Duration) {}
@@ -71,7 +71,7 @@ pub(super) fn fixed_os() -> FixedOs {
 /// Whether `name` can name a file of a store: 1 to 64 ASCII letters, digits,
 /// '-', '_' or '.', not starting with '.' (no path, no URI, no `..`) and not
 /// ending in `-shm` (the name of a database's shared memory).
-pub fn is_store_file_name(name: &str) -> bool {
+pub(crate) fn is_store_file_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 64
         && name
@@ -106,7 +106,7 @@ fn resolve<'n>(data: &VfsData, name: &'n str) -> Option<(Rc<StoreInner>, &'n str
 }
 
 /// The `VfsStore` of the VFS.
-pub struct LockingStore;
+pub(crate) struct LockingStore;
 
 impl VfsStore for LockingStore {
     type File = LockingFile;
@@ -213,7 +213,7 @@ impl VfsStore for LockingStore {
 }
 
 /// The I/O method table of the VFS.
-pub struct LockingIo;
+pub(crate) struct LockingIo;
 
 impl SQLiteIoMethods for LockingIo {
     type Store = LockingStore;

@@ -15,7 +15,7 @@ use super::shm::{ShmLocks, ShmNode};
 use super::vfs_bytes::FileData;
 
 /// Identifies a connection within the thread; 0 means "not attributed".
-pub type ConnId = u64;
+pub(crate) type ConnId = u64;
 
 thread_local! {
     /// Every store of the thread, by name (looked up at every file access:

@@ -32,11 +32,11 @@ extern "C" {
 }
 
 /// The deepest nesting accepted in an input.
-pub const MAX_DEPTH: usize = 8;
+pub(crate) const MAX_DEPTH: usize = 8;
 /// The most entries an input object or array may have.
-pub const MAX_ENTRIES: u32 = 256;
+pub(crate) const MAX_ENTRIES: u32 = 256;
 /// The longest string accepted, in UTF-16 code units (1 MiB of them).
-pub const MAX_STRING_UNITS: u32 = 1 << 20;
+pub(crate) const MAX_STRING_UNITS: u32 = 1 << 20;
 
 fn bad(reason: impl std::fmt::Display) -> Error {
     Error::invalid("input", reason)

@@ -25,7 +25,7 @@ impl FileScenario {
     /// The scenario of `file` with `params` (already checked), compiled.
     /// The file is shared, not copied: a built-in is built for every run
     /// session, sweep point and soak scenario.
-    pub fn new(file: Rc<File>, params: Params) -> Result<Self> {
+    pub(crate) fn new(file: Rc<File>, params: Params) -> Result<Self> {
         Self::build(file, params, None, MAX_ATTEMPT_STEPS)
     }
 

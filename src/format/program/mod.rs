@@ -25,10 +25,10 @@ use super::file::File;
 use crate::params::Params;
 
 /// How many times `retry` may start a program again.
-pub const MAX_RETRIES: u32 = 3;
+pub(super) const MAX_RETRIES: u32 = 3;
 
 /// A scenario file with its parameters resolved, compiled, ready to run.
-pub struct FileScenario {
+pub(crate) struct FileScenario {
     file: Rc<File>,
     params: Params,
     /// Each database's file name ("app.db"), in the file's database order.

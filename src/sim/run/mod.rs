@@ -16,12 +16,12 @@ use super::{
 use crate::storage::footprint::{self, Footprint};
 use crate::storage::{Conn, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
-pub use state::Checkpoint;
+pub(crate) use state::Checkpoint;
 
 /// Runs `scenario`'s attempts on `store` one after another, the lowest
 /// runnable first, to completion (how a scenario's setup replays the
 /// requests of the scenarios before it).
-pub fn run_in_order(scenario: &dyn Scenario, store: &Store) -> Result<()> {
+pub(crate) fn run_in_order(scenario: &dyn Scenario, store: &Store) -> Result<()> {
     let mut run = Run::start(scenario, store, false)?;
     while let Some(&next) = run.runnable().first() {
         run.step(next)?;
@@ -94,10 +94,10 @@ pub struct Run<'s> {
 }
 
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
-pub use crate::storage::vfs::fixed_hasher as state_hasher;
+pub(crate) use crate::storage::vfs::fixed_hasher as state_hasher;
 
 /// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
-pub type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
+pub(crate) type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
 
 impl<'s> Run<'s> {
     /// Starts a run on `store`, which must hold the scenario's set-up state
@@ -680,7 +680,7 @@ pub const MAX_ALONE_STEPS: usize = 256;
 /// Runs one attempt alone on `store` to its end, at virtual time `now`:
 /// its outcome and every step's report. More than `max_steps` steps are
 /// an error.
-pub fn run_alone(
+pub(crate) fn run_alone(
     store: &Store,
     attempt: &mut dyn Attempt,
     now: i64,

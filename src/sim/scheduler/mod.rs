@@ -4,16 +4,16 @@
 //! One strategy per file. Exhaustive search is not a per-step oracle: it
 //! lives in [`super::search`].
 
-pub mod manual;
-pub mod pct;
-pub mod random;
-pub mod replay;
-pub mod round_robin;
+pub(crate) mod manual;
+pub(crate) mod pct;
+pub(crate) mod random;
+pub(crate) mod replay;
+pub(crate) mod round_robin;
 
 pub use manual::Manual;
 pub use pct::Pct;
 pub use random::Random;
-pub use replay::Replay;
+pub(crate) use replay::Replay;
 pub use round_robin::RoundRobin;
 
 use super::Choice;

@@ -7,7 +7,7 @@ use crate::{Error, Result};
 
 /// Follows a recorded schedule exactly.
 #[derive(Debug, Clone)]
-pub struct Replay {
+pub(crate) struct Replay {
     schedule: Schedule,
     position: usize,
     /// The letters its mistakes name attempts with (their own when empty).
@@ -16,7 +16,7 @@ pub struct Replay {
 
 impl Replay {
     /// Replays `schedule` from its first step.
-    pub fn new(schedule: Schedule) -> Self {
+    pub(crate) fn new(schedule: Schedule) -> Self {
         Replay {
             schedule,
             position: 0,
@@ -26,7 +26,7 @@ impl Replay {
 
     /// As [`Replay::new`], its mistakes naming attempts with `letters` (the
     /// scenario's: [`Schedule::letters_for`]).
-    pub fn with_letters(schedule: Schedule, letters: &[char]) -> Self {
+    pub(crate) fn with_letters(schedule: Schedule, letters: &[char]) -> Self {
         Replay {
             letters: letters.to_vec(),
             ..Replay::new(schedule)
@@ -42,7 +42,7 @@ impl Replay {
     }
 
     /// Whether every step of the schedule was taken.
-    pub fn is_exhausted(&self) -> bool {
+    pub(crate) fn is_exhausted(&self) -> bool {
         self.position >= self.schedule.len()
     }
 }

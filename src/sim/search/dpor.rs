@@ -179,7 +179,7 @@ struct Seen {
 }
 
 /// A resumable search with partial-order reduction.
-pub struct Dpor {
+pub(crate) struct Dpor {
     options: Options,
     path: Vec<Node>,
     /// By state key: the keys are hashes already, so the map hashes them
@@ -223,7 +223,7 @@ struct Scratch {
 
 impl Dpor {
     /// A search from the scenario's initial state.
-    pub fn new(options: Options) -> Self {
+    pub(crate) fn new(options: Options) -> Self {
         Self::from_roots(
             options,
             vec![Vec::new()],
@@ -272,45 +272,45 @@ impl Dpor {
     }
 
     /// The counters so far.
-    pub fn stats(&self) -> Stats {
+    pub(crate) fn stats(&self) -> Stats {
         self.stats
     }
 
     /// The keys of the states runs ended in.
-    pub fn final_states(&self) -> &HashSet<u64> {
+    pub(crate) fn final_states(&self) -> &HashSet<u64> {
         self.endings.finals()
     }
 
     /// The first failing run found, if any.
-    pub fn first_violation(&self) -> Option<&Schedule> {
+    pub(crate) fn first_violation(&self) -> Option<&Schedule> {
         self.endings.first_violation()
     }
 
     /// Steps each attempt took in the first complete run.
-    pub fn steps_per_attempt(&self) -> Option<&[usize]> {
+    pub(crate) fn steps_per_attempt(&self) -> Option<&[usize]> {
         self.endings.steps_per_attempt()
     }
 
     /// Whether the whole reduced tree has been explored, or the budget spent.
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         (self.path.is_empty() && self.roots.is_empty()) || self.budget_spent()
     }
 
     /// Whether the run budget stopped the search.
-    pub fn budget_spent(&self) -> bool {
+    pub(crate) fn budget_spent(&self) -> bool {
         self.options
             .max_runs
             .is_some_and(|max| self.stats.runs >= max)
     }
 
     /// Sets the run budget (a search stopped by it continues).
-    pub fn set_max_runs(&mut self, max: u64) {
+    pub(crate) fn set_max_runs(&mut self, max: u64) {
         self.options.max_runs = Some(max);
     }
 
     /// What is left to explore: the attempts in backtrack sets not yet
     /// taken nor asleep, on the current run.
-    pub fn frontier(&self) -> Option<Frontier> {
+    pub(crate) fn frontier(&self) -> Option<Frontier> {
         let pending = |node: &Node| node.pending().count() as u64;
         let on_path = self
             .path
@@ -325,12 +325,12 @@ impl Dpor {
     }
 
     /// Whether the budget stopped the search before it was complete.
-    pub fn is_bounded(&self) -> bool {
+    pub(crate) fn is_bounded(&self) -> bool {
         self.budget_spent() && self.frontier().is_some()
     }
 
     /// Explores up to `runs` more runs. Returns whether the search is done.
-    pub fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
+    pub(crate) fn advance(&mut self, explorer: &Explorer, runs: u64) -> Result<bool> {
         let mut left = runs;
         // The last run, kept to be rewound to a checkpoint for the next.
         let mut last: Option<Run<'_>> = None;
@@ -420,7 +420,7 @@ impl Dpor {
     /// How many times a run rewound to a checkpoint was not in the state the
     /// checkpoint was taken in (and was replayed from the start instead):
     /// none, unless something a checkpoint does not keep changed the run.
-    pub fn rewind_misses(&self) -> u64 {
+    pub(crate) fn rewind_misses(&self) -> u64 {
         self.rewind_misses
     }
 

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 /// A scenario file never reaches it, since each of its attempts is stopped
 /// by a bound of its own first (a verdict, [`crate::sim::Bound::Steps`]; see the
 /// assertion beside `format::MAX_ATTEMPT_STEPS`).
-pub const MAX_RUN_STEPS: usize = 30_000;
+pub(crate) const MAX_RUN_STEPS: usize = 30_000;
 
 /// The outcome of one run.
 #[derive(Debug, Clone, Serialize)]
@@ -64,7 +64,7 @@ impl RunResult {
 /// not committed". A sentence that names its attempt first is not prefixed
 /// with the attempt again ("A: A began…"). A run that goes round for ever
 /// ([`Verdict::Loops`]) ends with the steps that repeat.
-pub fn explain(trace: &[TraceStep], verdict: &Verdict) -> Vec<String> {
+pub(crate) fn explain(trace: &[TraceStep], verdict: &Verdict) -> Vec<String> {
     let mut sentences: Vec<String> = trace
         .iter()
         .map(|step| {

@@ -8,25 +8,25 @@
 //! ([`crate::sim::scheduler`]); [`shrink`] and [`lasso`] make what failed the
 //! shortest counterexample; [`report`] says what a search found.
 
-pub mod cache;
-pub mod dfs;
-pub mod dpor;
-pub mod explorer;
-pub mod lasso;
-pub mod report;
-pub mod sample;
-pub mod shrink;
-pub mod split;
-pub mod walk;
+pub(crate) mod cache;
+pub(crate) mod dfs;
+pub(crate) mod dpor;
+pub(crate) mod explorer;
+pub(crate) mod lasso;
+pub(crate) mod report;
+pub(crate) mod sample;
+pub(crate) mod shrink;
+pub(crate) mod split;
+pub(crate) mod walk;
 
 pub use dfs::Dfs;
-pub use explorer::{explain, Explorer, RunResult, MAX_RUN_STEPS};
-pub use report::{
-    format_log10, naive_interleavings_log10, uniform_interleavings_log10, Bounded, Counterexample,
-    ExploreReport, Used,
-};
-pub use sample::Sampler;
-pub use shrink::{SHRINK_BUDGET, SHRINK_SPENT, SHRINK_STEP_BUDGET};
+#[cfg(target_family = "wasm")]
+pub(crate) use explorer::explain;
+pub(crate) use explorer::MAX_RUN_STEPS;
+pub use explorer::{Explorer, RunResult};
+pub(crate) use report::{format_log10, naive_interleavings_log10, uniform_interleavings_log10};
+pub use report::{Bounded, Counterexample, ExploreReport, Used};
+pub(crate) use sample::Sampler;
 pub use walk::{Frontier, Options, Shard, Stats};
 
 use crate::Result;

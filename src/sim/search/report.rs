@@ -182,19 +182,19 @@ pub struct ExploreReport {
 
 /// The number of interleavings of attempts taking `steps[i]` steps each:
 /// (sum of steps)! / product of (steps[i]!), as a base-10 logarithm.
-pub fn naive_interleavings_log10(steps: &[usize]) -> f64 {
+pub(crate) fn naive_interleavings_log10(steps: &[usize]) -> f64 {
     let log_factorial = |n: usize| (2..=n).map(|i| (i as f64).log10()).sum::<f64>();
     let total: usize = steps.iter().sum();
     log_factorial(total) - steps.iter().map(|&k| log_factorial(k)).sum::<f64>()
 }
 
 /// (NK)! / (K!)^N for `n` attempts of `k` steps each, as a base-10 logarithm.
-pub fn uniform_interleavings_log10(n: usize, k: usize) -> f64 {
+pub(crate) fn uniform_interleavings_log10(n: usize, k: usize) -> f64 {
     naive_interleavings_log10(&vec![k; n])
 }
 
 /// Writes a base-10 logarithm as a readable number ("1.9e31" or "252").
-pub fn format_log10(log10: f64) -> String {
+pub(crate) fn format_log10(log10: f64) -> String {
     if log10 < 15.0 {
         // Whole numbers with thousands separators, as counts are shown.
         crate::grouped(&format!("{:.0}", 10f64.powf(log10)))

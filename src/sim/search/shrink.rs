@@ -38,14 +38,14 @@ fn shortest_cycle(next: &[Vec<(usize, usize)>], entry: usize) -> Option<Vec<usiz
 }
 
 /// Runs the breadth-first shrinker may spend.
-pub const SHRINK_BUDGET: u64 = 20_000;
+pub(crate) const SHRINK_BUDGET: u64 = 20_000;
 
 /// What the shrinker's runs may spend together, besides their number: as
 /// much as four runs may each ([`crate::sim::BUDGETS`]). Runs of a hostile
 /// design can each take a second or build tens of megabytes, and twenty
 /// thousand of them would take hours; past this the counterexample is the
 /// first found.
-pub const SHRINK_SPENT: crate::sim::Spent = crate::sim::Spent {
+pub(crate) const SHRINK_SPENT: crate::sim::Spent = crate::sim::Spent {
     instructions: 4 * crate::sim::BUDGETS.run_instructions,
     bytes: 4 * crate::sim::BUDGETS.run_bytes,
 };
@@ -92,7 +92,7 @@ impl Shrink {
 /// Steps the breadth-first shrinker may replay, all its runs together: each
 /// run replays its prefix from the start, so a narrow, deep search (one
 /// attempt looping to its step bound) would cost the square of its depth.
-pub const SHRINK_STEP_BUDGET: u64 = 100_000;
+pub(crate) const SHRINK_STEP_BUDGET: u64 = 100_000;
 
 impl Explorer {
     /// Shrinks a failing schedule to a shortest failing run (breadth-first

@@ -32,13 +32,13 @@ use crate::Result;
 
 /// Tasks per worker the top is split into, at least: enough that uneven
 /// tasks even out.
-pub const TASKS_PER_WORKER: usize = 8;
+pub(crate) const TASKS_PER_WORKER: usize = 8;
 
 /// The deepest the top goes.
 const MAX_TOP_DEPTH: usize = 24;
 
 /// The most workers a search is split across.
-pub const MAX_WORKERS: usize = 16;
+pub(crate) const MAX_WORKERS: usize = 16;
 
 /// The top of the tree: the tasks, and what the runs that ended within it
 /// found.
@@ -196,7 +196,7 @@ impl Endings {
 /// The parts merged: counters summed (final states counted once across
 /// parts), the shortest violation (then the first in text order), the first
 /// part's steps per attempt.
-pub struct Merged {
+pub(crate) struct Merged {
     pub stats: Stats,
     pub violation: Option<Schedule>,
     pub steps_per_attempt: Option<Vec<usize>>,
@@ -210,7 +210,7 @@ pub struct Merged {
 
 /// Merges the parts of one search: one whole search, or every shard of a
 /// split one, each once.
-pub fn merge(parts: &[Part]) -> Result<Merged> {
+pub(crate) fn merge(parts: &[Part]) -> Result<Merged> {
     let whole = matches!(parts, [Part { shard: None, .. }]);
     let mut indices: Vec<Option<usize>> = parts
         .iter()
