@@ -4,7 +4,7 @@
 // page (#editor and #drafts) and its state; the page opens it, reads its
 // text, and says when its design ran or was kept.
 import * as engine from './engine.js';
-import { count, el } from './parts/dom.js';
+import { byId as $, count, el } from './parts/dom.js';
 import { JOURNAL } from './parts/words.js';
 
 // Where drafts are kept in this browser.
@@ -34,8 +34,6 @@ sql = "SELECT count(*) FROM items"
 expect = 2
 `;
 
-/** @param {string} id The element's id (the page has it). */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const ui = {
   editor: $('editor'),
   source: /** @type {HTMLTextAreaElement} */ ($('source')),

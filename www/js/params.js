@@ -2,11 +2,9 @@
 // entry (name, type, range, default, meaning), and the journal mode beside
 // them. It owns #params, #journal and #wal-note; the page draws them for a
 // scenario and reads what they say.
-import { el } from './parts/dom.js';
+import { byId as $, el } from './parts/dom.js';
 import { JOURNAL } from './parts/words.js';
 
-/** @param {string} id The element's id (the page has it). */
-const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 const ui = {
   params: /** @type {HTMLFormElement} */ ($('params')),
   journal: /** @type {HTMLFieldSetElement} */ ($('journal')),

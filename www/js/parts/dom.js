@@ -1,6 +1,9 @@
 // Small DOM helpers and the words the page and the embeds share. Every piece
 // of text goes in with textContent, never as HTML.
 
+/** The page's element with this id (the page has it). @param {string} id */
+export const byId = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
+
 // Creates an element with text content and an optional class.
 export function el(tag, text = '', className = '') {
   const node = document.createElement(tag);

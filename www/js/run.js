@@ -1,0 +1,244 @@
+// The run view: the run shown and the stepper that makes it, drawn as the
+// timeline's lanes, the database after the selected step, the verdict and
+// the checks; the status line under the controls and the list that explains
+// a run step by step; stepping, Undo and Reset, by button and by key. It
+// owns that part of the page (#lanes, #selected-step, #locks, #changes,
+// #tables, #verdict, #checks, #run-status, #explanation, #undo, #reset and
+// #shortcuts) and its state; the page gives it a scenario's stepper, and
+// hears when it draws.
+import { byId as $, el } from './parts/dom.js';
+import { databaseSections, lockItems } from './parts/tables.js';
+import { keepInView, renderTimeline } from './parts/timeline.js';
+import { checksRows, verdictOf } from './parts/verdict.js';
+import { lockText, statusWord } from './parts/words.js';
+
+const ui = {
+  undo: /** @type {HTMLButtonElement} */ ($('undo')),
+  reset: /** @type {HTMLButtonElement} */ ($('reset')),
+  runStatus: $('run-status'),
+  steps: $('explanation'),
+  lanes: $('lanes'),
+  verdict: $('verdict'),
+  checks: /** @type {HTMLTableElement} */ ($('checks')),
+  selectedStep: $('selected-step'),
+  locks: $('locks'),
+  changes: $('changes'),
+  tables: $('tables'),
+  shortcuts: /** @type {HTMLInputElement} */ ($('shortcuts')),
+};
+
+// The stepper of the scenario shown (null once the engine restarted, which
+// took it), the run it shows, and the step selected in it (-1: before the
+// first).
+let stepper = null;
+let view = null;
+let selected = -1;
+// The schedule of the run the explanation list explains (showExplanation).
+let explained = null;
+// Whether an action is under way (the controls are disabled meanwhile).
+let working = false;
+// Called after each drawing (the controls of other parts, the address).
+const drawn = [];
+
+// The run shown (null before the first scenario is loaded).
+export const current = () => view;
+// The index of the step selected (-1: before the first step).
+export const selection = () => selected;
+// Whether an action is under way.
+export const isBusy = () => working;
+
+// Calls `listener()` each time the run is drawn.
+export function onRender(listener) {
+  drawn.push(listener);
+}
+
+// Shows the run of a scenario's new `next` stepper, at its last step; the
+// stepper it replaces is closed.
+export function start(next) {
+  stepper?.close();
+  stepper = next;
+  view = next.state;
+  selected = view.trace.length - 1;
+  ui.steps.hidden = true;
+}
+
+// Forgets the stepper: the engine restarted, which took it.
+export function dropStepper() {
+  stepper = null;
+}
+
+// Replays the stepper to `schedule` and shows that run at its last step.
+export async function replay(schedule) {
+  view = await stepper.setSchedule(schedule);
+  selected = view.trace.length - 1;
+}
+
+// Selects step `index` (-1: before the first step), without drawing.
+export function select(index) {
+  selected = index;
+}
+
+// Puts the explanation list away (a new run is on its way).
+export function hideExplanation() {
+  ui.steps.hidden = true;
+}
+
+// Shows a status line under the controls.
+export function status(message, kind = '') {
+  ui.runStatus.textContent = message;
+  ui.runStatus.dataset.kind = kind;
+}
+
+// What the status line says.
+export const statusText = () => ui.runStatus.textContent;
+
+// Shows a run's explanation (one sentence per step, numbered by the list;
+// the sentence that follows them all, a run that goes round for ever, not
+// numbered) for the run of `schedule`: once the run shown is another, the
+// list is put away (render).
+export function showExplanation(lines, schedule) {
+  ui.steps.replaceChildren(...lines.map((line) => {
+    const li = el('li', line.replace(/^\d+\. /, ''));
+    if (!/^\d+\. /.test(line)) li.className = 'after-steps';
+    return li;
+  }));
+  ui.steps.hidden = false;
+  explained = schedule;
+}
+
+// Redraws everything that depends on the run.
+export function render() {
+  if (!view) return;
+  // The explanation is of one run: a step, an undo or a reset makes another.
+  if (!ui.steps.hidden && explained !== view.schedule) ui.steps.hidden = true;
+  const selectedBox = renderTimeline(ui.lanes, view, { selected, busy: working });
+  renderDatabase();
+  renderChecks();
+  const over = Boolean(view.result);
+  ui.undo.disabled = working || view.trace.length === 0;
+  ui.reset.disabled = working || view.trace.length === 0;
+  ui.lanes.dataset.over = String(over);
+  for (const listener of drawn) listener();
+  keepInView(selectedBox);
+}
+
+// Draws the database panel after the selected step: locks, uncommitted
+// changes of that step, and the committed tables.
+function renderDatabase() {
+  const { trace } = view;
+  const index = selected;
+  const step = trace[index];
+  ui.selectedStep.textContent = step ? `after step ${index + 1} (${step.label}: ${step.name})` : 'before the first step';
+  ui.locks.replaceChildren(...lockItems(view, index));
+  ui.changes.replaceChildren(...(step?.changes ?? []).map((c) => el('li', `${c.label ?? step.label} ${c.op} ${c.table} rowid ${c.rowid} (${c.db}, uncommitted until its transaction commits)`)));
+  ui.tables.replaceChildren(...databaseSections(view, index));
+}
+
+// Draws the verdict and the checks (expected against actual) once the run is over.
+function renderChecks() {
+  const verdict = verdictOf(view);
+  ui.verdict.textContent = verdict.text;
+  ui.verdict.dataset.kind = verdict.kind;
+  ui.checks.replaceChildren(...checksRows(view));
+}
+
+// Runs `work` with the controls disabled; says what went wrong, if
+// anything, and returns whether it went right.
+export async function busy(work) {
+  working = true;
+  try {
+    render();
+    await work();
+    return true;
+  } catch (error) {
+    status(error.message, 'fail');
+    return false;
+  } finally {
+    working = false;
+    render();
+  }
+}
+
+// The run view's buttons, by their data-action.
+export const actions = {
+  // Lets an attempt take its next step.
+  async step(target) {
+    const attempt = Number(target.dataset.attempt);
+    await busy(async () => {
+      view = await stepper.step(attempt);
+      selected = view.trace.length - 1;
+    });
+  },
+  // Takes back one step.
+  async undo() {
+    await busy(async () => {
+      view = await stepper.undo();
+      selected = view.trace.length - 1;
+    });
+  },
+  // Goes back to the first step.
+  async reset() {
+    await busy(async () => {
+      view = await stepper.setSchedule('');
+      selected = -1;
+      ui.steps.hidden = true;
+      status('');
+    });
+  },
+  // Shows the database after a step.
+  select(target) {
+    selected = Number(target.dataset.step);
+    render();
+  },
+};
+
+// Who holds a lock now, in words: "A holds RESERVED".
+function lockItemsText() {
+  const last = view.trace[view.trace.length - 1];
+  return (last?.locks ?? []).filter((l) => l.level !== 'NONE').map((l) => `${l.attempt} holds ${lockText(l)}`).join(', ');
+}
+
+// Single-key shortcuts can be turned off (WCAG 2.1.4); the choice is kept.
+const SHORTCUTS_KEY = 'replayground.shortcuts';
+ui.shortcuts.checked = localStorage.getItem(SHORTCUTS_KEY) !== 'off';
+ui.shortcuts.addEventListener('change', () => localStorage.setItem(SHORTCUTS_KEY, ui.shortcuts.checked ? 'on' : 'off'));
+
+// Keyboard: a-z step that attempt, u undo, arrows move the selection.
+document.addEventListener('keydown', (event) => {
+  if (!ui.shortcuts.checked) return;
+  if (event.ctrlKey || event.metaKey || event.altKey || !view) return;
+  const key = event.key.toLowerCase();
+  // A radio (the journal switch) keeps its arrow keys; letters still step.
+  const target = /** @type {Element} */ (event.target);
+  const radio = target.matches?.('input[type="radio"]');
+  if (target.closest?.('input, select, textarea, [role="listbox"]') && !(radio && /^[a-z]$/.test(key))) return;
+  if (key === 'u') {
+    if (!ui.undo.disabled) actions.undo();
+  } else if (key === 'arrowleft' || key === 'arrowright') {
+    const last = view.trace.length - 1;
+    selected = Math.max(-1, Math.min(last, selected + (key === 'arrowleft' ? -1 : 1)));
+    render();
+  } else if (/^[a-z]$/.test(key)) {
+    // The key of an attempt is the letter schedules write it with: its
+    // label where labels are single letters (R, S), else its own (a, b).
+    const attempt = view.letters.findIndex((l) => l.toLowerCase() === key);
+    const label = view.labels[attempt];
+    if (label === undefined) return;
+    if (working) return;
+    if (view.runnable.includes(attempt)) {
+      actions.step({ dataset: { attempt: String(attempt) } });
+    } else {
+      // Say why nothing happened.
+      const holders = lockItemsText();
+      const st = view.statuses[attempt];
+      // "it has finished: created", "it failed: …", "it is waiting for a lock".
+      const why = st.kind === 'finished' ? `it has finished: ${st.outcome.kind}`
+        : st.kind === 'failed' ? `it failed: ${st.error}`
+          : `it is ${statusWord(st, view.labels)}`;
+      status(`${label} cannot step now: ${why}${holders ? ` (${holders})` : ''}.`);
+    }
+  } else {
+    return;
+  }
+  event.preventDefault();
+});
