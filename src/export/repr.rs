@@ -3,7 +3,7 @@
 // into every Rust reproduction it exports (the actual ones).
 
 /// A value as a reproduction compares it.
-pub(super) enum V<'a> {
+pub(crate) enum V<'a> {
     /// NULL.
     N,
     /// An integer.
@@ -17,7 +17,7 @@ pub(super) enum V<'a> {
 }
 
 /// Rows as `rows [1, "a"] [2, NULL]` (`rows` alone for none).
-pub(super) fn repr_rows(rows: &[Vec<V<'_>>]) -> String {
+pub(crate) fn repr_rows(rows: &[Vec<V<'_>>]) -> String {
     let mut out = String::from("rows");
     for row in rows {
         out.push_str(" [");

@@ -101,15 +101,22 @@ export function close() {
 export async function check() {
   const mine = ++checking;
   try {
-    const entry = await engine.describeScenario({ source: ui.source.value, name: 'design' });
+    const checked = await engine.checkScenario({ source: ui.source.value, name: 'design' });
     if (mine !== checking) return;
-    say(`ok: "${entry.title}", ${count(entry.params.filter((p) => p.name !== JOURNAL).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`, 'pass');
-    markMistake(null);
+    if ('entry' in checked) {
+      const { entry } = checked;
+      say(`ok: "${entry.title}", ${count(entry.params.filter((p) => p.name !== JOURNAL).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`, 'pass');
+      markMistake(null);
+    } else {
+      say(checked.error, 'fail');
+      markMistake(checked.line === undefined ? null : { line: checked.line, column: checked.column ?? 1 });
+    }
   } catch (error) {
+    // The engine could not answer (restarted, or the text was refused
+    // before it was read: too large).
     if (mine !== checking) return;
     say(error.message, 'fail');
-    const at = /line (\d+), column (\d+)/.exec(error.message);
-    markMistake(at ? { line: Number(at[1]), column: Number(at[2]) } : null);
+    markMistake(null);
   }
 }
 

@@ -188,6 +188,9 @@ export const crashSweep = (options) => call('crashSweep', [options]).promise;
 export const exportPython = (id, options) => call('exportPython', [id, options]).promise;
 // What the catalog says of an id or of a scenario file ({ source, name }).
 export const describeScenario = (scenario) => call('describeScenario', [scenario]).promise;
+// A scenario file ({ source, name }) checked: { entry } or its first mistake,
+// { error, line?, column? }.
+export const checkScenario = (scenario) => call('checkScenario', [scenario]).promise;
 // A built-in scenario's source.
 export const scenarioSource = (id) => call('scenarioSource', [id]).promise;
 // Measures the engine in this browser; see `replayground bench` for the native twin.

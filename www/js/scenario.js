@@ -132,7 +132,8 @@ engine.onRestart((reason, requested) => {
 async function renderExtra() {
   ui.extra.replaceChildren();
   if (state.source) return;
-  if (state.entry.id === 'idem-profiles' || state.entry.id === 'idem-in-flight') {
+  const extra = state.entry.extra;
+  if (extra?.kind === 'profiles') {
     const rows = await engine.profiles();
     const table = el('table', '', 'results profiles');
     table.append(row(['profile', 'retention', 'stores errors', 'in flight', 'other payload', 'no key', 'handler error'], 'th'));
@@ -141,7 +142,7 @@ async function renderExtra() {
     }
     ui.extra.append(table);
   }
-  if (state.entry.id.startsWith('outbox-crash-sweep')) {
+  if (extra?.kind === 'crashSweep') {
     const button = el('button', 'Sweep every crash point');
     button.type = 'button';
     button.dataset.action = 'sweep';
@@ -168,7 +169,9 @@ export const actions = {
   // Runs the crash-point sweep and shows its table.
   async sweep() {
     await run.busy(async () => {
-      const rows = await engine.crashSweep({ inbox: !state.entry.id.endsWith('no-inbox') });
+      const extra = state.entry.extra;
+      if (extra?.kind !== 'crashSweep') return;
+      const rows = await engine.crashSweep({ inbox: extra.inbox });
       const table = el('table', '', 'results sweep');
       table.append(row(['crash point', 'committed when the relay died', 'what the restart did', 'verdict'], 'th'));
       for (const r of rows) {

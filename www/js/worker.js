@@ -168,6 +168,7 @@ const ops = {
   crashSweep: ([options]) => wasm.crashSweep(options),
   exportPython: ([scenario, options]) => wasm.exportPython(scenario, options),
   describeScenario: ([scenario]) => wasm.describeScenario(scenario),
+  checkScenario: ([scenario]) => wasm.checkScenario(scenario),
   scenarioSource: ([id]) => wasm.scenarioSource(id),
   benchEngine: ([rounds, iterations]) => wasm.benchEngine(rounds, iterations),
   mergeExplorations: ([scenario, options, parts, cancelled]) => wasm.mergeExplorations(scenario, options, parts, cancelled),

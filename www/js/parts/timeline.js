@@ -3,21 +3,21 @@
 // the page and the embeds; clicks reach the host through data-action
 // attributes ("step" with data-attempt, "select" with data-step).
 import { el } from './dom.js';
-import { locksAt, resultText, statusAt, walBadges } from './words.js';
+import { FAILURE_WORDS, locksAt, resultText, statusAt, walBadges } from './words.js';
 
 // The CSS classes of a step box.
 function stepClasses(step, selected) {
   const classes = ['step'];
   const progress = step.progress.kind;
   if (progress === 'blocked') classes.push('blocked');
+  if (progress === 'failed') classes.push('failed');
   if (progress === 'finished') {
     classes.push('finished');
-    const kind = step.progress.outcome.kind;
-    if (kind === 'crashed') classes.push('crash');
-    if (kind === 'reply-lost') classes.push('lost');
-    if (['error', 'failed', 'rejected'].includes(kind)) classes.push('failed');
+    const { ending, kind } = step.progress.outcome;
+    if (ending === 'crashed') classes.push('crash');
+    else if (ending === 'replyLost') classes.push('lost');
+    else if (FAILURE_WORDS.includes(kind)) classes.push('failed');
   }
-  if (step.name.startsWith('crash')) classes.push('crash');
   if (step.index === selected) classes.push('selected');
   return classes.join(' ');
 }

@@ -4,6 +4,12 @@
 // The parameter every scenario takes, the engine's own (its journal mode).
 export const JOURNAL = 'journal';
 
+// The outcome words the built-in libraries end a refused or failed request
+// with (`finish = "error"`): a program's own vocabulary, which the timeline
+// colours as a failure. How the engine itself ended an attempt (a crash, a
+// lost reply) is typed: the outcome's `ending`.
+export const FAILURE_WORDS = ['error', 'failed', 'rejected'];
+
 // What an attempt's status says, in words.
 export function statusWord(status, labels) {
   switch (status.kind) {
