@@ -209,6 +209,24 @@ test('the crash point offers exactly the declared choices, and a link selects on
   await context.close();
 });
 
+test('a built-in shows what its catalog entry declares beside the run: the profiles table, the crash-point sweep', async () => {
+  const { context, page } = await open('?s=idem-profiles');
+  await page.locator('#scenario-extra table.profiles').waitFor();
+  assert.ok(await page.locator('#scenario-extra table.profiles tr').count() > 2);
+  assert.equal(await page.locator('#scenario-extra [data-action="sweep"]').count(), 0);
+  // Each sweep runs its own scenario's subscribers: with an inbox none fails,
+  // without one some crash point does.
+  for (const [id, failing] of [['outbox-crash-sweep', false], ['outbox-crash-sweep-no-inbox', true]]) {
+    await page.click(`#catalog [role="option"][data-scenario="${id}"]`);
+    await page.locator('#scenario-extra [data-action="sweep"]').click();
+    await page.locator('#scenario-extra table.sweep').waitFor();
+    assert.ok(await page.locator('#scenario-extra table.sweep tr').count() > 3, id);
+    assert.equal(await page.locator('#scenario-extra table.profiles').count(), 0, id);
+    assert.equal(await page.locator('#scenario-extra table.sweep tr.fail').count() > 0, failing, id);
+  }
+  await context.close();
+});
+
 test('an exhaustive search stopped by its budget says what it covered, and Continue finishes it with the same result', async () => {
   const { context, page } = await open('?s=idem-check-then-write');
   await page.selectOption('#strategy', 'exhaustive');
