@@ -494,6 +494,10 @@ fn an_interrupted_shard_leaves_the_merged_search_without_a_frontier() {
     // before it existed reads as not interrupted.
     let json = serde_json::to_value(&lost[1]).unwrap();
     assert_eq!(json["interrupted"], true);
+    // Its reductions cross as data and come back as they were.
+    let back: replayground::search::Part = serde_json::from_value(json.clone()).unwrap();
+    assert!(!back.reductions.is_empty());
+    assert_eq!(back.reductions, lost[1].reductions);
     let mut old = json.clone();
     old.as_object_mut().unwrap().remove("interrupted");
     let read: replayground::search::Part = serde_json::from_value(old).unwrap();

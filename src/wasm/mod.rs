@@ -219,14 +219,36 @@ pub fn check_scenario(
         Value::Object(map) => ScenarioArg::source(&map)?,
         _ => return Err(Error::invalid("scenario", "expected { source, name? }").into()),
     };
-    let checked = Named::file(&source, &name).and_then(describe);
-    to_js(&match checked {
-        Ok(entry) => serde_json::json!({ "entry": entry }),
-        Err(error @ Error::Mistake { line, column, .. }) => {
-            serde_json::json!({ "error": error.to_string(), "line": line, "column": column })
+    /// What the check found (serialized as the union `ScenarioCheck`).
+    #[derive(Serialize)]
+    #[serde(untagged)]
+    enum Checked {
+        Right {
+            entry: scenarios::Entry,
+        },
+        Mistake {
+            error: String,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            line: Option<usize>,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            column: Option<usize>,
+        },
+    }
+    let checked = match Named::file(&source, &name).and_then(describe) {
+        Ok(entry) => Checked::Right { entry },
+        Err(error) => {
+            let (line, column) = match error {
+                Error::Mistake { line, column, .. } => (Some(line), Some(column)),
+                _ => (None, None),
+            };
+            Checked::Mistake {
+                error: error.to_string(),
+                line,
+                column,
+            }
         }
-        Err(error) => serde_json::json!({ "error": error.to_string() }),
-    })
+    };
+    to_js(&checked)
 }
 
 /// The source of a built-in scenario: the file to start an edited copy from.

@@ -216,3 +216,37 @@ test('a counterexample of eight steps is explained without scrolling its box', a
   assert.ok(box.scroll <= box.client + 1, `the box scrolls: ${box.scroll} px of content in ${box.client} px`);
   assert.deepEqual(seen.errors, []);
 });
+
+// The modules app.js imports, every level down, as paths under www/.
+function importClosure(entry) {
+  const www = path.join(here, '..', '..', 'www');
+  const seen = new Set();
+  const todo = [entry];
+  while (todo.length) {
+    const file = todo.shift();
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(path.join(www, file), 'utf8');
+    for (const [, spec] of text.matchAll(/^import\s(?:[^;]*?\sfrom\s)?'(\.{1,2}\/[^']+)';/gm)) {
+      todo.push(path.posix.normalize(path.posix.join(path.posix.dirname(file), spec)));
+    }
+  }
+  seen.delete(entry);
+  return [...seen].sort();
+}
+
+test('the page preloads exactly the modules its script imports, and the engine it compiles', async () => {
+  const html = readFileSync(path.join(here, '..', '..', 'www', 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
+  assert.ok(preloaded.length > 10, `${preloaded.length} modules preloaded`);
+  assert.deepEqual(preloaded, importClosure('js/app.js'));
+  assert.match(html, /<link rel="preload" href="pkg\/replayground_bg\.wasm" as="fetch" type="application\/wasm" crossorigin>/);
+  // The page uses what it preloaded: no warning of a preload left unused.
+  const { context, page, seen } = await open('?s=idem-race');
+  const warnings = [];
+  page.on('console', (m) => { if (m.type() === 'warning') warnings.push(m.text()); });
+  await page.waitForTimeout(3500);
+  assert.deepEqual(warnings.filter((w) => /preload/i.test(w)), []);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});

@@ -64,10 +64,12 @@ impl Serialize for Bounded {
 }
 
 /// What an exhaustive search did to try fewer runs, or why it did not. A
-/// part of a split search sends them to be merged as tagged JSON; a report
-/// writes each as its words (its `Display`).
+/// part of a split search sends them to be merged as JSON (serde's
+/// external tagging: `"symmetry"`, `{"split": {"workers": 2}}`, read without
+/// the buffering an internal tag costs the module); a report writes each
+/// as its words (its `Display`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 pub enum Used {
     /// A state already explored is not explored again.
     StateCaching,
