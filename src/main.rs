@@ -1,4 +1,8 @@
 //! The native command line: `replayground --help`.
+//!
+//! Its modules (`src/cli/`) are its own: every item in them is at most
+//! `pub(crate)`, as the build checks (`unreachable_pub`).
+#![warn(unreachable_pub)]
 
 /// See Cargo.toml: searches allocate at every step.
 #[cfg(not(target_family = "wasm"))]
@@ -19,7 +23,7 @@ mod alloc {
     /// at least 16 bytes long, and to 8 otherwise (mimalloc's
     /// `MI_MAX_ALIGN_SIZE`), the rule Rust's own `System` allocator
     /// applies to `malloc`.
-    pub struct Mi;
+    pub(crate) struct Mi;
 
     const PLAIN_ALIGN: usize = 16;
 

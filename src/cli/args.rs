@@ -14,7 +14,7 @@ use super::scenario;
 
 /// `--json`: the output as one JSON document.
 #[derive(Args)]
-pub struct Json {
+pub(super) struct Json {
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -22,13 +22,13 @@ pub struct Json {
 
 /// The help of `--json` for a subcommand whose text is a table
 /// (`#[command(mut_arg("json", args::instead_of_a_table))]`).
-pub fn instead_of_a_table(json: Arg) -> Arg {
+pub(super) fn instead_of_a_table(json: Arg) -> Arg {
     json.help("Print JSON instead of a table")
 }
 
 /// A scenario, by a built-in's id or a scenario file, and its parameters.
 #[derive(Args)]
-pub struct ScenarioArgs {
+pub(super) struct ScenarioArgs {
     /// The scenario's id or a scenario file.
     pub scenario: String,
     #[command(flatten)]
@@ -37,7 +37,7 @@ pub struct ScenarioArgs {
 
 impl ScenarioArgs {
     /// What builds the scenario, as often as asked ([`scenario::builder`]).
-    pub fn builder(
+    pub(super) fn builder(
         &self,
     ) -> Result<
         impl Fn() -> replayground::Result<Box<dyn Scenario>> + Sync,
@@ -47,14 +47,14 @@ impl ScenarioArgs {
     }
 
     /// The scenario built once, in an explorer.
-    pub fn explorer(&self) -> Result<Explorer, Box<dyn std::error::Error>> {
+    pub(super) fn explorer(&self) -> Result<Explorer, Box<dyn std::error::Error>> {
         Ok(Explorer::new(self.builder()?()?)?)
     }
 }
 
 /// `--params`: a scenario's parameters as JSON.
 #[derive(Args)]
-pub struct Params {
+pub(super) struct Params {
     /// The scenario's parameters as JSON.
     #[arg(long)]
     params: Option<String>,
@@ -62,14 +62,14 @@ pub struct Params {
 
 impl Params {
     /// The JSON given, if any.
-    pub fn json(&self) -> Option<&str> {
+    pub(super) fn json(&self) -> Option<&str> {
         self.params.as_deref()
     }
 }
 
 /// A run of a scenario named by its schedule.
 #[derive(Args)]
-pub struct ScheduledArgs {
+pub(super) struct ScheduledArgs {
     #[command(flatten)]
     pub scenario: ScenarioArgs,
     /// The schedule, as `explore` prints it (e.g. A3B2A).
@@ -78,7 +78,7 @@ pub struct ScheduledArgs {
 
 impl ScheduledArgs {
     /// The scenario's explorer and the schedule read with its attempts' letters.
-    pub fn explorer_and_schedule(
+    pub(super) fn explorer_and_schedule(
         &self,
     ) -> Result<(Explorer, Schedule), Box<dyn std::error::Error>> {
         let explorer = self.scenario.explorer()?;
@@ -91,7 +91,7 @@ impl ScheduledArgs {
 /// PCT ones. `B` is the budget of runs, where the subcommand takes one
 /// ([`RunBudget`]; its `--runs` comes between `--seed` and `--depth`).
 #[derive(Args)]
-pub struct StrategyArgs<B: Args + Budget = NoBudget> {
+pub(super) struct StrategyArgs<B: Args + Budget = NoBudget> {
     /// How to choose runs.
     #[arg(long, value_enum, default_value_t = StrategyKind::Exhaustive)]
     pub strategy: StrategyKind,
@@ -107,7 +107,7 @@ pub struct StrategyArgs<B: Args + Budget = NoBudget> {
 
 impl<B: Args + Budget> StrategyArgs<B> {
     /// The strategy these settings give, every other one at its default.
-    pub fn settings(&self) -> Strategy {
+    pub(super) fn settings(&self) -> Strategy {
         Strategy {
             seed: self.seed,
             runs: self.budget.runs(),
@@ -118,13 +118,13 @@ impl<B: Args + Budget> StrategyArgs<B> {
 }
 
 /// A subcommand's budget of runs, if it takes one.
-pub trait Budget {
+pub(super) trait Budget {
     fn runs(&self) -> Option<u64>;
 }
 
 /// `--runs`: at most this many runs.
 #[derive(Args)]
-pub struct RunBudget {
+pub(super) struct RunBudget {
     /// Runs for sampling strategies (default 1000); run budget for exhaustive search.
     #[arg(long)]
     pub runs: Option<u64>,
@@ -138,7 +138,7 @@ impl Budget for RunBudget {
 
 /// No budget of runs.
 #[derive(Args)]
-pub struct NoBudget {}
+pub(super) struct NoBudget {}
 
 impl Budget for NoBudget {
     fn runs(&self) -> Option<u64> {

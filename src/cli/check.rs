@@ -10,7 +10,7 @@ use super::text::count;
 
 // The arguments of `replayground check`.
 #[derive(Args)]
-pub struct Check {
+pub(super) struct Check {
     /// The scenario file (TOML).
     file: std::path::PathBuf,
     #[command(flatten)]
@@ -18,7 +18,7 @@ pub struct Check {
 }
 
 impl Check {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let json = self.out.json;
         let target = self.file.to_string_lossy().to_string();
         let (source, stem) = scenario::read_source(&target)?;
@@ -83,13 +83,13 @@ impl Check {
 
 // The arguments of `replayground scenarios`.
 #[derive(Args)]
-pub struct Scenarios {
+pub(super) struct Scenarios {
     #[command(flatten)]
     out: Json,
 }
 
 impl Scenarios {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let catalog = replayground::catalog::all();
         if self.out.json {
             println!("{}", serde_json::to_string_pretty(&catalog)?);

@@ -7,13 +7,13 @@ use super::args::{self, Json};
 
 // The arguments of `replayground version`.
 #[derive(Args)]
-pub struct Version {
+pub(super) struct Version {
     #[command(flatten)]
     out: Json,
 }
 
 impl Version {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let versions = Versions::current();
         if self.out.json {
             println!("{}", serde_json::to_string(&versions)?);
@@ -28,7 +28,7 @@ impl Version {
 // The arguments of `replayground bench`.
 #[derive(Args)]
 #[command(mut_arg("json", args::instead_of_a_table))]
-pub struct Bench {
+pub(super) struct Bench {
     /// Timed rounds per measurement.
     #[arg(long, default_value_t = 15)]
     rounds: u32,
@@ -40,7 +40,7 @@ pub struct Bench {
 }
 
 impl Bench {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let start = std::time::Instant::now();
         let clock = move || start.elapsed().as_secs_f64() * 1000.0;
         let budget = replayground::benchmark::Budget {
@@ -71,7 +71,7 @@ impl Bench {
 
 // The arguments of `replayground round-trip`.
 #[derive(Args)]
-pub struct RoundTrip {
+pub(super) struct RoundTrip {
     /// The note to write.
     #[arg(default_value = "hello from connection A")]
     note: String,
@@ -80,7 +80,7 @@ pub struct RoundTrip {
 }
 
 impl RoundTrip {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let trip = store::round_trip(&self.note)?;
         if self.out.json {
             println!("{}", serde_json::to_string(&trip)?);

@@ -19,7 +19,7 @@ use super::text::{count, print_run};
         r#"The scenario's parameters as JSON, e.g. '{"profile":"stripe","clock":90000}'"#
     )),
 )]
-pub struct Explore {
+pub(super) struct Explore {
     #[command(flatten)]
     scenario: ScenarioArgs,
     #[command(flatten)]
@@ -43,7 +43,7 @@ pub struct Explore {
 }
 
 impl Explore {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let strategy = Strategy {
             preemption_bound: self.preemption_bound,
             without: if self.no_reduction {

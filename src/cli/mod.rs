@@ -68,7 +68,7 @@ enum Command {
     RoundTrip(engine::RoundTrip),
 }
 
-pub fn main() -> Result<(), Box<dyn std::error::Error>> {
+pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
     match Cli::parse().command {
         Command::Version(command) => command.run(),
         Command::Check(command) => command.run(),

@@ -80,7 +80,7 @@ fn show_progress(
 
 /// A search split across `workers` threads, with its progress shown
 /// and Ctrl-C stopping every worker (the report then says `cancelled`).
-pub fn split_with_progress<F>(
+pub(super) fn split_with_progress<F>(
     make: F,
     strategy: Strategy,
     workers: usize,
@@ -120,7 +120,7 @@ where
 /// says `cancelled` and what was left), showing its progress on standard
 /// error when that is a terminal: runs (of the budget, when there is
 /// one), distinct states, runs a second.
-pub fn search_with_progress(
+pub(super) fn search_with_progress(
     explorer: &Explorer,
     strategy: Strategy,
 ) -> Result<ExploreReport, Box<dyn std::error::Error>> {

@@ -21,7 +21,7 @@ use super::text::print_run;
         .help("How to choose the run's interleaving (a single scenario only)")
         .default_value("round-robin")),
 )]
-pub struct Run {
+pub(super) struct Run {
     /// `idempotency`, `outbox`, a scenario id or a scenario file.
     target: String,
     #[command(flatten)]
@@ -33,7 +33,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         run_target(
             &self.target,
             &self.params,
@@ -45,7 +45,7 @@ impl Run {
 
 // The arguments of `replayground replay`.
 #[derive(Args)]
-pub struct Replay {
+pub(super) struct Replay {
     #[command(flatten)]
     run: ScheduledArgs,
     #[command(flatten)]
@@ -53,7 +53,7 @@ pub struct Replay {
 }
 
 impl Replay {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let (explorer, schedule) = self.run.explorer_and_schedule()?;
         let result = explorer.replay(&schedule, true)?;
         if self.out.json {
@@ -73,7 +73,7 @@ impl Replay {
 #[command(mut_arg("schedule", |schedule| schedule.help(
     "The schedule, as `explore` prints it (e.g. A6B3AB4)"
 )))]
-pub struct Export {
+pub(super) struct Export {
     #[command(flatten)]
     run: ScheduledArgs,
     /// A Python script using only the standard library's sqlite3 (the default).
@@ -85,7 +85,7 @@ pub struct Export {
 }
 
 impl Export {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         let (explorer, schedule) = self.run.explorer_and_schedule()?;
         let text = if self.rust {
             replayground::reproduce::rust(&explorer, &schedule)?

@@ -7,7 +7,7 @@ use replayground::Scenario;
 
 /// What builds scenario `target` (a built-in, or a file read once) with
 /// `params` (JSON, as `--params` gives them), as often as asked, on any thread.
-pub fn builder(
+pub(super) fn builder(
     target: &str,
     params: Option<&str>,
 ) -> Result<impl Fn() -> replayground::Result<Box<dyn Scenario>> + Sync, Box<dyn std::error::Error>>
@@ -21,7 +21,7 @@ pub fn builder(
 }
 
 /// Scenario `target` built once, with `params` as in [`builder`].
-pub fn build(
+pub(super) fn build(
     target: &str,
     params: Option<&str>,
 ) -> Result<Box<dyn Scenario>, Box<dyn std::error::Error>> {
@@ -40,7 +40,7 @@ fn named(target: &str) -> Result<Named, Box<dyn std::error::Error>> {
 }
 
 /// A scenario file's text, and the id its name gives it.
-pub fn read_source(target: &str) -> Result<(String, String), Box<dyn std::error::Error>> {
+pub(super) fn read_source(target: &str) -> Result<(String, String), Box<dyn std::error::Error>> {
     let path = std::path::Path::new(target);
     let source = std::fs::read_to_string(path).map_err(|e| format!("cannot read {target}: {e}"))?;
     let stem = path

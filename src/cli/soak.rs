@@ -9,7 +9,7 @@ use super::args::{self, Json};
 // The arguments of `replayground soak`.
 #[derive(Args)]
 #[command(mut_arg("json", args::instead_of_a_table))]
-pub struct Soak {
+pub(super) struct Soak {
     /// Schedules in all, split over the correct scenarios.
     #[arg(long, default_value_t = 1_000_000)]
     runs: u64,
@@ -21,7 +21,7 @@ pub struct Soak {
 }
 
 impl Soak {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         if self.runs == 0 {
             return Err("invalid --runs: use at least 1".into());
         }

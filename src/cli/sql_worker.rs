@@ -6,13 +6,13 @@ use replayground::store;
 
 // The arguments of `replayground sql-worker`.
 #[derive(Args)]
-pub struct SqlWorker {
+pub(super) struct SqlWorker {
     /// The database file.
     db: std::path::PathBuf,
 }
 
 impl SqlWorker {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         sql_worker(&self.db)
     }
 }

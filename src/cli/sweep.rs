@@ -7,7 +7,7 @@ use super::args::{self, Json};
 // The arguments of `replayground sweep`.
 #[derive(Args)]
 #[command(mut_arg("json", args::instead_of_a_table))]
-pub struct Sweep {
+pub(super) struct Sweep {
     /// Subscribers without an inbox (to see which crash points fail).
     #[arg(long)]
     no_inbox: bool,
@@ -20,7 +20,7 @@ pub struct Sweep {
 }
 
 impl Sweep {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         if self.all {
             every_scenario(self.out.json)
         } else {

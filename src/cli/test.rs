@@ -20,7 +20,7 @@ use super::text::count;
         "Print JSON (one object per scenario, and the counts) instead of text"
     )),
 )]
-pub struct Test {
+pub(super) struct Test {
     /// Scenario files, folders of them (every `*.toml` file in them and
     /// below, `*.lib.toml` libraries excepted), or built-in ids.
     #[arg(required = true)]
@@ -32,7 +32,7 @@ pub struct Test {
 }
 
 impl Test {
-    pub fn run(self) -> Result<(), Box<dyn std::error::Error>> {
+    pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
         test(&self.paths, self.budget.runs, self.out.json)
     }
 }

@@ -3,7 +3,7 @@
 use replayground::search::RunResult;
 
 /// A run, its explanation step by step and its checks.
-pub fn print_run(result: &RunResult) {
+pub(super) fn print_run(result: &RunResult) {
     println!(
         "scenario {}  schedule {}  ({})",
         result.scenario,
@@ -26,7 +26,7 @@ pub fn print_run(result: &RunResult) {
 }
 
 /// "1 run", "2 runs".
-pub fn count(n: u64, noun: &str) -> String {
+pub(super) fn count(n: u64, noun: &str) -> String {
     if n == 1 {
         format!("1 {noun}")
     } else {
