@@ -175,6 +175,14 @@ if [ "$("$TOOLS/bin/cargo-fuzz" --version 2>/dev/null)" != "cargo-fuzz $FUZZ_VER
     cargo install -q --root "$TOOLS" --force cargo-fuzz --version "=$FUZZ_VERSION" >&2
 fi
 
+MDBOOK_VERSION=0.4.52
+if [ "$("$TOOLS/bin/mdbook" --version 2>/dev/null)" != "mdbook v$MDBOOK_VERSION" ]; then
+    work "installing mdbook $MDBOOK_VERSION, the book's builder (about 3 minutes)"
+    # Without its server and file watcher: the book is built, and served by scripts/serve.py.
+    cargo install -q --root "$TOOLS" --force mdbook --version "=$MDBOOK_VERSION" \
+        --no-default-features --features search >&2
+fi
+
 # wasm-opt: a shim on PATH (before any system wasm-opt) that runs binaryen's
 # npm build, installed from scripts/node's lock file.
 BINARYEN="$REPLAYGROUND_CACHE/binaryen"

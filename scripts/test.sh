@@ -104,6 +104,11 @@ prune "$REPLAYGROUND_ROOT/target/wasm32-unknown-unknown/debug"
 run build-wasm scripts/build-wasm.sh
 record "wasm-pack build --target web"
 
+# The book (docs/, mdBook) into www/book/, which the end-to-end tests open;
+# then its checks: the README's length, every link to a file of the repository.
+run book scripts/build-book.sh
+record "the book (mdbook build docs, scripts/book_check.py)"
+
 # The page's scripts, type-checked from their JSDoc (TypeScript, from the
 # end-to-end tests' packages); after the build: the worker imports the
 # module's generated glue and its types.

@@ -28,8 +28,9 @@ def check(name, text):
 for path in sorted(glob.glob("src/scenarios/builtin/*.toml") + glob.glob("src/scenarios/reach/*.toml") + glob.glob("tests/conformance/*.toml")
                    + glob.glob("www/docs/*.toml")):
     check(path, open(path, encoding="utf-8").read())
-for i, m in enumerate(re.finditer(r"```toml\n(.*?)```", open("README.md", encoding="utf-8").read(), re.S)):
-    check(f"README.md, toml block {i + 1}", m.group(1))
+for path in ["README.md"] + sorted(glob.glob("docs/src/*.md")):
+    for i, m in enumerate(re.finditer(r"```toml\n(.*?)```", open(path, encoding="utf-8").read(), re.S)):
+        check(f"{path}, toml block {i + 1}", m.group(1))
 for path in sorted(glob.glob("www/docs/*.html")):
     page = open(path, encoding="utf-8").read()
     for i, m in enumerate(re.finditer(r'<script type="application/toml"[^>]*>(.*?)</script>', page, re.S)):

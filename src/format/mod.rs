@@ -8,10 +8,10 @@
 //! attempts (each a program of steps on its own connection, optionally
 //! replicated N times), and its checks (SQL on the final state with the
 //! expected answer, and conditions on the attempts' outcomes). See the
-//! README's "Write your own scenario" for a walk-through and every field.
+//! book's "Write your own scenario" (docs/src/write-your-own.md) for a walk-through and every field.
 //!
 //! This is the first slice of the format: the built-in catalog is not yet
-//! written in it (see the README's status).
+//! written in it (see the book's Status chapter).
 
 mod decode;
 pub(crate) mod file;

@@ -9,7 +9,7 @@ use crate::{Error, Result};
 /// A `&'static str` for `text`: declarations are `'static` in the built-in
 /// catalog. Each distinct text is kept once (interned), so parsing the same
 /// file again, as an editor does on every change, keeps nothing new.
-// The next slice makes declarations own their text (see the README status).
+// The next slice makes declarations own their text (see the book's Status chapter).
 /// Checks what the TOML types cannot: references between parts of the file.
 /// The first PRAGMA among `pragmas` that sets one the engine refuses
 /// ([`crate::storage::DENIED_PRAGMAS`]), found before the run would refuse it.

@@ -1,5 +1,5 @@
 //! The catalog's parameters as documentation, generated from their
-//! declarations ([`crate::params`]): the README's table and the TypeScript
+//! declarations ([`crate::params`]): the book's table (docs/src/parameters.md) and the TypeScript
 //! types of `src/params.d.ts`, both kept current by a test.
 
 use super::Entry;
@@ -74,7 +74,7 @@ pub(crate) fn typescript(entries: &[Entry]) -> String {
     out
 }
 
-/// The parameters of every scenario as a Markdown table (the README's,
+/// The parameters of every scenario as a Markdown table (the book's,
 /// kept current by a test).
 pub(crate) fn markdown_table(entries: &[Entry]) -> String {
     let mut out = String::from(
@@ -151,28 +151,28 @@ fn interface_name(id: &str) -> String {
 mod tests {
     use super::*;
 
-    /// The README's parameter table is the one the declarations give;
-    /// `REPLAYGROUND_BLESS=1` rewrites it.
+    /// The book's parameter table (docs/src/parameters.md) is the one the
+    /// declarations give; `REPLAYGROUND_BLESS=1` rewrites it.
     #[test]
-    fn the_readme_parameter_table_is_current() {
+    fn the_book_parameter_table_is_current() {
         let table = markdown_table(&crate::scenarios::catalog());
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-        let readme = std::fs::read_to_string(path).unwrap();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/parameters.md");
+        let chapter = std::fs::read_to_string(path).unwrap();
         let (start, end) = ("<!-- params:start -->\n", "<!-- params:end -->");
-        let from = readme
+        let from = chapter
             .find(start)
-            .expect("README has a params:start marker")
+            .expect("the chapter has a params:start marker")
             + start.len();
-        let to = readme.find(end).expect("README has a params:end marker");
+        let to = chapter.find(end).expect("the chapter has a params:end marker");
         if std::env::var_os("REPLAYGROUND_BLESS").is_some() {
-            let updated = format!("{}{table}{}", &readme[..from], &readme[to..]);
+            let updated = format!("{}{table}{}", &chapter[..from], &chapter[to..]);
             std::fs::write(path, updated).unwrap();
             return;
         }
         assert_eq!(
-            &readme[from..to],
+            &chapter[from..to],
             table,
-            "the README's parameter table is stale: run REPLAYGROUND_BLESS=1 cargo test --lib params"
+            "the book's parameter table is stale: run REPLAYGROUND_BLESS=1 cargo test --lib params"
         );
     }
 
