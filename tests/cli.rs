@@ -465,3 +465,84 @@ fn a_search_in_a_terminal_shows_its_progress() {
     );
     assert!(text.contains("complete: every schedule covered"), "{text}");
 }
+
+/// The book's preprocessor on one chapter (`content`): its exit, its
+/// output (mdBook's book) and its words.
+fn preprocess(content: &str) -> Output {
+    let input = serde_json::json!([
+        { "root": env!("CARGO_MANIFEST_DIR"), "config": { "book": { "src": "docs/src" } },
+          "renderer": "html", "mdbook_version": "0.4.52" },
+        { "sections": [ { "Chapter": { "name": "Designs", "content": content, "number": [1],
+            "sub_items": [], "path": "designs.md", "source_path": "designs.md",
+            "parent_names": [] } } ], "__non_exhaustive": null }
+    ]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_replayground"))
+        .arg("book-preprocess")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    serde_json::to_writer(child.stdin.take().unwrap(), &input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A design in the book's sources becomes a live player, checked first: a
+/// broken one fails the build at its chapter's line and column, with
+/// SQLite's words.
+#[test]
+fn the_book_preprocessor_turns_designs_into_players_and_refuses_broken_ones() {
+    let design = "title = \"Two writers\"\n\n[databases.app]\nschema = \"CREATE TABLE t (x);\"\n\n[[attempts]]\nreplicas = 2\nsteps = [{ name = \"write\", sql = \"INSERT INTO t VALUES (1)\" }]\n";
+    let chapter = format!("# Designs\n\nSome text.\n\n```replayground schedule=AB\n{design}```\n\nAnd a built-in:\n\n```replayground scenario=idem-race\n```\n");
+    let output = preprocess(&chapter);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let book: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let content = book["sections"][0]["Chapter"]["content"].as_str().unwrap();
+    assert_eq!(
+        content
+            .matches("<script type=\"module\" src=\"../js/embed.js\">")
+            .count(),
+        1
+    );
+    assert!(content.contains("<replayground-scenario schedule=\"AB\">\n\n<script type=\"application/toml\">\ntitle = \"Two writers\""), "{content}");
+    assert!(
+        content.contains("<replayground-scenario scenario=\"idem-race\">"),
+        "{content}"
+    );
+    assert!(!content.contains("```replayground"));
+    // `supports` is answered yes, as mdBook asks first.
+    assert!(replayground(&["book-preprocess", "supports", "html"])
+        .status
+        .success());
+
+    // A typo in the SQL: the design's line 8 is the chapter's line 13.
+    let broken = chapter.replace("INSERT INTO t", "INSERT INTO nope");
+    let output = preprocess(&broken);
+    assert!(!output.status.success());
+    let words = stderr(&output);
+    assert!(
+        words.contains("docs/src/designs.md:13:") && words.contains("no such table: nope"),
+        "{words}"
+    );
+    assert!(words.contains("1 broken example"), "{words}");
+    // A schedule that does not fit the design, and a built-in that does not exist.
+    for (block, says) in [
+        (
+            "```replayground schedule=AAAA\n".to_string() + design + "```\n",
+            "does not fit",
+        ),
+        ("```replayground scenario=nope\n```\n".to_string(), "nope"),
+        (
+            "```replayground color=red scenario=idem-race\n```\n".to_string(),
+            "unknown attribute color",
+        ),
+    ] {
+        let output = preprocess(&format!("# Designs\n\n{block}"));
+        assert!(!output.status.success(), "{block}");
+        let words = stderr(&output);
+        assert!(
+            words.contains("docs/src/designs.md:3") && words.contains(says),
+            "{words}"
+        );
+    }
+}

@@ -29,7 +29,7 @@ for path in sorted(glob.glob("src/scenarios/builtin/*.toml") + glob.glob("src/sc
                    + glob.glob("www/docs/*.toml")):
     check(path, open(path, encoding="utf-8").read())
 for path in ["README.md"] + sorted(glob.glob("docs/src/*.md")):
-    for i, m in enumerate(re.finditer(r"```toml\n(.*?)```", open(path, encoding="utf-8").read(), re.S)):
+    for i, m in enumerate(re.finditer(r"```(?:toml|replayground[^\n]*)\n(.*?)```", open(path, encoding="utf-8").read(), re.S)):
         check(f"{path}, toml block {i + 1}", m.group(1))
 for path in sorted(glob.glob("www/docs/*.html")):
     page = open(path, encoding="utf-8").read()

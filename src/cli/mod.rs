@@ -3,6 +3,7 @@
 //! (`args.rs`), each declared once.
 
 mod args;
+mod book;
 mod check;
 mod engine;
 mod explore;
@@ -66,6 +67,11 @@ enum Command {
     SqlWorker(sql_worker::SqlWorker),
     /// Write a note through one SQLite connection and read it through another.
     RoundTrip(engine::RoundTrip),
+    /// The book's mdBook preprocessor: each `replayground` block of a
+    /// chapter becomes a live player, its design checked (see
+    /// `scripts/build-book.sh`).
+    #[command(hide = true)]
+    BookPreprocess(book::BookPreprocess),
 }
 
 pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -83,6 +89,7 @@ pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
         Command::Bench(command) => command.run(),
         Command::SqlWorker(command) => command.run(),
         Command::RoundTrip(command) => command.run(),
+        Command::BookPreprocess(command) => command.run(),
     }
 }
 

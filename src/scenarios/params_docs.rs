@@ -163,7 +163,9 @@ mod tests {
             .find(start)
             .expect("the chapter has a params:start marker")
             + start.len();
-        let to = chapter.find(end).expect("the chapter has a params:end marker");
+        let to = chapter
+            .find(end)
+            .expect("the chapter has a params:end marker");
         if std::env::var_os("REPLAYGROUND_BLESS").is_some() {
             let updated = format!("{}{table}{}", &chapter[..from], &chapter[to..]);
             std::fs::write(path, updated).unwrap();

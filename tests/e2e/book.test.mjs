@@ -43,3 +43,53 @@ test('every chapter of the book opens from its table of contents, with no error 
   assert.deepEqual(seen.foreignRequests, []);
   await context.close();
 });
+
+// Waits until a player has drawn itself (or its message); its state.
+async function settled(player) {
+  await player.locator('.frame:not([data-state="loading"])').waitFor({ timeout: 30000 });
+  return player.locator('.frame').getAttribute('data-state');
+}
+
+test('the format reference chapter holds live players that step and run, on one module', async () => {
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const modules = [];
+  page.on('request', (request) => { if (request.url().endsWith('/js/embed.js')) modules.push(request.url()); });
+  await page.goto(`${env.server.url}book/write-your-own.html`);
+  const players = page.locator('main replayground-scenario');
+  const count = await players.count();
+  assert.ok(count >= 3, `${count} players`);
+  for (let i = 0; i < count; i += 1) assert.equal(await settled(players.nth(i)), 'ready', `player ${i + 1}`);
+  assert.equal(modules.length, 1, 'the element\'s module is loaded once');
+  // The inline design: stepped along its counterexample, then run: it fails its check.
+  const seats = players.nth(0);
+  await seats.locator('button[data-control="step"]').click();
+  await seats.locator('.step').first().waitFor();
+  await seats.locator('button[data-control="run"]').click();
+  await seats.locator('.verdict[data-kind="fail"]').waitFor();
+  assert.match(await seats.locator('.verdict').textContent(), /seat 7 is booked once/);
+  // The fixed design, read from its file: the same schedule books the seat once.
+  const unique = players.nth(1);
+  await unique.locator('button[data-control="run"]').click();
+  await unique.locator('.verdict[data-kind="pass"]').waitFor();
+  // The built-in at its counterexample charges twice.
+  const builtin = players.nth(2);
+  await builtin.locator('button[data-control="run"]').click();
+  await builtin.locator('.verdict[data-kind="fail"]').waitFor();
+  await seats.scrollIntoViewIfNeeded();
+  await screenshot(page, 'book-players-1280', false);
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.foreignRequests, []);
+  await context.close();
+  // A phone opening the chapter: the players fit its width.
+  const phone = await openPage(env.browser, env.server.url, { viewport: { width: 390, height: 844 } });
+  await phone.page.goto(`${env.server.url}book/write-your-own.html`);
+  const first = phone.page.locator('main replayground-scenario').first();
+  assert.equal(await settled(first), 'ready');
+  await first.scrollIntoViewIfNeeded();
+  const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 1, `the chapter with its players is ${overflow}px wider than a phone`);
+  await screenshot(phone.page, 'book-players-390', false);
+  assert.deepEqual(phone.seen.errors, []);
+  await phone.context.close();
+});
