@@ -151,12 +151,14 @@ test('the keyboard reaches the scenario controls in a few tab stops; the catalog
   await context.close();
 });
 
-test('axe-core finds no serious or critical violation on the page, the docs page and an embed', async () => {
+test('axe-core finds no serious or critical violation on the page, the docs page, an embed and the book', async () => {
   const axe = readFileSync(path.join(here, 'node_modules', 'axe-core', 'axe.min.js'), 'utf8');
   const pages = [
     ['playground', '?s=idem-race&attempts=2&schedule=AB'],
     ['docs', 'docs/'],
     ['embed', 'embed.html?scenario=idem-check-then-write'],
+    ['the book\'s format chapter, with its players', 'book/write-your-own.html'],
+    ['the book\'s introduction', 'book/'],
   ];
   for (const [name, query] of pages) {
     // axe is injected as an inline script, which the pages' CSP forbids:
@@ -165,6 +167,7 @@ test('axe-core finds no serious or critical violation on the page, the docs page
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${env.server.url}${query}`);
     if (name === 'playground') await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+    else if (name === 'the book\'s introduction') await page.locator('main h1').waitFor();
     else await page.locator('replayground-scenario .frame[data-state="ready"]').first().waitFor({ timeout: 30000 });
     await page.addScriptTag({ content: axe });
     const violations = await page.evaluate(async () => {
