@@ -35,7 +35,7 @@ mkdir -p "$REPLAYGROUND_CACHE"
 LLVM=22
 
 # ---------------------------------------------------------------- 1. packages
-APT_PACKAGES=(chromium chromium-driver "clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" brotli)
+APT_PACKAGES=(chromium chromium-driver firefox-esr "clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" brotli)
 APT_UPDATED=0
 apt_install() {
     local missing=()
