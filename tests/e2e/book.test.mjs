@@ -19,11 +19,22 @@ test('every chapter of the book opens from its table of contents, with no error 
     (links) => [...new Set(links.map((a) => new URL(a.href).pathname))],
   );
   assert.ok(chapters.length >= 15, `${chapters.length} chapters`);
+  // Every player on every page draws itself: its design ran in the engine.
+  let players = 0;
+  const pages = [];
   for (const chapter of chapters) {
     await page.goto(`${env.server.url}${chapter.slice(1)}`);
     const title = await page.locator('main h1').first().textContent();
     assert.ok(title.trim().length > 0, `${chapter} has a title`);
+    const here = page.locator('main replayground-scenario');
+    const count = await here.count();
+    for (let i = 0; i < count; i += 1) {
+      assert.equal(await settled(here.nth(i)), 'ready', `${chapter}, player ${i + 1}`);
+    }
+    players += count;
+    if (count) pages.push(chapter);
   }
+  assert.ok(players >= 10 && pages.length >= 4, `${players} players on ${pages.join(', ')}`);
   // The reference is there, and its examples read as code.
   await page.goto(`${env.server.url}book/write-your-own.html`);
   assert.ok(await page.locator('main h2', { hasText: 'Reference' }).count() >= 1);
