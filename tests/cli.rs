@@ -510,6 +510,12 @@ fn the_book_preprocessor_turns_designs_into_players_and_refuses_broken_ones() {
         "{content}"
     );
     assert!(!content.contains("```replayground"));
+    // A block shown as an example, inside a longer fence, stays an example.
+    let shown = "# Designs\n\n````markdown\n```replayground scenario=nope\n```\n````\n";
+    let output = preprocess(shown);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let book: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(book["sections"][0]["Chapter"]["content"], shown);
     // `supports` is answered yes, as mdBook asks first.
     assert!(replayground(&["book-preprocess", "supports", "html"])
         .status

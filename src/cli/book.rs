@@ -108,10 +108,27 @@ fn render(content: &str, src: &Path, path: &str, problems: &mut Vec<String>) -> 
     // Where the element's module is, from this chapter's page.
     let depth = Path::new(path).components().count().saturating_sub(1);
     let module = format!("{}../js/embed.js", "../".repeat(depth));
+    // The fence of another code block the line is in (a chapter may show a
+    // `replayground` block as an example, inside a longer fence).
+    let mut other: Option<&str> = None;
     while i < lines.len() {
         let line = lines[i];
         let info = line.trim_end().strip_prefix("```replayground");
-        let Some(info) = info.filter(|rest| rest.is_empty() || rest.starts_with(' ')) else {
+        let info =
+            info.filter(|rest| other.is_none() && (rest.is_empty() || rest.starts_with(' ')));
+        let Some(info) = info else {
+            let fence = line.trim_start();
+            let marks = fence.len() - fence.trim_start_matches(['`', '~']).len();
+            if marks >= 3 {
+                let mark = &fence[..marks];
+                match other {
+                    Some(open) if mark.starts_with(open) && fence[marks..].trim().is_empty() => {
+                        other = None
+                    }
+                    None => other = Some(mark),
+                    Some(_) => {}
+                }
+            }
             out.push_str(line);
             i += 1;
             continue;
