@@ -3,14 +3,15 @@
 // (tests/e2e/usability.test.mjs):
 // - the sidebar's toggle is a <label> that carries aria-expanded, which only
 //   some roles may carry: it is a button, so it says so;
-// - a code block wider than the page scrolls sideways, so the keyboard must
-//   be able to reach it: each one that overflows joins the tab order.
+// - a code block or a table wider than the page scrolls sideways, so the
+//   keyboard must be able to reach it: each one that overflows joins the
+//   tab order.
 (() => {
   document.getElementById('sidebar-toggle')?.setAttribute('role', 'button');
   const reachable = () => {
-    for (const code of document.querySelectorAll('pre > code')) {
-      if (code.scrollWidth > code.clientWidth) code.tabIndex = 0;
-      else code.removeAttribute('tabindex');
+    for (const region of document.querySelectorAll('pre > code, .table-wrapper')) {
+      if (region.scrollWidth > region.clientWidth) region.tabIndex = 0;
+      else region.removeAttribute('tabindex');
     }
   };
   reachable();

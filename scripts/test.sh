@@ -116,7 +116,7 @@ run typecheck tests/e2e/node_modules/.bin/tsc -p www/jsconfig.json
 record "JS type check (tsc, www/jsconfig.json)"
 
 run e2e bash -c 'cd tests/e2e && node --test'
-record "end-to-end (Chromium, playwright-core)" "$(node_counts "$LOGS/e2e.log")"
+record "end-to-end (Chromium; Firefox smoke)" "$(node_counts "$LOGS/e2e.log")"
 
 run fuzz scripts/fuzz.sh 10
 record "cargo fuzz (10 s per target)" "$(grep -o '[0-9]* executions in all' "$LOGS/fuzz.log" || echo 'no summary')"

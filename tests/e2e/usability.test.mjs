@@ -5,7 +5,7 @@
 // and axe-core finds no serious or critical violation on the page, the docs
 // page or an embed.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -157,9 +157,12 @@ test('axe-core finds no serious or critical violation on the page, the docs page
     ['playground', '?s=idem-race&attempts=2&schedule=AB'],
     ['docs', 'docs/'],
     ['embed', 'embed.html?scenario=idem-check-then-write'],
-    ['the book\'s format chapter, with its players', 'book/write-your-own.html'],
-    ['the book\'s introduction', 'book/'],
   ];
+  // Every page of the book, from its table of contents.
+  const book = readdirSync(path.join(here, '..', '..', 'www', 'book'))
+    .filter((f) => f.endsWith('.html') && !['404.html', 'print.html', 'toc.html'].includes(f));
+  assert.ok(book.length >= 18, `${book.length} pages of the book`);
+  for (const file of book.sort()) pages.push([`the book's ${file}`, `book/${file}`]);
   for (const [name, query] of pages) {
     // axe is injected as an inline script, which the pages' CSP forbids:
     // this one test bypasses it; the others run under it.
@@ -167,8 +170,13 @@ test('axe-core finds no serious or critical violation on the page, the docs page
     await page.setViewportSize({ width: 1280, height: 800 });
     await page.goto(`${env.server.url}${query}`);
     if (name === 'playground') await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
-    else if (name === 'the book\'s introduction') await page.locator('main h1').waitFor();
-    else await page.locator('replayground-scenario .frame[data-state="ready"]').first().waitFor({ timeout: 30000 });
+    else if (name.startsWith('the book')) {
+      await page.locator('main h1').first().waitFor();
+      const players = page.locator('main replayground-scenario');
+      for (let i = 0; i < await players.count(); i += 1) {
+        await players.nth(i).locator('.frame:not([data-state="loading"])').waitFor({ timeout: 30000 });
+      }
+    } else await page.locator('replayground-scenario .frame[data-state="ready"]').first().waitFor({ timeout: 30000 });
     await page.addScriptTag({ content: axe });
     const violations = await page.evaluate(async () => {
       const result = await window.axe.run(document, { resultTypes: ['violations'] });
