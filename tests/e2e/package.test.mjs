@@ -19,6 +19,9 @@ const root = path.join(here, '..', '..');
 const POLICY = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self'; worker-src 'self'; connect-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'";
 const TYPES = { '.html': 'text/html', '.js': 'text/javascript', '.css': 'text/css', '.wasm': 'application/wasm', '.json': 'application/json', '.toml': 'text/plain' };
 
+// A design of the page's own, inline: a conformance design, read where it lives.
+const DESIGN = readFileSync(path.join(root, 'tests', 'conformance', 'seat-check-then-insert.toml'), 'utf8');
+
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>A site of its own</title><link rel="icon" href="data:,">
 <script type="module" src="node_modules/replayground-element/js/embed.js"></script></head>
@@ -26,30 +29,7 @@ const PAGE = `<!doctype html>
 <h1>Two designs</h1>
 <replayground-scenario scenario="idem-check-then-write" schedule="A6B3AB4"></replayground-scenario>
 <replayground-scenario schedule="ABAB"><script type="application/toml">
-title = "A seat booked by check-then-insert"
-fails = true
-
-[databases.theatre]
-schema = "CREATE TABLE bookings (seat INTEGER NOT NULL, client TEXT NOT NULL);"
-
-[[attempts]]
-replicas = 2
-
-[[attempts.steps]]
-name = "check"
-sql = "SELECT 1 WHERE NOT EXISTS (SELECT 1 FROM bookings WHERE seat = 7)"
-on.none = { finish = "sold-out" }
-
-[[attempts.steps]]
-name = "book"
-sql = "INSERT INTO bookings VALUES (7, :label)"
-on.ok = { finish = "booked" }
-
-[[checks]]
-name = "seat 7 is booked once"
-sql = "SELECT count(*) FROM bookings WHERE seat = 7"
-expect = 1
-</script></replayground-scenario>
+${DESIGN}</script></replayground-scenario>
 </main></body></html>
 `;
 
