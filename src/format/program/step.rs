@@ -93,7 +93,6 @@ impl ProgramAttempt {
         if let Some(crash) = &instance.crash {
             if crash.after == self.state.done_steps {
                 Attempt::crash(self);
-                self.state.over = Some(crate::sim::CRASHED);
                 let outcome = Outcome::ended(Ending::Crashed, crash.result.clone());
                 return StepReport {
                     database: None,
@@ -133,8 +132,7 @@ impl ProgramAttempt {
                 String::new(),
             );
         }
-        let note = self.tell(step, &ran, chosen.is_some(), &progress, extra, case, ctx);
-        // What the trace shows of the statement's result.
+        // What the trace shows of the statement's result (the sentence reads it too).
         let result = match (ran.rows.take(), &ran.error) {
             (Some(rows), _) => SqlResult::Rows {
                 columns: rows.columns,
@@ -144,6 +142,16 @@ impl ProgramAttempt {
             (None, Some(e)) => SqlResult::from_result(&Err(Error::duplicate(e))),
             (None, None) => SqlResult::None,
         };
+        let note = self.tell(
+            step,
+            &ran,
+            &result,
+            chosen.is_some(),
+            &progress,
+            extra,
+            case,
+            ctx,
+        );
         let sql = ran.sql.cloned();
         report(&instance, step, sql, ran.bound, result, progress, note)
     }
@@ -310,7 +318,6 @@ impl ProgramAttempt {
     /// A `crash` step: the process dies here.
     fn crash_here(&mut self) -> Decided {
         Attempt::crash(self);
-        self.state.over = Some(crate::sim::CRASHED);
         let outcome = Outcome::ended(Ending::Crashed, None);
         (Progress::Finished { outcome }, None)
     }
@@ -322,6 +329,7 @@ impl ProgramAttempt {
         &self,
         step: &Step,
         ran: &Ran<'_>,
+        result: &SqlResult,
         handled: bool,
         progress: &Progress,
         extra: Option<String>,
@@ -330,7 +338,10 @@ impl ProgramAttempt {
     ) -> String {
         let label = self.instance.label.as_str();
         let peers = ctx.peers;
-        let row_count = ran.rows.as_ref().map_or(0, |r| r.rows.len());
+        let row_count = match result {
+            SqlResult::Rows { rows, .. } => rows.len(),
+            _ => 0,
+        };
         let stale_snapshot = ran.stale_snapshot();
         let extras = |name: &str| match name {
             "rows" => Some(row_count.to_string()),
@@ -381,7 +392,7 @@ impl ProgramAttempt {
             _ => format!(
                 "{label} ran \"{}\": {}",
                 step.name,
-                what_happened(step, ran)
+                what_happened(step, result)
             ),
         };
         if stale {
@@ -420,23 +431,20 @@ fn error_text(ran: &Ran<'_>) -> String {
 }
 
 /// What a step did, in a few words, for a step without a sentence of its own.
-fn what_happened(step: &Step, ran: &Ran<'_>) -> String {
-    match (&ran.rows, &ran.error) {
-        (Some(rows), _) if rows.rows.len() == 1 => "1 row".to_string(),
-        (Some(rows), _) if !rows.rows.is_empty() => format!("{} rows", rows.rows.len()),
-        (Some(rows), _) if rows.changes > 0 => format!("{} changed", rows.changes),
+fn what_happened(step: &Step, result: &SqlResult) -> String {
+    match result {
+        SqlResult::Rows { rows, .. } if rows.len() == 1 => "1 row".to_string(),
+        SqlResult::Rows { rows, .. } if !rows.is_empty() => format!("{} rows", rows.len()),
+        SqlResult::Rows { changes, .. } if *changes > 0 => format!("{changes} changed"),
         // A query that answered nothing (its `on.none` ran).
-        (Some(rows), _) if !rows.columns.is_empty() => "no row".into(),
-        (Some(_), _) => "ok".into(),
-        (None, Some(e)) => match SqlResult::from_result(&Err(Error::duplicate(e))) {
-            SqlResult::Error { message, .. } => message,
-            _ => "ok".into(),
-        },
-        (None, None) => match &step.kind {
+        SqlResult::Rows { columns, .. } if !columns.is_empty() => "no row".into(),
+        SqlResult::Error { message, .. } => message.clone(),
+        SqlResult::None => match &step.kind {
             StepKind::Crash => "its process dies: its locks vanish, its open transaction is left for recovery".into(),
             StepKind::LoseReply => "its reply is lost: whatever it committed stays, but its client never hears the answer".into(),
             _ => "done".into(),
         },
+        _ => "ok".into(),
     }
 }
 
