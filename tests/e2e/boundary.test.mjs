@@ -101,6 +101,8 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       (v) => m.mergeExplorations('idem-race', {}, [v], false),
       (v) => m.warmUp(v),
       (v) => m.setInterrupt(v),
+      (v) => m.checkScenario(v),
+      (v) => m.checkScenario({ source: v }),
     ];
     const report = {};
     for (const [kind, make] of Object.entries(kinds)) {
