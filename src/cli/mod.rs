@@ -7,6 +7,7 @@ mod book;
 mod check;
 mod engine;
 mod explore;
+mod io_log;
 mod progress;
 mod run;
 mod scenario;

@@ -9,11 +9,19 @@ use replayground::store;
 pub(super) struct SqlWorker {
     /// The database file.
     db: std::path::PathBuf,
+    /// Note the file operations each statement makes (see `io_log.rs`):
+    /// each reply carries them as `io`, and a last line, after the
+    /// connection closed, those of the close.
+    #[arg(long)]
+    io_log: bool,
 }
 
 impl SqlWorker {
     pub(super) fn run(self) -> Result<(), Box<dyn std::error::Error>> {
-        sql_worker(&self.db)
+        if self.io_log {
+            super::io_log::register()?;
+        }
+        sql_worker(&self.db, self.io_log)
     }
 }
 
@@ -46,7 +54,7 @@ fn unix_lock_state(connection: &rusqlite::Connection) -> i32 {
 /// it, step it once and leave it open (the reply's `stepped` is what
 /// `sqlite3_step` returned). Open statements are finalized at the end of
 /// the input, before the connection closes; a killed worker never does.
-fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
+fn sql_worker(db: &std::path::Path, io_log: bool) -> Result<(), Box<dyn std::error::Error>> {
     use rusqlite::ffi;
     use std::io::{BufRead, Write};
     let connection = rusqlite::Connection::open(db)?;
@@ -87,6 +95,10 @@ fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
                 }),
             }
         };
+        let mut reply = reply;
+        if io_log {
+            reply["io"] = super::io_log::take().into();
+        }
         let mut out = stdout.lock();
         writeln!(out, "{reply}")?;
         out.flush()?;
@@ -94,6 +106,16 @@ fn sql_worker(db: &std::path::Path) -> Result<(), Box<dyn std::error::Error>> {
     for statement in open {
         // SAFETY: prepared on this connection, which is still open.
         unsafe { ffi::sqlite3_finalize(statement) };
+    }
+    if io_log {
+        drop(connection);
+        let mut out = stdout.lock();
+        writeln!(
+            out,
+            "{}",
+            serde_json::json!({ "io": super::io_log::take() })
+        )?;
+        out.flush()?;
     }
     Ok(())
 }

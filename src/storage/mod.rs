@@ -11,7 +11,8 @@
 //! - the VFS, in-memory files with SQLite's real locking:
 //!   [`vfs`](crate::storage::vfs) (its face: the registration, and the names
 //!   the rest of the crate uses), with `vfs_bytes.rs` (a file's bytes, their
-//!   versions and hashes), `vfs_store.rs` (a store's shared state: its
+//!   versions and hashes), `vfs_durable.rs` (what is synced, which a power
+//!   loss keeps, and the file operations logged), `vfs_store.rs` (a store's shared state: its
 //!   connections, handles and locks), `vfs_snapshot.rs` (its files as a
 //!   whole: listed, hashed, copied and put back), `vfs_file.rs` (a file
 //!   handle: its reads, writes and locks), `vfs_shm.rs` (the shared-memory
@@ -46,6 +47,7 @@ mod store;
 mod version;
 pub(crate) mod vfs;
 mod vfs_bytes;
+mod vfs_durable;
 mod vfs_file;
 mod vfs_methods;
 mod vfs_shm;

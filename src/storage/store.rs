@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::conn::{check_name, Conn};
-use super::vfs::{self, StoreInner};
+use super::vfs::{self, DurableImage, StoreInner};
 use crate::{Error, Result};
 
 /// A directory of in-memory database files (and their rollback journals)
@@ -22,6 +22,8 @@ pub struct Store {
 pub struct Snapshot {
     store: String,
     files: BTreeMap<String, Rc<vfs::Image>>,
+    /// What was durable, if the store keeps durability.
+    durable: Option<Rc<DurableImage>>,
 }
 
 impl Snapshot {
@@ -34,6 +36,11 @@ impl Snapshot {
                 .iter()
                 .zip(&other.files)
                 .all(|((a, x), (b, y))| a == b && Rc::ptr_eq(x, y))
+            && match (&self.durable, &other.durable) {
+                (Some(a), Some(b)) => Rc::ptr_eq(a, b),
+                (None, None) => true,
+                _ => false,
+            }
     }
 
     /// Whether it was taken of `store`.
@@ -48,6 +55,7 @@ impl Snapshot {
         Snapshot {
             store: self.store.clone(),
             files,
+            durable: self.durable.clone(),
         }
     }
 
@@ -80,6 +88,10 @@ impl Store {
                 .assign_slots(source.slot_names().iter().map(String::as_str));
         }
         store.inner.restore_files(&snapshot.files);
+        if let Some(durable) = &snapshot.durable {
+            store.inner.keep_durability();
+            store.inner.restore_durable(Some(durable));
+        }
         Ok(store)
     }
 
@@ -148,9 +160,61 @@ impl Store {
         self.inner.track_changes.set(on);
     }
 
-    /// Hashes the name and bytes of every file: equal hashes, equal stores.
+    /// Hashes the name and bytes of every file, and what is durable of
+    /// them if the store keeps it: equal hashes, equal stores.
     pub fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
         self.inner.hash_files(state);
+        self.inner.hash_durable(state);
+    }
+
+    /// From now on keeps what is durable (synced) apart from what is merely
+    /// written, so that [`Store::power_loss`] can put the files back to it.
+    /// Everything the files hold now is durable.
+    pub fn keep_durability(&self) {
+        self.inner.keep_durability();
+    }
+
+    /// Whether the store keeps durability ([`Store::keep_durability`]).
+    pub fn keeps_durability(&self) -> bool {
+        self.inner.keeps_durability()
+    }
+
+    /// The power goes out on the machine holding `databases` (every
+    /// database if empty): each connection with one of their files open
+    /// dies (as [`Conn::kill`], but all at once, and the handles stay with
+    /// their owners, who can only drop them), and the files are put back to
+    /// what was durable: the names the directory last synced, each with the
+    /// bytes its file last synced. With `torn`, each sector written since a
+    /// file's last sync is kept when `torn` answers true, else lost.
+    /// Returns how many connections died. Refused unless the store keeps
+    /// durability.
+    pub fn power_loss(
+        &self,
+        databases: &[String],
+        torn: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<usize> {
+        self.inner
+            .power_loss(databases, torn)
+            .map(|dead| dead.len())
+            .ok_or_else(|| {
+                Error::Refused(format!(
+                    "store {:?} does not keep durability: call keep_durability first",
+                    self.inner.name
+                ))
+            })
+    }
+
+    /// Starts (`true`) or stops logging the file operations that reach the
+    /// disk: writes (a run of them to one file as one), syncs (`+dir` when
+    /// the directory is synced too), truncations and deletions, as
+    /// `"sync main.db-journal +dir"`.
+    pub fn set_io_log(&self, on: bool) {
+        self.inner.set_io_log(on);
+    }
+
+    /// The file operations logged since the last call.
+    pub fn take_io_log(&self) -> Vec<String> {
+        self.inner.take_io_log()
     }
 
     /// The store's files with their sizes in bytes, in name order.
@@ -169,6 +233,7 @@ impl Store {
         Snapshot {
             store: self.inner.name.clone(),
             files: self.inner.snapshot_files(),
+            durable: self.inner.durable_image().map(Rc::new),
         }
     }
 
@@ -234,6 +299,7 @@ impl Store {
             *self.last_restored.borrow_mut() = Some(snapshot.clone());
         }
         self.inner.restore_files(&snapshot.files);
+        self.inner.restore_durable(snapshot.durable.as_deref());
         Ok(())
     }
 
@@ -253,6 +319,7 @@ impl Store {
             return self.restore(snapshot);
         }
         self.inner.rewind_files(&snapshot.files, keep);
+        self.inner.restore_durable(snapshot.durable.as_deref());
         Ok(())
     }
 }

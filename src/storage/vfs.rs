@@ -22,6 +22,7 @@
 //! This file is the VFS's face: its name and registration, and the names the
 //! rest of the crate uses, re-exported from the files that hold them:
 //! `vfs_bytes.rs` (a file's bytes, their versions and hashes),
+//! `vfs_durable.rs` (what is synced, which a power loss keeps),
 //! `vfs_store.rs` (a store's shared state and the thread's registry of
 //! stores), `vfs_snapshot.rs` (a store's files as a whole), `vfs_file.rs`
 //! (a file handle: reads, writes, locks), `vfs_shm.rs` (the shared-memory
@@ -37,6 +38,7 @@ use super::vfs_methods::fixed_os;
 
 pub(crate) use super::vfs_bytes::fixed_hasher;
 pub(crate) use super::vfs_bytes::Image;
+pub(crate) use super::vfs_durable::DurableImage;
 pub(crate) use super::vfs_file::{LockingFile, MAX_FILE_BYTES};
 pub(crate) use super::vfs_methods::{
     is_store_file_name, FixedOs, LockingIo, LockingStore, VfsData,

@@ -28,6 +28,10 @@ pub(crate) struct FileCell {
     /// Which bytes it holds: a number no other bytes of any file had, taken
     /// anew at each change (0: never changed). Equal versions, equal bytes.
     pub(super) version: Cell<u64>,
+    /// What a power loss leaves of it, while its store keeps durability
+    /// (see `vfs_durable.rs`): its bytes as of its last `xSync`; `None`
+    /// if it was never synced (nothing of it is on disk).
+    pub(super) durable: RefCell<Option<Rc<Image>>>,
 }
 
 impl FileCell {
@@ -54,6 +58,26 @@ impl FileCell {
         self.bytes.borrow_mut()
     }
 
+    /// Its bytes as an image, shared with the last snapshot or sync that
+    /// took them while they are unchanged since.
+    pub(super) fn image(&self) -> Rc<Image> {
+        let mut copy_of = self.copy_of.borrow_mut();
+        Rc::clone(copy_of.get_or_insert_with(|| {
+            let image = Image::of(&self.bytes.borrow());
+            image.version.set(self.version.get());
+            image.hash.set(self.hash.get());
+            Rc::new(image)
+        }))
+    }
+
+    /// A file that holds `image`'s bytes, taken from it.
+    pub(super) fn from_image(image: &Rc<Image>) -> FileCell {
+        let cell = FileCell::new(image.to_vec());
+        cell.took(image);
+        *cell.copy_of.borrow_mut() = Some(Rc::clone(image));
+        cell
+    }
+
     /// Now holds `image`'s bytes: their hash, if the image knows it, and
     /// their version (the image's, or a new one it keeps).
     pub(super) fn took(&self, image: &Image) {
@@ -66,30 +90,35 @@ impl FileCell {
         }
     }
 
-    /// The hash of the bytes as [`StoreInner::hash_files`](super::vfs_store::StoreInner::hash_files) needs it,
-    /// computed once per change.
-    pub(super) fn hash(&self, wal: bool, is_journal: bool) -> u64 {
+    /// The hash of file `name`'s bytes ([`hash_bytes`]), computed once per
+    /// change.
+    pub(super) fn hash(&self, name: &str) -> u64 {
         if let Some(hash) = self.hash.get() {
             return hash;
         }
         // A file of a few pages is hashed again after every step that
         // writes it: SipHash spent about 6% of a search there.
-        let mut hasher = fixed_hasher();
-        let data = self.bytes.borrow();
-        if wal {
-            hash_wal(&data, &mut hasher);
-        } else if is_journal {
-            hash_journal(&data, &mut hasher);
-        } else {
-            std::hash::Hasher::write(&mut hasher, &data);
-        }
-        let hash = std::hash::Hasher::finish(&hasher);
+        let hash = hash_bytes(name, &self.bytes.borrow());
         self.hash.set(Some(hash));
         if let Some(image) = self.copy_of.borrow().as_ref() {
             image.hash.set(Some(hash));
         }
         hash
     }
+}
+
+/// How the bytes of file `name` are hashed: a log and a journal as SQLite
+/// reads them back, anything else byte for byte.
+pub(super) fn hash_bytes(name: &str, data: &[u8]) -> u64 {
+    let mut hasher = fixed_hasher();
+    if name.ends_with("-wal") {
+        hash_wal(data, &mut hasher);
+    } else if name.ends_with("-journal") {
+        hash_journal(data, &mut hasher);
+    } else {
+        std::hash::Hasher::write(&mut hasher, data);
+    }
+    std::hash::Hasher::finish(&hasher)
 }
 
 /// A file's bytes as a snapshot keeps them, with the version and hash of
@@ -111,6 +140,16 @@ impl Image {
             bytes: bytes.into(),
             ..Image::default()
         }
+    }
+
+    /// The hash of the bytes as file `name`'s ([`hash_bytes`]), computed once.
+    pub(super) fn hash_as(&self, name: &str) -> u64 {
+        if let Some(hash) = self.hash.get() {
+            return hash;
+        }
+        let hash = hash_bytes(name, &self.bytes);
+        self.hash.set(Some(hash));
+        hash
     }
 }
 

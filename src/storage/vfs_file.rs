@@ -58,6 +58,10 @@ pub(crate) struct LockingFile {
     slot: Option<u8>,
     /// Which part of the database its bytes are.
     pub(super) part: Part,
+    /// Whether its first sync also syncs the directory, as the unix VFS
+    /// does for a main journal, a super-journal or a WAL opened with
+    /// `SQLITE_OPEN_CREATE` (`unixOpen`'s `syncDir`).
+    dir_sync: bool,
 }
 
 /// `SQLITE_MAX_MMAP_SIZE` on 64-bit Linux (the unix VFS's ceiling for
@@ -116,6 +120,11 @@ impl StoreInner {
             shm: None,
             slot: Some(self.slot(file)),
             part: footprint::part_of(file),
+            dir_sync: options.create()
+                && matches!(
+                    options.kind(),
+                    Some(FileKind::MainJournal | FileKind::SuperJournal | FileKind::Wal)
+                ),
         })
     }
 }
@@ -189,6 +198,7 @@ impl LockingFile {
             shm: None,
             slot: None,
             part: Part::Data,
+            dir_sync: false,
         }
     }
 
@@ -232,10 +242,13 @@ impl LockingFile {
     }
 }
 
+/// The sector size every file reports: as SQLite's unix VFS reports for
+/// ordinary files.
+pub(super) const SECTOR_SIZE: SectorSize = SectorSize::DEFAULT;
+
 impl VfsFile for LockingFile {
     fn sector_size(&self) -> SectorSize {
-        // As SQLite's unix VFS reports for ordinary files.
-        SectorSize::DEFAULT
+        SECTOR_SIZE
     }
 
     fn device_characteristics(&self) -> DeviceCharacteristics {
@@ -269,6 +282,9 @@ impl VfsFile for LockingFile {
             .checked_add(buf.len())
             .filter(|&end| end <= MAX_FILE_BYTES)
             .ok_or_else(too_large)?;
+        if let Some(store) = &self.store {
+            store.log_io("write", &self.file, false);
+        }
         let mut data = self.data.borrow_mut();
         if data.capacity() < end {
             // A journal grows page by page from nothing in every write
@@ -298,13 +314,23 @@ impl VfsFile for LockingFile {
             .ok()
             .filter(|&size| size <= MAX_FILE_BYTES)
             .ok_or_else(too_large)?;
+        if let Some(store) = &self.store {
+            store.log_io("truncate", &self.file, false);
+        }
         // Like ftruncate: shrinks, or extends with zeros.
         self.data.borrow_mut().resize(size, 0);
         Ok(())
     }
 
+    /// What is written is durable (see `vfs_durable.rs`); the first sync of
+    /// a journal or log this handle created syncs the directory too.
     fn sync(&mut self, _options: SyncOptions) -> VfsResult<()> {
-        // Memory is the durable medium here; a crash is a kill, not a power cut.
+        if self.discards_writes() {
+            return Ok(());
+        }
+        if let Some(store) = &self.store {
+            store.sync(&self.file, &self.data, std::mem::take(&mut self.dir_sync));
+        }
         Ok(())
     }
 

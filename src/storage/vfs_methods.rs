@@ -163,6 +163,8 @@ impl VfsStore for LockingStore {
                 .is_some_and(|current| Rc::ptr_eq(current, &file.data))
             {
                 files.remove(&file.file);
+                drop(files);
+                store.log_io("delete", &file.file, false);
             }
         }
         Ok(())
@@ -200,7 +202,7 @@ impl VfsStore for LockingStore {
         full_name(data, name)
     }
 
-    fn delete_file(data: &VfsData, name: &str, _sync_dir: bool) -> VfsResult<()> {
+    fn delete_file(data: &VfsData, name: &str, sync_dir: bool) -> VfsResult<()> {
         let (store, file) = resolve(data, name).ok_or_else(|| {
             VfsError::new(
                 VfsErrorCode::IoDeleteNoEntry,
@@ -208,7 +210,7 @@ impl VfsStore for LockingStore {
             )
         })?;
         footprint::write(store.slot(file), footprint::part_of(file));
-        store.delete(file)
+        store.delete(file, sync_dir)
     }
 }
 

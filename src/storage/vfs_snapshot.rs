@@ -34,7 +34,7 @@ impl StoreInner {
         for (name, data) in self.files.borrow().iter() {
             state.write(name.as_bytes());
             state.write_usize(name.len());
-            state.write_u64(data.hash(name.ends_with("-wal"), name.ends_with("-journal")));
+            state.write_u64(data.hash(name));
             state.write_usize(data.borrow().len());
         }
         for (name, node) in self.shm.borrow().iter() {
@@ -60,14 +60,7 @@ impl StoreInner {
         // holds a few files.
         let mut files = BTreeMap::new();
         for (name, data) in self.files.borrow().iter() {
-            let mut copy_of = data.copy_of.borrow_mut();
-            let image = copy_of.get_or_insert_with(|| {
-                let image = Image::of(&data.bytes.borrow());
-                image.version.set(data.version.get());
-                image.hash.set(data.hash.get());
-                Rc::new(image)
-            });
-            files.insert(name.clone(), Rc::clone(image));
+            files.insert(name.clone(), data.image());
         }
         for (name, node) in self.shm.borrow().iter() {
             files.insert(name.clone(), Rc::new(Image::of(&node.bytes())));
@@ -121,10 +114,7 @@ impl StoreInner {
                     *data.copy_of.borrow_mut() = Some(Rc::clone(bytes));
                 }
                 None => {
-                    let data = Rc::new(FileCell::new(bytes.to_vec()));
-                    data.took(bytes);
-                    *data.copy_of.borrow_mut() = Some(Rc::clone(bytes));
-                    current.insert(name.clone(), data);
+                    current.insert(name.clone(), Rc::new(FileCell::from_image(bytes)));
                 }
             }
         }

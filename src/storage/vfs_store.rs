@@ -113,6 +113,11 @@ pub(crate) struct StoreInner {
     /// The footprint slot of each database, by index (see
     /// [`StoreInner::slot`]).
     slots: RefCell<Vec<String>>,
+    /// The durable directory, once the store keeps durability (see
+    /// `vfs_durable.rs`): each name a power loss would leave, and its file.
+    pub(super) durable_dir: RefCell<Option<BTreeMap<String, FileData>>>,
+    /// The file operations that reach the disk, while they are logged.
+    pub(super) io_log: RefCell<Option<Vec<String>>>,
 }
 
 impl StoreInner {
@@ -161,6 +166,8 @@ impl StoreInner {
             handles: RefCell::default(),
             conns: RefCell::default(),
             slots: RefCell::default(),
+            durable_dir: RefCell::default(),
+            io_log: RefCell::default(),
         });
         STORES.with(|stores| {
             let mut stores = stores.borrow_mut();
@@ -425,13 +432,21 @@ impl StoreInner {
             .is_some_and(FileLocks::reserved)
     }
 
-    pub(super) fn delete(&self, file: &str) -> VfsResult<()> {
+    /// `xDelete` of `file`; with `sync_dir`, the directory is synced after.
+    pub(super) fn delete(&self, file: &str, sync_dir: bool) -> VfsResult<()> {
         if self.is_killed(ACTIVE_CONN.with(Cell::get)) {
             // A dead process deletes nothing: its hot journal stays for the next connection.
             return Ok(());
         }
-        match self.files.borrow_mut().remove(file) {
-            Some(_) => Ok(()),
+        let removed = self.files.borrow_mut().remove(file);
+        match removed {
+            Some(_) => {
+                self.log_io("delete", file, sync_dir);
+                if sync_dir {
+                    self.sync_dir();
+                }
+                Ok(())
+            }
             None => Err(VfsError::new(
                 VfsErrorCode::IoDeleteNoEntry,
                 format!("no file {file:?} to delete").into(),

@@ -14,6 +14,7 @@
 //! VFS side is compared with those recordings.
 //! `REPLAYGROUND_BLESS=1 cargo test --test differential` rewrites them.
 
+mod io;
 mod schedules;
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
