@@ -13,6 +13,8 @@ export interface IdemRaceParams {
   quantity?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-scope`. */
 export interface IdemScopeParams {
@@ -20,16 +22,22 @@ export interface IdemScopeParams {
   quantity?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-failure`. */
 export interface IdemFailureParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-lost-reply`. */
 export interface IdemLostReplyParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-retention`. */
 export interface IdemRetentionParams {
@@ -37,21 +45,29 @@ export interface IdemRetentionParams {
   clock?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-check-then-write`. */
 export interface IdemCheckThenWriteParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-deferred`. */
 export interface IdemDeferredParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-deferred-retry`. */
 export interface IdemDeferredRetryParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-no-fingerprint`. */
 export interface IdemNoFingerprintParams {
@@ -59,6 +75,8 @@ export interface IdemNoFingerprintParams {
   quantity?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-receipt-later`. */
 export interface IdemReceiptLaterParams {
@@ -66,6 +84,8 @@ export interface IdemReceiptLaterParams {
   crashPoint?: "before-receipt" | "none";
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-profiles`. */
 export interface IdemProfilesParams {
@@ -75,6 +95,8 @@ export interface IdemProfilesParams {
   clock?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `idem-in-flight`. */
 export interface IdemInFlightParams {
@@ -82,51 +104,71 @@ export interface IdemInFlightParams {
   profile?: "reference" | "ietf" | "stripe" | "powertools";
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-producer-rollback`. */
 export interface OutboxProducerRollbackParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-relay-crash`. */
 export interface OutboxRelayCrashParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-redelivery`. */
 export interface OutboxRedeliveryParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `inbox-subscriber-scope`. */
 export interface InboxSubscriberScopeParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `inbox-payload-conflict`. */
 export interface InboxPayloadConflictParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `inbox-consumer-rollback`. */
 export interface InboxConsumerRollbackParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `inbox-lost-history`. */
 export interface InboxLostHistoryParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-two-relays`. */
 export interface OutboxTwoRelaysParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-two-relays-no-inbox`. */
 export interface OutboxTwoRelaysNoInboxParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-crash-sweep`. */
 export interface OutboxCrashSweepParams {
@@ -134,6 +176,8 @@ export interface OutboxCrashSweepParams {
   crashPoint?: "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "10" | "11" | "12" | "none";
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `outbox-crash-sweep-no-inbox`. */
 export interface OutboxCrashSweepNoInboxParams {
@@ -141,6 +185,8 @@ export interface OutboxCrashSweepNoInboxParams {
   crashPoint?: "0" | "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "none";
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `inbox-retention`. */
 export interface InboxRetentionParams {
@@ -150,6 +196,8 @@ export interface InboxRetentionParams {
   delay?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Parameters of scenario `inbox-retention-remedy`. */
 export interface InboxRetentionRemedyParams {
@@ -159,6 +207,8 @@ export interface InboxRetentionRemedyParams {
   delay?: number;
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
   journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
 }
 /** Each scenario's parameters, by scenario id. */
 export interface ScenarioParamsById {

@@ -223,7 +223,7 @@ fn scenario_parameters_are_validated_before_anything_runs() {
     );
     assert_eq!(
         error("idem-race", serde_json::json!({"clock": 5})),
-        "invalid params: scenario idem-race has no parameter \"clock\"; it takes attempts, tenant, key, quantity, journal"
+        "invalid params: scenario idem-race has no parameter \"clock\"; it takes attempts, tenant, key, quantity, journal, synchronous"
     );
     assert!(
         error("idem-race", serde_json::json!({"key": String::new()}))

@@ -102,8 +102,8 @@ fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
     }
     // attempts, tenant, key, quantity; quantity; clock; quantity; crashPoint;
     // profile, clock; profile; crashPoint; crashPoint; window, delay; window,
-    // delay; and every scenario's journal.
-    assert_eq!(checked, 17 + catalog::all().len());
+    // delay; and every scenario's journal and synchronous.
+    assert_eq!(checked, 17 + 2 * catalog::all().len());
 }
 
 /// A scenario refuses a parameter it does not declare, on every path.
@@ -115,7 +115,7 @@ fn a_parameter_a_scenario_does_not_take_is_refused_by_name() {
         .to_string();
     assert_eq!(
         error,
-        "invalid params: scenario idem-race has no parameter \"window\"; it takes attempts, tenant, key, quantity, journal"
+        "invalid params: scenario idem-race has no parameter \"window\"; it takes attempts, tenant, key, quantity, journal, synchronous"
     );
     let link = inputs::permalink("?s=idem-race&window=600").unwrap();
     assert!(link.params.is_empty());
@@ -179,7 +179,7 @@ fn the_command_line_passes_every_parameter_to_the_run() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17 + catalog::all().len());
+    assert_eq!(checked, 17 + 2 * catalog::all().len());
 }
 
 #[test]
@@ -195,4 +195,63 @@ fn a_repeated_name_keeps_its_first_value_and_says_so() {
         "{:?}",
         link.problems
     );
+}
+
+/// `synchronous` reaches every attempt's connection (its own SQL reads it
+/// back), a file can set its default, and a design's own SQL cannot change
+/// it: the engine keeps it.
+#[test]
+fn the_synchronous_level_is_each_connection_s_and_only_the_engine_sets_it() {
+    let design = |head: &str, sql: &str| {
+        format!(
+            r#"title = "level"
+{head}
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+steps = [ {{ name = "read", sql = "{sql}", capture = ["level"], on.ok = {{ finish = "done", result = ":level" }} }} ]
+"#
+        )
+    };
+    let result = |source: &str, params: Value| {
+        let file = catalog::parse(source, "design").unwrap();
+        let run = Explorer::new(file.build(&params).unwrap())
+            .unwrap()
+            .run(&mut RoundRobin, false)
+            .unwrap();
+        serde_json::to_value(&run.statuses).unwrap()[0]["outcome"]["result"].clone()
+    };
+    let read = design("", "PRAGMA synchronous");
+    // SQLite's numbers: 0 OFF, 1 NORMAL, 2 FULL, 3 EXTRA.
+    assert_eq!(result(&read, Value::Null), json!("2"));
+    for (level, number) in [("off", "0"), ("normal", "1"), ("full", "2"), ("extra", "3")] {
+        assert_eq!(
+            result(&read, json!({ "synchronous": level })),
+            json!(number)
+        );
+    }
+    let normal = design("synchronous = \"normal\"", "PRAGMA synchronous");
+    assert_eq!(result(&normal, Value::Null), json!("1"));
+    let bad = design("synchronous = \"sometimes\"", "PRAGMA synchronous");
+    let error = catalog::parse(&bad, "design")
+        .and_then(|f| f.build(&Value::Null).map(|_| ()))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("is not a synchronous level; use off or normal or full or extra"),
+        "{error}"
+    );
+    let set = design("", "PRAGMA synchronous = OFF");
+    let file = catalog::parse(&set, "design");
+    let refused = match file {
+        Err(e) => e.to_string(),
+        Ok(f) => {
+            let run = Explorer::new(f.build(&Value::Null).unwrap())
+                .unwrap()
+                .run(&mut RoundRobin, false)
+                .unwrap();
+            serde_json::to_string(&run.statuses).unwrap()
+        }
+    };
+    assert!(refused.contains("synchronous"), "{refused}");
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::decode::{self, declaration, Decode};
 use crate::params::{self, Param};
-use crate::storage::Journal;
+use crate::storage::{Journal, Synchronous};
 use crate::{Error, Result};
 
 /// The parameter every scenario takes: its journal mode.
@@ -18,12 +18,31 @@ pub const JOURNAL_PARAM: &str = "journal";
 /// What [`JOURNAL_PARAM`] changes, for people.
 pub(crate) const JOURNAL_MEANING: &str = "the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer";
 
+/// The parameter every scenario takes: its `PRAGMA synchronous`.
+pub const SYNCHRONOUS_PARAM: &str = "synchronous";
+
+/// What [`SYNCHRONOUS_PARAM`] changes, for people.
+pub(crate) const SYNCHRONOUS_MEANING: &str = "PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted)";
+
+/// The engine's own parameters, which every scenario takes, in the order
+/// they are listed after a scenario's own.
+pub const ENGINE_PARAMS: [&str; 2] = [JOURNAL_PARAM, SYNCHRONOUS_PARAM];
+
 /// The journal mode parameter values select (the default if none does).
 pub(crate) fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
     values
         .get(JOURNAL_PARAM)
         .and_then(Value::as_str)
         .and_then(Journal::parse)
+        .unwrap_or_default()
+}
+
+/// The `synchronous` level parameter values select (the default if none does).
+pub(crate) fn synchronous_of(values: &serde_json::Map<String, Value>) -> Synchronous {
+    values
+        .get(SYNCHRONOUS_PARAM)
+        .and_then(Value::as_str)
+        .and_then(Synchronous::parse)
         .unwrap_or_default()
 }
 
@@ -96,6 +115,10 @@ declaration! {
         /// The journal mode it runs in unless the `journal` parameter says
         /// otherwise: `rollback` (the default) or `wal`.
         pub journal: Option<String> = "journal" (opt),
+        /// The `synchronous` level it runs at unless the `synchronous`
+        /// parameter says otherwise: `off`, `normal`, `full` (the default)
+        /// or `extra`.
+        pub synchronous: Option<String> = "synchronous" (opt),
         /// What changes in WAL mode, in a sentence or two (how a broken design
         /// fails there, when it is not as in rollback mode).
         pub wal_note: String = "wal-note" (default),

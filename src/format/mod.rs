@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use crate::params::{self, Param, Params};
 use crate::sim::Scenario;
-use crate::storage::Journal;
+use crate::storage::{Journal, Synchronous};
 use crate::{Error, Result};
 
 pub(crate) use file::*;
@@ -245,42 +245,52 @@ impl File {
     }
 
     /// The parameter declarations, as the engine's [`Param`]s, and last the
-    /// engine's own: [`JOURNAL_PARAM`], which every scenario takes.
+    /// engine's own ([`ENGINE_PARAMS`]), which every scenario takes.
     pub fn declared_params(&self) -> Result<Vec<Param>> {
         let mut declared = self
             .params
             .iter()
             .map(|(name, spec)| {
-                if name == JOURNAL_PARAM {
+                if ENGINE_PARAMS.contains(&name.as_str()) {
                     return Err(Error::invalid(
                         "scenario",
                         format!(
-                            "{} is the engine's parameter, which every scenario takes; set its default with journal = \"wal\"",
-                            params::quote(name)
+                            "{} is the engine's parameter, which every scenario takes; set its default with {name} = \"{}\" at the top of the file",
+                            params::quote(name),
+                            if name == JOURNAL_PARAM { "wal" } else { "normal" }
                         ),
                     ));
                 }
                 spec.to_param(name)
             })
             .collect::<Result<Vec<Param>>>()?;
-        let default = match self.journal.as_deref() {
-            None => Journal::default(),
-            Some(name) => Journal::parse(name).ok_or_else(|| {
-                Error::invalid(
-                    "scenario",
-                    format!(
-                        "journal = {} is not a journal mode; use {}",
-                        params::quote(name),
-                        Journal::NAMES.join(" or ")
-                    ),
-                )
-            })?,
-        };
+        let journal = engine_default(
+            self.journal.as_deref(),
+            JOURNAL_PARAM,
+            "a journal mode",
+            Journal::parse,
+            Journal::NAMES,
+        )?
+        .unwrap_or_default();
         declared.push(Param::choice(
             JOURNAL_PARAM,
             Journal::NAMES,
-            default.name(),
+            journal.name(),
             JOURNAL_MEANING,
+        ));
+        let synchronous = engine_default(
+            self.synchronous.as_deref(),
+            SYNCHRONOUS_PARAM,
+            "a synchronous level",
+            Synchronous::parse,
+            Synchronous::NAMES,
+        )?
+        .unwrap_or_default();
+        declared.push(Param::choice(
+            SYNCHRONOUS_PARAM,
+            Synchronous::NAMES,
+            synchronous.name(),
+            SYNCHRONOUS_MEANING,
         ));
         Ok(declared)
     }
@@ -288,6 +298,11 @@ impl File {
     /// The journal mode `params` select.
     pub fn journal(params: &Params) -> Journal {
         journal_of(params.values())
+    }
+
+    /// The `synchronous` level `params` select.
+    pub fn synchronous(params: &Params) -> Synchronous {
+        synchronous_of(params.values())
     }
 
     /// Builds the scenario with parameters given as JSON (null: defaults).
@@ -488,6 +503,32 @@ pub fn run_alone(
         .first_mut()
         .ok_or_else(|| Error::Defect("no attempt".into()))?;
     crate::sim::run_alone(store, attempt.as_mut(), now, max_steps)
+}
+
+/// The default a file gives engine parameter `name` (`journal = "wal"`),
+/// read with `parse`: `None` if it gives none, a mistake if it is not one of
+/// `names`.
+fn engine_default<T>(
+    given: Option<&str>,
+    name: &str,
+    what: &str,
+    parse: fn(&str) -> Option<T>,
+    names: &[&str],
+) -> Result<Option<T>> {
+    given
+        .map(|value| {
+            parse(value).ok_or_else(|| {
+                Error::invalid(
+                    "scenario",
+                    format!(
+                        "{name} = {} is not {what}; use {}",
+                        params::quote(value),
+                        names.join(" or ")
+                    ),
+                )
+            })
+        })
+        .transpose()
 }
 
 #[cfg(test)]

@@ -58,10 +58,10 @@ pub(super) fn validate(file: &File) -> Result<()> {
     }
     for (name, database) in &file.databases {
         if let Some(pragma) = denied_pragma(&database.pragmas) {
-            let hint = if pragma == "journal_mode" {
-                "; set the mode with journal = \"wal\" at the top of the file (every scenario also takes it as its journal parameter)"
-            } else {
-                ""
+            let hint = match pragma.as_str() {
+                "journal_mode" => "; set the mode with journal = \"wal\" at the top of the file (every scenario also takes it as its journal parameter)",
+                "synchronous" => "; set the level with synchronous = \"normal\" at the top of the file (every scenario also takes it as its synchronous parameter)",
+                _ => "",
             };
             return Err(bad(format!(
                 "database {}: its pragmas set {}, which this engine keeps to itself (it changes how databases are stored, locked or waited for){hint}",

@@ -3,7 +3,7 @@
 //! types of `src/params.d.ts`, both kept current by a test.
 
 use super::Entry;
-use crate::format::JOURNAL_PARAM;
+use crate::format::ENGINE_PARAMS;
 use crate::params::{Default, Kind};
 
 /// The TypeScript declarations of every scenario's parameters: one
@@ -80,19 +80,22 @@ pub(crate) fn markdown_table(entries: &[Entry]) -> String {
     let mut out = String::from(
         "| scenario | parameter | values | default | what it changes |\n|---|---|---|---|---|\n",
     );
-    // The engine's own parameter, which every scenario takes, is one row.
-    let engine = JOURNAL_PARAM;
-    let shared = entries
-        .first()
-        .and_then(|e| e.params.iter().find(|p| p.name == engine));
+    // The engine's own parameters, which every scenario takes, are a row each.
+    let engine = |name: &str| ENGINE_PARAMS.contains(&name);
+    let shared = entries.first().into_iter().flat_map(|e| {
+        e.params
+            .iter()
+            .filter(|p| engine(p.name))
+            .map(|p| ("every scenario".to_string(), p))
+    });
     let rows = entries.iter().flat_map(|entry| {
         entry
             .params
             .iter()
-            .filter(|p| p.name != engine)
+            .filter(|p| !engine(p.name))
             .map(|p| (format!("`{}`", entry.id), p))
     });
-    for (scenario, p) in rows.chain(shared.map(|p| ("every scenario".to_string(), p))) {
+    for (scenario, p) in rows.chain(shared) {
         {
             let values = match p.kind {
                 Kind::Whole {

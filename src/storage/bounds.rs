@@ -208,6 +208,7 @@ pub(crate) const DENIED_PRAGMAS: &[&str] = &[
     "page_size",
     "schema_version",
     "soft_heap_limit",
+    "synchronous",
     "temp_store",
     "threads",
     "wal_autocheckpoint",

@@ -13,6 +13,7 @@ use serde::Serialize;
 use super::bounds::{authorize, is_flag_pragma, spend_budget};
 use super::footprint;
 use super::locks::LockLevel;
+use super::modes::Synchronous;
 use super::sql::{run_sql, run_sql_named, run_sql_named_bound, Rows, SqlValue};
 use super::vfs::{self, ActiveConn, ConnId, StoreInner};
 use crate::{Error, Result};
@@ -70,6 +71,8 @@ pub struct Conn {
     bounded: std::cell::Cell<bool>,
     /// The flag PRAGMAs it ran last (a pooled connection keeps them).
     flags: std::cell::RefCell<String>,
+    /// Its `PRAGMA synchronous` (a pooled connection keeps it).
+    synchronous: std::cell::Cell<Synchronous>,
 }
 
 /// Checks a store label or a database file name (the names the VFS accepts).
@@ -161,6 +164,7 @@ impl Conn {
                     changes: None,
                     bounded: std::cell::Cell::new(pooled.bounded),
                     flags: std::cell::RefCell::new(pooled.flags),
+                    synchronous: std::cell::Cell::new(pooled.synchronous),
                 });
             }
         }
@@ -216,6 +220,7 @@ impl Conn {
                 changes,
                 bounded: std::cell::Cell::new(false),
                 flags: std::cell::RefCell::new(String::new()),
+                synchronous: std::cell::Cell::new(Synchronous::default()),
             }),
             Err(e) => {
                 store.remove_conn(id);
@@ -350,6 +355,38 @@ impl Conn {
         Ok(())
     }
 
+    /// Sets its `PRAGMA synchronous`, which SQL a caller wrote may not set
+    /// once the connection is [bounded](Conn::bound): the engine sets it,
+    /// from the scenario's parameter. Nothing runs if it already has it.
+    pub fn set_synchronous(&self, level: Synchronous) -> Result<()> {
+        if self.synchronous.get() == level {
+            return Ok(());
+        }
+        let sqlite = self.sqlite()?;
+        let bounded = self.bounded.get();
+        let authorizer = |on: bool| {
+            // SAFETY: the handle is this live connection's; the authorizer is
+            // a plain function with no user data.
+            unsafe {
+                rusqlite::ffi::sqlite3_set_authorizer(
+                    sqlite.handle(),
+                    on.then_some(authorize as _),
+                    std::ptr::null_mut(),
+                )
+            }
+        };
+        if bounded {
+            authorizer(false);
+        }
+        let set = sqlite.execute_batch(&level.pragma());
+        if bounded && authorizer(true) != rusqlite::ffi::SQLITE_OK {
+            return Err(Error::System("cannot set the authorizer again".into()));
+        }
+        set?;
+        self.synchronous.set(level);
+        Ok(())
+    }
+
     /// Runs a database's PRAGMAs on this connection. PRAGMAs that only set
     /// one of the connection's flags ([`FLAG_PRAGMAS`](super::FLAG_PRAGMAS)) last as long as the
     /// connection, and setting one expires every prepared statement: a
@@ -450,6 +487,7 @@ impl Drop for Conn {
                     sqlite,
                     bounded: self.bounded.get(),
                     flags: self.flags.take(),
+                    synchronous: self.synchronous.get(),
                 });
                 self.store.remove_conn(self.id);
                 return;

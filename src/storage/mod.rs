@@ -31,7 +31,8 @@
 //!   demonstration;
 //! - `version.rs`: the SQLite release, the crate's and SQLite's versions,
 //!   and SQLite's memory in use;
-//! - this file: the journal modes, SQLite's answer to a stale snapshot's
+//! - `modes.rs`: the journal modes and `synchronous` levels;
+//! - this file: SQLite's answer to a stale snapshot's
 //!   write, and every name used from outside the module, re-exported (no
 //!   file of the module uses this one).
 
@@ -40,6 +41,7 @@ mod conn;
 mod conn_locks;
 pub(crate) mod footprint;
 pub(crate) mod locks;
+mod modes;
 mod round_trip;
 pub(crate) mod shm;
 mod sql;
@@ -54,8 +56,6 @@ mod vfs_shm;
 mod vfs_snapshot;
 mod vfs_store;
 
-use serde::Serialize;
-
 use crate::Error;
 
 #[cfg(target_family = "wasm")]
@@ -69,6 +69,7 @@ pub(crate) use bounds::{
 };
 pub use conn::{ChangeOp, Conn};
 pub use locks::LockLevel;
+pub use modes::{Journal, Synchronous};
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};
 pub(crate) use shm::ShmLocks;
 pub(crate) use sql::Rows;
@@ -87,48 +88,6 @@ pub(crate) fn is_busy_snapshot(error: &Error) -> bool {
     error.sqlite_code() == Some(rusqlite::ffi::SQLITE_BUSY_SNAPSHOT)
 }
 
-/// How a database keeps its transactions atomic: SQLite's rollback journal
-/// (the default, as the reference programs run) or its write-ahead log.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum Journal {
-    /// `journal_mode = DELETE`: a writer locks readers out while it commits.
-    #[default]
-    Rollback,
-    /// `journal_mode = WAL`: readers keep a snapshot beside one writer.
-    Wal,
-}
-
-impl Journal {
-    /// Every mode, by name (the order the page offers them in).
-    pub const NAMES: &'static [&'static str] = &["rollback", "wal"];
-
-    /// Its name in files, links and JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Journal::Rollback => "rollback",
-            Journal::Wal => "wal",
-        }
-    }
-
-    /// The mode named `name`, if it is one.
-    pub fn parse(name: &str) -> Option<Journal> {
-        match name {
-            "rollback" => Some(Journal::Rollback),
-            "wal" => Some(Journal::Wal),
-            _ => None,
-        }
-    }
-
-    /// The PRAGMA that puts a database in this mode (it persists in the
-    /// file, so every connection opened later uses it).
-    pub fn pragma(self) -> &'static str {
-        match self {
-            Journal::Rollback => "PRAGMA journal_mode = DELETE",
-            Journal::Wal => "PRAGMA journal_mode = WAL",
-        }
-    }
-}
 /// The PRAGMA that gives a scenario's database its page size, run when the
 /// database is created (before its journal mode and schema). Scenario
 /// tables hold a few rows, and a search handles whole pages of them: it

@@ -81,6 +81,8 @@ pub(crate) struct Pooled {
     pub bounded: bool,
     /// The flag PRAGMAs it ran (see [`super::Conn::apply_pragmas`]).
     pub flags: String,
+    /// Its `PRAGMA synchronous` (see [`super::Conn::set_synchronous`]).
+    pub synchronous: super::modes::Synchronous,
 }
 
 impl std::fmt::Debug for Pooled {

@@ -5,9 +5,8 @@
 // scenario shown, and owns #new-design, which waits for the page.
 import * as engine from './engine.js';
 import { byId as $ } from './parts/dom.js';
-import { JOURNAL } from './parts/words.js';
+import { ENGINE_PARAMS } from './parts/words.js';
 import * as editor from './editor.js';
-import * as paramControls from './params.js';
 import * as run from './run.js';
 import * as scenario from './scenario.js';
 
@@ -35,11 +34,15 @@ export const actions = {
     const shown = scenario.shown();
     try {
       let source = shown.source ?? await engine.scenarioSource(shown.entry.id);
-      // The copy runs in the mode shown: a mode other than the file's own
-      // default goes into the copy (a design's own `journal` line is replaced).
-      const mode = shown.params[JOURNAL];
-      if (mode && mode !== paramControls.journalParam(shown.entry).default) {
-        source = `journal = "${mode}"\n${source.replace(/^journal\s*=.*\n/m, '')}`;
+      // The copy runs as shown: an engine parameter (the journal mode, the
+      // synchronous level) other than the file's own default goes into the
+      // copy, replacing the file's own line.
+      for (const name of ENGINE_PARAMS) {
+        const value = shown.params[name];
+        const param = shown.entry.params.find((p) => p.name === name);
+        if (value && param && value !== param.default) {
+          source = `${name} = "${value}"\n${source.replace(new RegExp(`^${name}\\s*=.*\\n`, 'm'), '')}`;
+        }
       }
       if (editor.open(source)) document.body.classList.remove('drafting');
     } catch (error) {

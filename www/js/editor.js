@@ -5,7 +5,7 @@
 // text, and says when its design ran or was kept.
 import * as engine from './engine.js';
 import { byId as $, count, el } from './parts/dom.js';
-import { JOURNAL } from './parts/words.js';
+import { ENGINE_PARAMS } from './parts/words.js';
 
 // Where drafts are kept in this browser.
 const DRAFTS_KEY = 'replayground.drafts';
@@ -105,7 +105,7 @@ export async function check() {
     if (mine !== checking) return;
     if ('entry' in checked) {
       const { entry } = checked;
-      say(`ok: "${entry.title}", ${count(entry.params.filter((p) => p.name !== JOURNAL).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`, 'pass');
+      say(`ok: "${entry.title}", ${count(entry.params.filter((p) => !ENGINE_PARAMS.includes(p.name)).length, 'parameter')}${entry.fails ? ', meant to fail' : ''}`, 'pass');
       markMistake(null);
     } else {
       say(checked.error, 'fail');

@@ -463,6 +463,7 @@ impl ProgramAttempt {
         if self.conns[db].is_none() {
             let file = self.instance.files[db];
             let conn = store.connect(file, &self.instance.label)?;
+            conn.set_synchronous(self.instance.synchronous)?;
             conn.bound(MAX_VALUE_BYTES)?;
             let pragmas = &self.instance.pragmas[db];
             if !pragmas.trim().is_empty() {

@@ -307,6 +307,7 @@ impl FileScenario {
                 params: Rc::clone(params),
                 files: Rc::clone(&self.files),
                 pragmas: Rc::clone(&self.pragmas),
+                synchronous: super::super::file::synchronous_of(params),
             }));
         }
         Ok(instances)

@@ -60,6 +60,8 @@ pub(super) struct Instance {
     pub(super) params: Rc<Map<String, Value>>,
     pub(super) files: Rc<[&'static str]>,
     pub(super) pragmas: Rc<[String]>,
+    /// The `synchronous` level its connections run at.
+    pub(super) synchronous: crate::storage::Synchronous,
 }
 
 pub(super) enum InstanceKind {

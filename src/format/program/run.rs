@@ -16,7 +16,7 @@ use super::FileScenario;
 use crate::params::quote;
 use crate::sim::{Attempt, Check, Declared, Ended, Scenario};
 use crate::storage::with_budget;
-use crate::storage::{Journal, SqlValue, Store};
+use crate::storage::{Journal, SqlValue, Store, Synchronous};
 use crate::Result;
 
 impl Scenario for FileScenario {
@@ -100,11 +100,19 @@ impl Scenario for FileScenario {
     }
 
     fn pragmas(&self, db: &str) -> String {
-        self.files
+        let own = self
+            .files
             .iter()
             .position(|f| *f == db)
             .map(|i| self.pragmas[i].clone())
-            .unwrap_or_default()
+            .unwrap_or_default();
+        // The engine sets `synchronous` on every connection (unless it is
+        // SQLite's default): a reproduction on real files does too.
+        match File::synchronous(&self.params) {
+            level if level == Synchronous::default() => own,
+            level if own.trim().is_empty() => format!("{};", level.pragma()),
+            level => format!("{};\n{own}", level.pragma()),
+        }
     }
 
     fn has_invariants(&self) -> bool {

@@ -4,6 +4,11 @@
 // The parameter every scenario takes, the engine's own (its journal mode).
 export const JOURNAL = 'journal';
 
+// The engine's parameters, which every scenario takes and lists last, in
+// this order (the engine's `ENGINE_PARAMS`; tests/e2e/params.test.mjs
+// checks the catalog says so): the journal mode and `PRAGMA synchronous`.
+export const ENGINE_PARAMS = [JOURNAL, 'synchronous'];
+
 // The outcome words the built-in libraries end a refused or failed request
 // with (`finish = "error"`): a program's own vocabulary, which the timeline
 // colours as a failure. How the engine itself ended an attempt (a crash, a
