@@ -107,6 +107,13 @@ export interface IdemInFlightParams {
   /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
   synchronous?: "off" | "normal" | "full" | "extra";
 }
+/** Parameters of scenario `idem-power-loss`. */
+export interface IdemPowerLossParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "wal"). */
+  journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "normal"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
+}
 /** Parameters of scenario `outbox-producer-rollback`. */
 export interface OutboxProducerRollbackParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
@@ -210,6 +217,13 @@ export interface InboxRetentionRemedyParams {
   /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
   synchronous?: "off" | "normal" | "full" | "extra";
 }
+/** Parameters of scenario `outbox-power-loss`. */
+export interface OutboxPowerLossParams {
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "wal"). */
+  journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "normal"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
+}
 /** Each scenario's parameters, by scenario id. */
 export interface ScenarioParamsById {
   "idem-race": IdemRaceParams;
@@ -224,6 +238,7 @@ export interface ScenarioParamsById {
   "idem-receipt-later": IdemReceiptLaterParams;
   "idem-profiles": IdemProfilesParams;
   "idem-in-flight": IdemInFlightParams;
+  "idem-power-loss": IdemPowerLossParams;
   "outbox-producer-rollback": OutboxProducerRollbackParams;
   "outbox-relay-crash": OutboxRelayCrashParams;
   "outbox-redelivery": OutboxRedeliveryParams;
@@ -237,6 +252,7 @@ export interface ScenarioParamsById {
   "outbox-crash-sweep-no-inbox": OutboxCrashSweepNoInboxParams;
   "inbox-retention": InboxRetentionParams;
   "inbox-retention-remedy": InboxRetentionRemedyParams;
+  "outbox-power-loss": OutboxPowerLossParams;
 }
 /** A scenario of the catalog. */
 export type ScenarioId = keyof ScenarioParamsById;

@@ -585,3 +585,34 @@ steps = [ { name = "grow", sql = "INSERT INTO t DEFAULT VALUES", on.ok = { goto 
         );
     }
 }
+
+/// A power loss the search may place anywhere (a step of its own, between
+/// any two of the others', killing whoever has a connection on its
+/// machine): every reduction proves the same, in both journal modes and at
+/// every `synchronous` level, and what is durable is part of each final
+/// state (two levels reach different ones).
+#[test]
+fn a_power_loss_anywhere_proves_the_same_with_and_without_each_reduction() {
+    let source = include_str!("designs/power-anywhere.toml");
+    let file = catalog::parse(source, "power-anywhere").unwrap();
+    let mut finals = Vec::new();
+    for journal in ["rollback", "wal"] {
+        for level in ["off", "normal", "full", "extra"] {
+            let params = serde_json::json!({ "journal": journal, "synchronous": level });
+            let name = format!("power-anywhere {journal} {level}");
+            let build = || file.build(&params).unwrap();
+            assert!(
+                same_proof_every_way(&name, &build),
+                "{name}: the unreduced search must fit its budget"
+            );
+            let explorer = Explorer::new(build()).unwrap();
+            let (proof, _) = prove(&explorer, Options::default()).unwrap();
+            assert!(
+                proof.violated,
+                "{name}: the power going out first loses both rows"
+            );
+            finals.push(proof.final_states.len());
+        }
+    }
+    eprintln!("power-anywhere final states (rollback, wal × off, normal, full, extra): {finals:?}");
+}

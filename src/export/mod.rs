@@ -49,6 +49,12 @@ fn recorded(
     explorer: &Explorer,
     schedule: &Schedule,
 ) -> Result<(crate::sim::search::RunResult, Vec<crate::sim::TraceStep>)> {
+    if explorer.keeps_durability() {
+        return Err(Error::Refused(format!(
+            "scenario {} cuts a machine's power, which a script on real files cannot do: the operating system would keep what SQLite did not sync, and only a real power cut loses it. The playground derives what a power loss leaves from the syncs SQLite makes, which its differential tests compare with real SQLite files",
+            explorer.scenario_id()
+        )));
+    }
     let mut run = explorer.replay(schedule, true)?;
     let trace = run
         .trace

@@ -348,8 +348,14 @@ declaration! {
         /// Or an action: `crash` (the process dies here), `lose-reply` (the
         /// attempt ends and its client never hears the answer), `work` (it
         /// works outside the database: a handler, a call), `fail` (it fails
-        /// here: the attempt fails unless `on.ok` says otherwise).
+        /// here: the attempt fails unless `on.ok` says otherwise),
+        /// `power-loss` (the machine holding `databases` loses power: what
+        /// was not synced is lost, and every attempt with a connection open
+        /// there dies).
         pub action: Option<String> = "action" (opt),
+        /// With `power-loss`: the databases of the machine that loses power
+        /// (every database when absent).
+        pub databases: Vec<String> = "databases" (default),
         /// The database of the statement (the attempt's, when absent).
         pub database: Option<String> = "database" (opt),
         /// Keep columns of the first row under these names (NULL if no row).
@@ -735,7 +741,7 @@ pub(crate) fn count_expression(text: &str) -> Option<(&str, i64)> {
 }
 
 /// The actions a step may take.
-pub(crate) const ACTIONS: [&str; 4] = ["crash", "lose-reply", "work", "fail"];
+pub(crate) const ACTIONS: [&str; 5] = ["crash", "lose-reply", "work", "fail", "power-loss"];
 
 /// How deeply `use` may nest.
 pub(crate) const MAX_USE_DEPTH: usize = 8;

@@ -342,6 +342,19 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
                 )));
             }
         }
+        if !step.databases.is_empty() && step.action.as_deref() != Some("power-loss") {
+            return Err(bad(format!(
+                "{what}: databases names the machine a power-loss step cuts; this step is not one (use database for a statement's)"
+            )));
+        }
+        for database in step.databases.iter().filter(|d| !d.contains('{')) {
+            if !file.databases.contains_key(database) {
+                return Err(bad(format!(
+                    "{what}: databases names {}, which is not declared",
+                    params::quote(database)
+                )));
+            }
+        }
         match (&step.sql, step.action.as_deref(), &step.use_program) {
             (Some(_), None, None) => {}
             (None, Some(action), None) if ACTIONS.contains(&action) => {}

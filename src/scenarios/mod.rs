@@ -143,6 +143,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("builtin/idem-in-flight.toml"),
     ),
     (
+        "idem-power-loss",
+        include_str!("builtin/idem-power-loss.toml"),
+    ),
+    (
         "outbox-producer-rollback",
         include_str!("builtin/outbox-producer-rollback.toml"),
     ),
@@ -193,6 +197,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
     (
         "inbox-retention-remedy",
         include_str!("builtin/inbox-retention-remedy.toml"),
+    ),
+    (
+        "outbox-power-loss",
+        include_str!("builtin/outbox-power-loss.toml"),
     ),
 ];
 

@@ -76,6 +76,11 @@ pub trait Scenario {
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>>;
     /// The database files whose tables a trace shows.
     fn databases(&self) -> Vec<&'static str>;
+    /// Whether a power loss can happen in it: then its store keeps what is
+    /// durable apart from what is written, from the end of its setup on.
+    fn keeps_durability(&self) -> bool {
+        false
+    }
     /// The PRAGMAs every attempt's connection to `db` runs when it opens.
     fn pragmas(&self, _db: &str) -> String {
         String::new()

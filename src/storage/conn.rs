@@ -188,6 +188,16 @@ impl Conn {
                 // and a cache smaller than the working set prepares every
                 // statement anew each time it runs.
                 c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+                // A store that keeps durability is a running server's: its
+                // pool keeps connections open, so the last one to close
+                // never checkpoints the log (a checkpoint syncs every
+                // commit, which only a clean shutdown does).
+                if store.keeps_durability() {
+                    c.set_db_config(
+                        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+                        true,
+                    )?;
+                }
                 if let Some(log) = &changes {
                     let log = log.clone();
                     c.update_hook(Some(move |action, _db: &str, table: &str, rowid| {
@@ -260,6 +270,12 @@ impl Conn {
     /// Whether the connection is still alive (not killed).
     pub fn is_alive(&self) -> bool {
         self.sqlite.is_some()
+    }
+
+    /// Whether its store killed it under its owner ([`Store::power_loss`](super::Store::power_loss)):
+    /// it can only be dropped (or [killed](Conn::kill)) now.
+    pub fn lost_power(&self) -> bool {
+        self.sqlite.is_some() && self.store.is_killed(self.id)
     }
 
     /// The underlying rusqlite connection, while the connection is alive.

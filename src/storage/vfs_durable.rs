@@ -7,7 +7,9 @@
 //! - `xSync` makes a file's bytes durable. The first sync of a file opened
 //!   with `SQLITE_OPEN_CREATE` as a main journal, a super-journal or a WAL
 //!   also syncs the directory (`unixOpen`'s `syncDir`): the file's name is
-//!   then durable, with every other name as it is now.
+//!   then durable, with every other name of the directory as it is now.
+//!   Each database (with its journal and log) has a directory of its own:
+//!   two databases may stand for two machines.
 //! - `xDelete` removes a name; it is durable only if SQLite asks for the
 //!   directory to be synced (`synchronous = EXTRA` after a commit in
 //!   rollback mode), or when a later sync of the directory takes it along.
@@ -86,8 +88,8 @@ impl StoreInner {
         self.durable_dir.borrow().is_some()
     }
 
-    /// `xSync` of a file: its bytes are durable; with `dir`, the directory
-    /// too (every name as it is now).
+    /// `xSync` of a file: its bytes are durable; with `dir`, its directory
+    /// too.
     pub(super) fn sync(&self, file: &str, data: &FileData, dir: bool) {
         self.log_io("sync", file, dir);
         if !self.keeps_durability() {
@@ -96,15 +98,25 @@ impl StoreInner {
         let image = data.image();
         *data.durable.borrow_mut() = Some(image);
         if dir {
-            self.sync_dir();
+            self.sync_dir(file);
         }
     }
 
-    /// The directory is synced: every name as it is now is durable.
-    pub(super) fn sync_dir(&self) {
+    /// The directory of `file` is synced: the names of its database (the
+    /// database, its journal, its log) as they are now are durable. Each
+    /// database has a directory of its own, so that syncing one machine's
+    /// directory never makes another's deletions durable.
+    pub(super) fn sync_dir(&self, file: &str) {
         let mut durable = self.durable_dir.borrow_mut();
-        if let Some(dir) = durable.as_mut() {
-            *dir = self.files.borrow().clone();
+        let Some(dir) = durable.as_mut() else {
+            return;
+        };
+        let db = footprint::database_of(file);
+        dir.retain(|name, _| footprint::database_of(name) != db);
+        for (name, data) in self.files.borrow().iter() {
+            if footprint::database_of(name) == db {
+                dir.insert(name.clone(), Rc::clone(data));
+            }
         }
     }
 

@@ -445,7 +445,7 @@ impl StoreInner {
             Some(_) => {
                 self.log_io("delete", file, sync_dir);
                 if sync_dir {
-                    self.sync_dir();
+                    self.sync_dir(file);
                 }
                 Ok(())
             }

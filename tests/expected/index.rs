@@ -15,6 +15,7 @@ pub const EXPECTED: &[(&str, &str)] = &[
     ("idem-receipt-later", include_str!("idem-receipt-later.json")),
     ("idem-profiles", include_str!("idem-profiles.json")),
     ("idem-in-flight", include_str!("idem-in-flight.json")),
+    ("idem-power-loss", include_str!("idem-power-loss.json")),
     ("outbox-producer-rollback", include_str!("outbox-producer-rollback.json")),
     ("outbox-relay-crash", include_str!("outbox-relay-crash.json")),
     ("outbox-redelivery", include_str!("outbox-redelivery.json")),
@@ -28,4 +29,5 @@ pub const EXPECTED: &[(&str, &str)] = &[
     ("outbox-crash-sweep-no-inbox", include_str!("outbox-crash-sweep-no-inbox.json")),
     ("inbox-retention", include_str!("inbox-retention.json")),
     ("inbox-retention-remedy", include_str!("inbox-retention-remedy.json")),
+    ("outbox-power-loss", include_str!("outbox-power-loss.json")),
 ];

@@ -524,6 +524,23 @@ impl FileScenario {
                 (None, Some("crash")) => StepKind::Crash,
                 (None, Some("lose-reply")) => StepKind::LoseReply,
                 (None, Some("fail")) => StepKind::Fail,
+                (None, Some("power-loss")) => StepKind::PowerLoss(
+                    s.databases
+                        .iter()
+                        .map(|given| {
+                            let filled = fill(given, &|n| words_static(&r.with, n));
+                            if self.file.databases.contains_key(&filled) {
+                                Ok(format!("{filled}.db"))
+                            } else {
+                                Err(bad(format!(
+                                    "{what}, step {}: databases names {}, which is not declared",
+                                    quote(name),
+                                    quote(&filled)
+                                )))
+                            }
+                        })
+                        .collect::<Result<_>>()?,
+                ),
                 _ => StepKind::Work,
             };
             let on = &s.on;

@@ -110,6 +110,9 @@ pub(super) enum StepKind {
     LoseReply,
     Work,
     Fail,
+    /// The machine holding these database files loses power (every
+    /// database's when empty).
+    PowerLoss(Vec<String>),
 }
 
 pub(super) enum SetValue {

@@ -115,6 +115,15 @@ impl Scenario for FileScenario {
         }
     }
 
+    fn keeps_durability(&self) -> bool {
+        self.instances.iter().any(|instance| match &instance.kind {
+            InstanceKind::Program(steps) => steps
+                .iter()
+                .any(|step| matches!(step.kind, StepKind::PowerLoss(_))),
+            InstanceKind::Clock { .. } => false,
+        })
+    }
+
     fn has_invariants(&self) -> bool {
         !self.file.invariants.is_empty()
     }

@@ -291,6 +291,12 @@ impl ProgramAttempt {
                 StepKind::LoseReply => self.finish(Outcome::ended(Ending::ReplyLost, None)),
                 StepKind::Work => self.goto(step.next),
                 StepKind::Fail => self.finish_failed(format!("it fails at {}", quote(&step.name))),
+                StepKind::PowerLoss(files) => match ctx.store.power_loss(files, None) {
+                    // Whoever had a connection there (this attempt too) is
+                    // dead: the run sees to it after the step.
+                    Ok(_) => self.goto(step.next),
+                    Err(e) => self.finish_failed(e.to_string()),
+                },
             }
         };
         // A handler that built more than the run may hold is stopped too.
@@ -442,6 +448,11 @@ fn what_happened(step: &Step, result: &SqlResult) -> String {
         SqlResult::None => match &step.kind {
             StepKind::Crash => "its process dies: its locks vanish, its open transaction is left for recovery".into(),
             StepKind::LoseReply => "its reply is lost: whatever it committed stays, but its client never hears the answer".into(),
+            StepKind::PowerLoss(files) if files.is_empty() => "the power goes out: every file is left as it was last synced, and every connection dies".into(),
+            StepKind::PowerLoss(files) => format!(
+                "the power goes out on the machine holding {}: its files are left as they were last synced, and its connections die",
+                files.join(", ")
+            ),
             _ => "done".into(),
         },
         _ => "ok".into(),

@@ -369,7 +369,27 @@ impl<'s> Run<'s> {
                 bound: *bound,
             },
         };
-        let after = self.locks_after_step(&before, attempt);
+        let mut lost = before.clone();
+        if touched.global {
+            // A power loss: every attempt with a connection on a machine
+            // that lost power dies with it (this one too).
+            let victims: Vec<usize> = (0..self.attempts.len())
+                .filter(|&i| {
+                    !self.statuses[i].is_over()
+                        && self.attempts[i]
+                            .connections()
+                            .iter()
+                            .flatten()
+                            .any(Conn::lost_power)
+                })
+                .collect();
+            for &victim in &victims {
+                self.crash(victim)?;
+                // Its connections are gone, and their locks with them.
+                Rc::make_mut(&mut lost)[victim] = Vec::new();
+            }
+        }
+        let after = self.locks_after_step(&lost, attempt);
         // A released lock (or an attempt that is over) may let the blocked ones through.
         let released = before.iter().zip(after.iter()).any(|(b, a)| released(b, a))
             || self.statuses[attempt].is_over();

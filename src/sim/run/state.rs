@@ -167,6 +167,13 @@ impl Run<'_> {
         }
         // What a check will read of the moment it ended.
         self.at_end_hash[index].hash(&mut hasher);
+        if self.store.keeps_durability() {
+            // Which of its connections are open: a power loss kills the
+            // attempts with a connection on its machine, and only those.
+            for conn in attempt.connections() {
+                conn.is_some().hash(&mut hasher);
+            }
+        }
         match &self.statuses[index] {
             Status::Runnable => 0u8.hash(&mut hasher),
             Status::Blocked => 1u8.hash(&mut hasher),

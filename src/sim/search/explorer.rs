@@ -111,6 +111,9 @@ impl Explorer {
         // its order, so that every explorer of it numbers them alike.
         store.assign_slots(scenario.databases());
         scenario.setup(&store)?;
+        if scenario.keeps_durability() {
+            store.keep_durability();
+        }
         let initial = store.snapshot();
         // Every run restores this same snapshot, so idle connections can be reused.
         store.set_pooling(true);
@@ -152,6 +155,12 @@ impl Explorer {
                 )
             })
             .collect())
+    }
+
+    /// Whether a power loss can happen in its runs (its store keeps what is
+    /// durable apart from what is written).
+    pub fn keeps_durability(&self) -> bool {
+        self.scenario.keeps_durability()
     }
 
     /// The scenario's id.

@@ -1,0 +1,122 @@
+//! The built-ins that teach what `synchronous` promises when the power goes
+//! out, natively and in the browser from one body: each fails as declared,
+//! exhaustively, with a counterexample that narrates the power loss in one
+//! sentence; its fix holds; and over both journal modes and every level,
+//! what SQLite documents: WAL keeps a returned commit at FULL and EXTRA,
+//! rollback mode only at EXTRA.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use wasm_bindgen_test::wasm_bindgen_test as test;
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use replayground::catalog;
+use replayground::search::{self, Explorer};
+use replayground::Schedule;
+use serde_json::json;
+
+const DESIGNS: [&str; 2] = ["idem-power-loss", "outbox-power-loss"];
+
+/// Whether the exhaustive search of `id` with `params` finds a
+/// counterexample (it must cover every schedule).
+fn fails(id: &str, params: serde_json::Value) -> bool {
+    let explorer = Explorer::new(catalog::build_with(id, &params).unwrap()).unwrap();
+    let report = explorer
+        .exhaustive(search::Options::default(), 10_000, |_| true)
+        .unwrap();
+    assert!(report.complete, "{id} {params}: every schedule covered");
+    report.counterexample.is_some()
+}
+
+#[test]
+fn the_power_loss_designs_fail_as_declared_and_their_fixes_hold() {
+    for id in DESIGNS {
+        let entry = catalog::entry(id).unwrap();
+        assert!(entry.fails, "{id} is declared to fail");
+        assert!(fails(id, serde_json::Value::Null), "{id} fails by default");
+        // The fix: FULL in WAL mode.
+        assert!(
+            !fails(id, json!({ "synchronous": "full" })),
+            "{id} holds at FULL"
+        );
+    }
+}
+
+#[test]
+fn what_each_level_keeps_is_what_sqlite_documents() {
+    for id in DESIGNS {
+        let mut lost = Vec::new();
+        for journal in ["rollback", "wal"] {
+            for level in ["off", "normal", "full", "extra"] {
+                if fails(id, json!({ "journal": journal, "synchronous": level })) {
+                    lost.push(format!("{journal} {level}"));
+                }
+            }
+        }
+        assert_eq!(
+            lost,
+            [
+                "rollback off",
+                "rollback normal",
+                // The journal's deletion is not durable: it comes back.
+                "rollback full",
+                "wal off",
+                "wal normal"
+            ],
+            "{id}"
+        );
+    }
+}
+
+#[test]
+fn the_counterexample_narrates_the_power_loss_in_one_sentence() {
+    for id in DESIGNS {
+        let explorer = Explorer::new(catalog::build(id).unwrap()).unwrap();
+        let report = explorer
+            .exhaustive(search::Options::default(), 10_000, |_| true)
+            .unwrap();
+        let schedule = Schedule::decode(&report.counterexample.unwrap().schedule).unwrap();
+        let run = explorer.replay(&schedule, true).unwrap();
+        let notes: Vec<String> = run
+            .trace
+            .unwrap()
+            .iter()
+            .filter(|step| step.label == "power")
+            .map(|step| step.report.note.clone())
+            .collect();
+        assert_eq!(notes.len(), 1, "{id}: {notes:?}");
+        let note = &notes[0];
+        assert!(note.contains("lost power"), "{id}: {note}");
+        assert_eq!(note.matches(". ").count(), 0, "{id}: one sentence: {note}");
+        assert!(!run.passed, "{id}: the counterexample fails its checks");
+    }
+}
+
+#[test]
+fn a_power_loss_kills_whoever_had_a_connection_on_that_machine() {
+    // The power goes out while A is inside its transaction: A dies with
+    // it (outcome crashed), its transaction is gone, and C, on another
+    // machine, commits.
+    let source = include_str!("designs/power-anywhere.toml");
+    let file = catalog::parse(source, "power-anywhere").unwrap();
+    let explorer = Explorer::new(file.build(&json!({ "synchronous": "full" })).unwrap()).unwrap();
+    // A begins and inserts; B waits for A's lock; C commits; the power goes.
+    let run = explorer
+        .replay(&Schedule::decode("AABCD").unwrap(), true)
+        .unwrap();
+    let endings: Vec<String> = run
+        .statuses
+        .iter()
+        .map(|s| serde_json::to_value(s).unwrap()["outcome"]["kind"].to_string())
+        .collect();
+    assert_eq!(
+        endings,
+        ["\"crashed\"", "\"crashed\"", "\"committed\"", "\"done\""],
+        "{:?}",
+        run.statuses
+    );
+    let trace = run.trace.unwrap();
+    let tables = &trace.last().unwrap().tables;
+    assert_eq!(tables["app.db"]["t"].rows.len(), 0, "{tables:?}");
+    assert_eq!(tables["other.db"]["t"].rows.len(), 1, "{tables:?}");
+}
