@@ -150,6 +150,12 @@ record "search reductions change no verdict, final state or shortest counterexam
 run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all
 record "crash at every step of every scenario" "$(grep -o '[0-9]* crash points in [0-9]* scenarios, [0-9]* violations' "$LOGS/crash-sweep.log" || echo 'no summary')"
 
+# A power loss after every step of every scenario, in both journal modes at
+# every synchronous level: what SQLite documents holds, and the book's table
+# (docs/src/power-loss.md) is the one the sweep prints.
+run power-sweep bash -c 'cargo run -q --release --locked --bin replayground -- sweep --all --power-loss | tee "$0" && python3 scripts/table_check.py docs/src/power-loss.md "$0"' "$LOGS/power-sweep.table"
+record "power loss at every step of every scenario" "$(grep -o '[0-9]* power losses in [0-9]* scenarios.*' "$LOGS/power-sweep.log" || echo 'no summary')"
+
 # The benchmark must run and produce a well-formed report (a tiny budget:
 # this checks the command, it does not measure anything).
 run bench-quick bash -c 'scripts/bench.sh --quick && python3 scripts/bench_report.py --check target/bench/report.json'

@@ -70,7 +70,9 @@ pub mod soak {
 /// A process killed at every step: the reference check, and a built-in's.
 pub mod sweep {
     pub use crate::scenarios::sweep::{crash_sweep, SweepRow};
-    pub use crate::sim::crash::{sweep_all, CrashReport};
+    pub use crate::sim::crash::{
+        documented, power_sweep_all, sweep_all, CrashReport, PowerReport, TEARINGS,
+    };
 }
 
 /// The built-in scenarios, and a person's scenario files checked against them.

@@ -20,8 +20,9 @@
 //!   synced bytes (a file created and never synced comes back empty), and
 //!   their shared memory gone. With torn writes, each sector written since
 //!   the last sync is independently kept or lost, as SQLite's own crash
-//!   tests (`test6.c`) do; sectors never tear inside (SQLite relies on
-//!   `SQLITE_IOCAP_POWERSAFE_OVERWRITE`, which this VFS reports).
+//!   tests (`test6.c`) do, 512 bytes at a time; bytes never written since
+//!   are left alone (`SQLITE_IOCAP_POWERSAFE_OVERWRITE`, which this VFS
+//!   reports).
 //!
 //! A file is an inode here: its [`FileCell`]. The directory maps names to
 //! cells, and the durable directory may still hold a cell whose name was
@@ -38,8 +39,13 @@ use super::footprint;
 use super::vfs_bytes::{FileCell, FileData, Image};
 use super::vfs_store::{ConnId, StoreInner};
 
-/// The bytes a torn write tears by: the sector size this VFS reports.
-const SECTOR_BYTES: usize = super::vfs_file::SECTOR_SIZE.bytes() as usize;
+/// The bytes a torn write tears by: 512, the smallest sector a disk writes
+/// at once and SQLite's smallest page. The VFS reports 4096-byte sectors
+/// (as the unix VFS does) with `SQLITE_IOCAP_POWERSAFE_OVERWRITE`, which
+/// promises only that a power loss leaves the bytes outside a write alone:
+/// SQLite assumes nothing atomic within a sector (no `SQLITE_IOCAP_ATOMIC*`),
+/// so a write may tear anywhere inside it.
+const TEAR_BYTES: usize = 512;
 
 /// What is durable of a store's files at one moment, as a snapshot keeps it.
 #[derive(Debug, Clone, Default)]
@@ -310,16 +316,16 @@ fn tear(written: &[u8], synced: Option<&Image>, keep: &mut dyn FnMut() -> bool) 
     let mut left = Vec::with_capacity(longest);
     let mut end = if shrunk { written.len() } else { synced.len() };
     let piece = |bytes: &[u8], sector: usize| -> Vec<u8> {
-        let start = (sector * SECTOR_BYTES).min(bytes.len());
-        let mut piece = bytes[start..(start + SECTOR_BYTES).min(bytes.len())].to_vec();
-        piece.resize(SECTOR_BYTES, 0);
+        let start = (sector * TEAR_BYTES).min(bytes.len());
+        let mut piece = bytes[start..(start + TEAR_BYTES).min(bytes.len())].to_vec();
+        piece.resize(TEAR_BYTES, 0);
         piece
     };
-    for sector in 0..longest.div_ceil(SECTOR_BYTES) {
+    for sector in 0..longest.div_ceil(TEAR_BYTES) {
         let (w, s) = (piece(written, sector), piece(synced, sector));
         if w != s && keep() {
             left.extend_from_slice(&w);
-            end = end.max(((sector + 1) * SECTOR_BYTES).min(written.len()));
+            end = end.max(((sector + 1) * TEAR_BYTES).min(written.len()));
         } else {
             left.extend_from_slice(&s);
         }

@@ -242,13 +242,10 @@ impl LockingFile {
     }
 }
 
-/// The sector size every file reports: as SQLite's unix VFS reports for
-/// ordinary files.
-pub(super) const SECTOR_SIZE: SectorSize = SectorSize::DEFAULT;
-
 impl VfsFile for LockingFile {
     fn sector_size(&self) -> SectorSize {
-        SECTOR_SIZE
+        // As SQLite's unix VFS reports for ordinary files.
+        SectorSize::DEFAULT
     }
 
     fn device_characteristics(&self) -> DeviceCharacteristics {

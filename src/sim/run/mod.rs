@@ -371,20 +371,7 @@ impl<'s> Run<'s> {
         };
         let mut lost = before.clone();
         if touched.global {
-            // A power loss: every attempt with a connection on a machine
-            // that lost power dies with it (this one too).
-            let victims: Vec<usize> = (0..self.attempts.len())
-                .filter(|&i| {
-                    !self.statuses[i].is_over()
-                        && self.attempts[i]
-                            .connections()
-                            .iter()
-                            .flatten()
-                            .any(Conn::lost_power)
-                })
-                .collect();
-            for &victim in &victims {
-                self.crash(victim)?;
+            for victim in self.crash_power_victims()? {
                 // Its connections are gone, and their locks with them.
                 Rc::make_mut(&mut lost)[victim] = Vec::new();
             }
@@ -524,6 +511,43 @@ impl<'s> Run<'s> {
                 *status = Status::Runnable;
                 self.keys[i].set(None);
             }
+        }
+        Ok(())
+    }
+
+    /// After a power loss: every attempt with a connection on a machine
+    /// that lost power dies with it. Returns those attempts.
+    fn crash_power_victims(&mut self) -> Result<Vec<usize>> {
+        let victims: Vec<usize> = (0..self.attempts.len())
+            .filter(|&i| {
+                !self.statuses[i].is_over()
+                    && self.attempts[i]
+                        .connections()
+                        .iter()
+                        .flatten()
+                        .any(Conn::lost_power)
+            })
+            .collect();
+        for &victim in &victims {
+            self.crash(victim)?;
+        }
+        Ok(victims)
+    }
+
+    /// The power goes out now, between steps, on the machine holding
+    /// `databases` (every database if empty): what was not synced is lost
+    /// (with `torn`, each sector written since a file's last sync is kept
+    /// when it answers true), and every attempt with a connection there
+    /// dies. Refused unless the scenario's store keeps durability.
+    pub fn power_loss(
+        &mut self,
+        databases: &[String],
+        torn: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<()> {
+        self.store.power_loss(databases, torn)?;
+        self.locks_now.take();
+        for i in self.crash_power_victims()? {
+            self.changed(i);
         }
         Ok(())
     }

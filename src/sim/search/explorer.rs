@@ -106,12 +106,24 @@ pub struct Explorer {
 impl Explorer {
     /// Sets the scenario up and snapshots its initial state.
     pub fn new(scenario: Box<dyn Scenario>) -> Result<Self> {
+        let durable = scenario.keeps_durability();
+        Self::set_up(scenario, durable)
+    }
+
+    /// As [`Explorer::new`], but its store keeps durability whether or not
+    /// the scenario can lose power, so that [`Run::power_loss`] can cut it
+    /// between any two steps (the power-loss sweep).
+    pub fn keeping_durability(scenario: Box<dyn Scenario>) -> Result<Self> {
+        Self::set_up(scenario, true)
+    }
+
+    fn set_up(scenario: Box<dyn Scenario>, durable: bool) -> Result<Self> {
         let store = Store::new("scenario")?;
         // Footprints name databases by slot: the scenario's own first, in
         // its order, so that every explorer of it numbers them alike.
         store.assign_slots(scenario.databases());
         scenario.setup(&store)?;
-        if scenario.keeps_durability() {
+        if durable {
             store.keep_durability();
         }
         let initial = store.snapshot();
@@ -160,7 +172,7 @@ impl Explorer {
     /// Whether a power loss can happen in its runs (its store keeps what is
     /// durable apart from what is written).
     pub fn keeps_durability(&self) -> bool {
-        self.scenario.keeps_durability()
+        self.store.keeps_durability()
     }
 
     /// The scenario's id.
