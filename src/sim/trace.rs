@@ -104,6 +104,78 @@ pub struct TraceStep {
     /// what a recorded run may keep of them ([`crate::sim::Budgets::trace_bytes`]).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub tables_left_out: bool,
+    /// In a scenario that can lose power: by database and table, the
+    /// indices (in `tables`) of the committed rows that are not yet on
+    /// disk (a power loss now would lose them).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub volatile: BTreeMap<String, BTreeMap<String, Vec<usize>>>,
+    /// The power went out at this step: what it lost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub power_loss: Option<PowerLossView>,
+}
+
+/// What a power loss lost: the committed rows of the step before that are
+/// gone, by database and table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PowerLossView {
+    /// The rows gone, by database and table.
+    pub lost: BTreeMap<String, BTreeMap<String, Vec<Vec<SqlValue>>>>,
+}
+
+/// Every database's committed tables, by name.
+pub(crate) type Tables = BTreeMap<String, BTreeMap<String, Table>>;
+
+/// The indices of the rows of `tables` that `durable` lacks (a power loss
+/// would lose them), by database and table; tables with none are left out.
+pub(crate) fn volatile_rows(
+    tables: &Tables,
+    durable: &Tables,
+) -> BTreeMap<String, BTreeMap<String, Vec<usize>>> {
+    let mut out = BTreeMap::new();
+    for (db, by_name) in tables {
+        for (name, table) in by_name {
+            let kept = durable.get(db).and_then(|d| d.get(name));
+            let gone: Vec<usize> = table
+                .rows
+                .iter()
+                .enumerate()
+                .filter(|(_, row)| !kept.is_some_and(|k| k.rows.contains(row)))
+                .map(|(i, _)| i)
+                .collect();
+            if !gone.is_empty() {
+                out.entry(db.clone())
+                    .or_insert_with(BTreeMap::new)
+                    .insert(name.clone(), gone);
+            }
+        }
+    }
+    out
+}
+
+/// The rows of `before` that `after` lacks, by database and table.
+pub(crate) fn lost_rows(
+    before: &Tables,
+    after: &Tables,
+) -> BTreeMap<String, BTreeMap<String, Vec<Vec<SqlValue>>>> {
+    let mut out = BTreeMap::new();
+    for (db, by_name) in before {
+        for (name, table) in by_name {
+            let now = after.get(db).and_then(|d| d.get(name));
+            let gone: Vec<Vec<SqlValue>> = table
+                .rows
+                .iter()
+                .filter(|row| !now.is_some_and(|n| n.rows.contains(row)))
+                .cloned()
+                .collect();
+            if !gone.is_empty() {
+                out.entry(db.clone())
+                    .or_insert_with(BTreeMap::new)
+                    .insert(name.clone(), gone);
+            }
+        }
+    }
+    out
 }
 
 /// About how many bytes the values of `tables` take (each database's

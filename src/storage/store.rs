@@ -204,6 +204,36 @@ impl Store {
             })
     }
 
+    /// How many power losses the store went through.
+    pub fn power_losses(&self) -> u64 {
+        self.inner.power_losses.get()
+    }
+
+    /// Replaces this store's files with what a power loss would leave of
+    /// `other`'s now (its durable files; see [`Store::keep_durability`]).
+    /// Refused while a connection is open here, or unless `other` keeps
+    /// durability.
+    pub fn copy_durable_files_from(&self, other: &Store) -> Result<()> {
+        let files = other.inner.durable_files().ok_or_else(|| {
+            Error::Refused(format!(
+                "store {:?} does not keep durability",
+                other.inner.name
+            ))
+        })?;
+        let open = self.inner.open_conns();
+        if !open.is_empty() || self.inner.open_handles() > 0 {
+            return Err(Error::Refused(format!(
+                "cannot replace the files of store {:?} while connections are open ({})",
+                self.inner.name,
+                open.join(", ")
+            )));
+        }
+        self.inner.restore_files(&files);
+        self.inner
+            .assign_slots(other.inner.slot_names().iter().map(String::as_str));
+        Ok(())
+    }
+
     /// Starts (`true`) or stops logging the file operations that reach the
     /// disk: writes (a run of them to one file as one), syncs (`+dir` when
     /// the directory is synced too), truncations and deletions, as

@@ -169,6 +169,7 @@ impl StoreInner {
             return None;
         }
         footprint::global();
+        self.power_losses.set(self.power_losses.get() + 1);
         let reached = |name: &str| {
             databases.is_empty()
                 || databases
@@ -213,6 +214,21 @@ impl StoreInner {
         }
         drop(idle);
         Some(dead.into_iter().collect())
+    }
+
+    /// The files a power loss now would leave (`None` unless durability is
+    /// kept): each name of the durable directory with its synced bytes.
+    pub(crate) fn durable_files(&self) -> Option<BTreeMap<String, Rc<Image>>> {
+        let durable = self.durable_dir.borrow();
+        let dir = durable.as_ref()?;
+        Some(
+            dir.iter()
+                .map(|(name, cell)| {
+                    let image = cell.durable.borrow().clone();
+                    (name.clone(), image.unwrap_or_default())
+                })
+                .collect(),
+        )
     }
 
     /// What is durable now, for a snapshot (`None` unless kept).

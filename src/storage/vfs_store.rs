@@ -120,6 +120,8 @@ pub(crate) struct StoreInner {
     pub(super) durable_dir: RefCell<Option<BTreeMap<String, FileData>>>,
     /// The file operations that reach the disk, while they are logged.
     pub(super) io_log: RefCell<Option<Vec<String>>>,
+    /// How many power losses it went through.
+    pub(super) power_losses: Cell<u64>,
 }
 
 impl StoreInner {
@@ -170,6 +172,7 @@ impl StoreInner {
             slots: RefCell::default(),
             durable_dir: RefCell::default(),
             io_log: RefCell::default(),
+            power_losses: Cell::new(0),
         });
         STORES.with(|stores| {
             let mut stores = stores.borrow_mut();

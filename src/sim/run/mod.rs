@@ -8,7 +8,7 @@ use std::hash::Hasher;
 use std::rc::Rc;
 
 use super::schedule;
-use super::trace::{level_name, tables_size};
+use super::trace::{level_name, lost_rows, tables_size, volatile_rows, PowerLossView};
 use super::{
     Attempt, Check, Ended, Ending, LockView, Outcome, Peer, Progress, RowChange, Scenario,
     Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
@@ -324,6 +324,7 @@ impl<'s> Run<'s> {
             narrate: self.trace.is_some(),
         };
         let time = self.clock.get();
+        let power_losses_before = self.store.power_losses();
         // Attempts are at most 26 (schedule::MAX_ATTEMPTS): one bit each.
         let idle_before: u64 = self
             .statuses
@@ -457,11 +458,26 @@ impl<'s> Run<'s> {
                 changes,
                 tables: BTreeMap::new(),
                 tables_left_out: true,
+                volatile: BTreeMap::new(),
+                power_loss: None,
             };
             if self.trace_bytes < BUDGETS.trace_bytes {
                 let tables = self.committed_tables()?;
                 self.trace_bytes += tables_size(&tables);
                 if self.trace_bytes <= BUDGETS.trace_bytes {
+                    if let Some(durable) = self.durable_tables()? {
+                        step.volatile = volatile_rows(&tables, &durable);
+                    }
+                    if self.store.power_losses() != power_losses_before {
+                        let before = self
+                            .trace
+                            .as_ref()
+                            .and_then(|t| t.last())
+                            .map(|s| &s.tables);
+                        step.power_loss = Some(PowerLossView {
+                            lost: before.map(|b| lost_rows(b, &tables)).unwrap_or_default(),
+                        });
+                    }
                     step.tables = tables;
                     step.tables_left_out = false;
                 }
@@ -556,6 +572,22 @@ impl<'s> Run<'s> {
     /// of the store's files, where SQLite rolls back any hot journal, so the
     /// attempts' own connections and locks are not disturbed.
     pub fn committed_tables(&self) -> Result<BTreeMap<String, BTreeMap<String, Table>>> {
+        self.tables_seen(false)
+    }
+
+    /// The committed contents a power loss now would leave (see
+    /// [`Store::copy_durable_files_from`]); `None` unless the store keeps
+    /// durability.
+    pub fn durable_tables(&self) -> Result<Option<BTreeMap<String, BTreeMap<String, Table>>>> {
+        if !self.store.keeps_durability() {
+            return Ok(None);
+        }
+        self.tables_seen(true).map(Some)
+    }
+
+    /// The committed tables of a copy of the store's files, or of what a
+    /// power loss would leave of them (`durable`).
+    fn tables_seen(&self, durable: bool) -> Result<BTreeMap<String, BTreeMap<String, Table>>> {
         let owned;
         let observer = match &self.observer {
             Some(store) => store,
@@ -564,7 +596,11 @@ impl<'s> Run<'s> {
                 &owned
             }
         };
-        observer.copy_files_from(self.store)?;
+        if durable {
+            observer.copy_durable_files_from(self.store)?;
+        } else {
+            observer.copy_files_from(self.store)?;
+        }
         let mut out = BTreeMap::new();
         for db in self.scenario.databases() {
             let mut tables = BTreeMap::new();

@@ -72,10 +72,27 @@ pub(crate) fn explain(trace: &[TraceStep], verdict: &Verdict) -> Vec<String> {
             let names_itself = note
                 .strip_prefix(step.label.as_str())
                 .is_some_and(|rest| rest.starts_with([' ', '\'']));
+            let lost = step.power_loss.as_ref().map_or(String::new(), |p| {
+                let parts: Vec<String> = p
+                    .lost
+                    .iter()
+                    .flat_map(|(db, tables)| {
+                        tables.iter().map(move |(table, rows)| {
+                            let n = rows.len();
+                            format!("{n} row{} of {db} {table}", if n == 1 { "" } else { "s" })
+                        })
+                    })
+                    .collect();
+                if parts.is_empty() {
+                    " (no committed row lost)".to_string()
+                } else {
+                    format!(" (lost: {})", parts.join(", "))
+                }
+            });
             if names_itself {
-                format!("{}. {note}", step.index + 1)
+                format!("{}. {note}{lost}", step.index + 1)
             } else {
-                format!("{}. {}: {note}", step.index + 1, step.label)
+                format!("{}. {}: {note}{lost}", step.index + 1, step.label)
             }
         })
         .collect();
