@@ -114,6 +114,15 @@ export interface IdemPowerLossParams {
   /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "normal"). */
   synchronous?: "off" | "normal" | "full" | "extra";
 }
+/** Parameters of scenario `idem-disk-full`. */
+export interface IdemDiskFullParams {
+  /** what the request does when its COMMIT fails: retry the COMMIT (broken), or roll back and start again from BEGIN, at most 3 times (default "retry-commit"). */
+  onCommitError?: "retry-commit" | "start-over";
+  /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
+  journal?: "rollback" | "wal";
+  /** PRAGMA synchronous on every connection: which writes SQLite waits for the disk to keep, and so what a power loss leaves (off: nothing is synced; normal: in WAL mode a commit is not synced; full, SQLite's default: every commit is; extra: as full, and the directory after a rollback journal is deleted) (default "full"). */
+  synchronous?: "off" | "normal" | "full" | "extra";
+}
 /** Parameters of scenario `outbox-producer-rollback`. */
 export interface OutboxProducerRollbackParams {
   /** the journal mode: SQLite's rollback journal, or its write-ahead log (WAL), where readers keep a snapshot beside one writer (default "rollback"). */
@@ -239,6 +248,7 @@ export interface ScenarioParamsById {
   "idem-profiles": IdemProfilesParams;
   "idem-in-flight": IdemInFlightParams;
   "idem-power-loss": IdemPowerLossParams;
+  "idem-disk-full": IdemDiskFullParams;
   "outbox-producer-rollback": OutboxProducerRollbackParams;
   "outbox-relay-crash": OutboxRelayCrashParams;
   "outbox-redelivery": OutboxRedeliveryParams;

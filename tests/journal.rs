@@ -69,7 +69,7 @@ fn correct_designs_are_proved_and_broken_ones_fail_in_both_modes() {
             }
         }
     }
-    assert_eq!((proved, broken), (36, 18));
+    assert_eq!((proved, broken), (36, 20));
 }
 
 #[test]

@@ -102,8 +102,8 @@ fn every_parameter_reaches_the_run_from_json_and_from_a_link() {
     }
     // attempts, tenant, key, quantity; quantity; clock; quantity; crashPoint;
     // profile, clock; profile; crashPoint; crashPoint; window, delay; window,
-    // delay; and every scenario's journal and synchronous.
-    assert_eq!(checked, 17 + 2 * catalog::all().len());
+    // delay; onCommitError; and every scenario's journal and synchronous.
+    assert_eq!(checked, 18 + 2 * catalog::all().len());
 }
 
 /// A scenario refuses a parameter it does not declare, on every path.
@@ -179,7 +179,7 @@ fn the_command_line_passes_every_parameter_to_the_run() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 17 + 2 * catalog::all().len());
+    assert_eq!(checked, 18 + 2 * catalog::all().len());
 }
 
 #[test]

@@ -49,11 +49,16 @@ fn recorded(
     explorer: &Explorer,
     schedule: &Schedule,
 ) -> Result<(crate::sim::search::RunResult, Vec<crate::sim::TraceStep>)> {
-    if explorer.keeps_durability() {
-        return Err(Error::Refused(format!(
+    match explorer.machine_fault() {
+        Some("power-loss") => return Err(Error::Refused(format!(
             "scenario {} cuts a machine's power, which a script on real files cannot do: the operating system would keep what SQLite did not sync, and only a real power cut loses it. The playground derives what a power loss leaves from the syncs SQLite makes, which its differential tests compare with real SQLite files",
             explorer.scenario_id()
-        )));
+        ))),
+        Some(fault) => return Err(Error::Refused(format!(
+            "scenario {} injects an I/O fault ({fault}), which a script on real files cannot do where the playground does: it would need a disk that fills up, or a write or sync that fails, at that very call",
+            explorer.scenario_id()
+        ))),
+        None => {}
     }
     let mut run = explorer.replay(schedule, true)?;
     let trace = run

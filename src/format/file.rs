@@ -351,11 +351,16 @@ declaration! {
         /// here: the attempt fails unless `on.ok` says otherwise),
         /// `power-loss` (the machine holding `databases` loses power: what
         /// was not synced is lost, and every attempt with a connection open
-        /// there dies).
+        /// there dies), `disk-full` and `disk-space` (its disk fills up: a
+        /// write that would grow a file fails with `SQLITE_FULL`; or has
+        /// room again), `io-error` (the next `call` on its files fails).
         pub action: Option<String> = "action" (opt),
-        /// With `power-loss`: the databases of the machine that loses power
-        /// (every database when absent).
+        /// With a machine's action (`power-loss`, `disk-full`, `disk-space`,
+        /// `io-error`): the databases of that machine (every database when
+        /// absent).
         pub databases: Vec<String> = "databases" (default),
+        /// With `io-error`: which call fails, `write` or `sync`.
+        pub call: Option<String> = "call" (opt),
         /// The database of the statement (the attempt's, when absent).
         pub database: Option<String> = "database" (opt),
         /// Keep columns of the first row under these names (NULL if no row).
@@ -741,7 +746,19 @@ pub(crate) fn count_expression(text: &str) -> Option<(&str, i64)> {
 }
 
 /// The actions a step may take.
-pub(crate) const ACTIONS: [&str; 5] = ["crash", "lose-reply", "work", "fail", "power-loss"];
+pub(crate) const ACTIONS: [&str; 8] = [
+    "crash",
+    "lose-reply",
+    "work",
+    "fail",
+    "power-loss",
+    "disk-full",
+    "disk-space",
+    "io-error",
+];
+
+/// The actions that act on a machine (its `databases`).
+pub(crate) const MACHINE_ACTIONS: [&str; 4] = ["power-loss", "disk-full", "disk-space", "io-error"];
 
 /// How deeply `use` may nest.
 pub(crate) const MAX_USE_DEPTH: usize = 8;

@@ -4,6 +4,7 @@
 use super::file::*;
 use super::limits::*;
 use crate::params;
+use crate::storage::IoCall;
 use crate::{Error, Result};
 
 /// A `&'static str` for `text`: declarations are `'static` in the built-in
@@ -342,10 +343,36 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
                 )));
             }
         }
-        if !step.databases.is_empty() && step.action.as_deref() != Some("power-loss") {
+        let machine = step
+            .action
+            .as_deref()
+            .is_some_and(|a| MACHINE_ACTIONS.contains(&a));
+        if !step.databases.is_empty() && !machine {
             return Err(bad(format!(
-                "{what}: databases names the machine a power-loss step cuts; this step is not one (use database for a statement's)"
+                "{what}: databases names the machine of a {} step; this step is not one (use database for a statement's)",
+                MACHINE_ACTIONS.join(", ")
             )));
+        }
+        match (step.action.as_deref(), step.call.as_deref()) {
+            (Some("io-error"), Some(call)) if IoCall::parse(call).is_some() => {}
+            (Some("io-error"), Some(call)) => {
+                return Err(bad(format!(
+                    "{what}: call {} is not a call that can fail; use {}",
+                    params::quote(call),
+                    IoCall::NAMES.join(" or ")
+                )))
+            }
+            (Some("io-error"), None) => {
+                return Err(bad(format!(
+                    "{what}: an io-error step says which call fails: call = \"write\" or \"sync\""
+                )))
+            }
+            (_, Some(_)) => {
+                return Err(bad(format!(
+                    "{what}: call says which call an io-error step fails; this step is not one"
+                )))
+            }
+            _ => {}
         }
         for database in step.databases.iter().filter(|d| !d.contains('{')) {
             if !file.databases.contains_key(database) {

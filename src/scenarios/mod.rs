@@ -147,6 +147,10 @@ pub(crate) const BUILTIN_FILES: &[(&str, &str)] = &[
         include_str!("builtin/idem-power-loss.toml"),
     ),
     (
+        "idem-disk-full",
+        include_str!("builtin/idem-disk-full.toml"),
+    ),
+    (
         "outbox-producer-rollback",
         include_str!("builtin/outbox-producer-rollback.toml"),
     ),

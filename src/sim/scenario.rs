@@ -81,6 +81,11 @@ pub trait Scenario {
     fn keeps_durability(&self) -> bool {
         false
     }
+    /// The first step of it that acts on a machine (a power loss, a full
+    /// disk, an I/O error), by its action's name, if it has one.
+    fn machine_fault(&self) -> Option<&'static str> {
+        None
+    }
     /// The PRAGMAs every attempt's connection to `db` runs when it opens.
     fn pragmas(&self, _db: &str) -> String {
         String::new()

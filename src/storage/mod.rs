@@ -12,7 +12,8 @@
 //!   [`vfs`](crate::storage::vfs) (its face: the registration, and the names
 //!   the rest of the crate uses), with `vfs_bytes.rs` (a file's bytes, their
 //!   versions and hashes), `vfs_durable.rs` (what is synced, which a power
-//!   loss keeps, and the file operations logged), `vfs_store.rs` (a store's shared state: its
+//!   loss keeps, and the file operations logged), `vfs_faults.rs` (a full
+//!   disk, a failing write or sync), `vfs_store.rs` (a store's shared state: its
 //!   connections, handles and locks), `vfs_snapshot.rs` (its files as a
 //!   whole: listed, hashed, copied and put back), `vfs_file.rs` (a file
 //!   handle: its reads, writes and locks), `vfs_shm.rs` (the shared-memory
@@ -50,6 +51,7 @@ mod version;
 pub(crate) mod vfs;
 mod vfs_bytes;
 mod vfs_durable;
+mod vfs_faults;
 mod vfs_file;
 mod vfs_methods;
 mod vfs_shm;
@@ -77,6 +79,7 @@ pub use sql::{run_sql, SqlValue};
 pub(crate) use store::Snapshot;
 pub use store::Store;
 pub use version::{sqlite_memory_used, sqlite_version, Versions, SQLITE_VERSION};
+pub use vfs_faults::IoCall;
 
 /// What `SQLITE_BUSY_SNAPSHOT` means, for people.
 pub(crate) const BUSY_SNAPSHOT: &str = "SQLITE_BUSY_SNAPSHOT: its read snapshot is older than the last commit, so it may not write; waiting cannot help, only ROLLBACK and a new transaction";

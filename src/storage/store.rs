@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use super::conn::{check_name, Conn};
 use super::vfs::{self, DurableImage, StoreInner};
+use super::vfs_faults::{Faults, IoCall};
 use crate::{Error, Result};
 
 /// A directory of in-memory database files (and their rollback journals)
@@ -24,6 +25,8 @@ pub struct Snapshot {
     files: BTreeMap<String, Rc<vfs::Image>>,
     /// What was durable, if the store keeps durability.
     durable: Option<Rc<DurableImage>>,
+    /// The I/O faults pending, if any.
+    faults: Option<Rc<Faults>>,
 }
 
 impl Snapshot {
@@ -41,6 +44,7 @@ impl Snapshot {
                 (None, None) => true,
                 _ => false,
             }
+            && self.faults == other.faults
     }
 
     /// Whether it was taken of `store`.
@@ -56,6 +60,7 @@ impl Snapshot {
             store: self.store.clone(),
             files,
             durable: self.durable.clone(),
+            faults: self.faults.clone(),
         }
     }
 
@@ -92,6 +97,7 @@ impl Store {
             store.inner.keep_durability();
             store.inner.restore_durable(Some(durable));
         }
+        store.inner.restore_faults(snapshot.faults.as_deref());
         Ok(store)
     }
 
@@ -165,6 +171,20 @@ impl Store {
     pub fn hash_files(&self, state: &mut dyn std::hash::Hasher) {
         self.inner.hash_files(state);
         self.inner.hash_durable(state);
+        self.inner.hash_faults(state);
+    }
+
+    /// The disk of the machine holding `databases` (every database if
+    /// empty) is full (`full`: a write that would grow one of its files
+    /// fails with `SQLITE_FULL`) or has room again.
+    pub fn set_disk_full(&self, databases: &[String], full: bool) {
+        self.inner.set_disk_full(databases, full);
+    }
+
+    /// The next `call` on a file of the machine holding `databases` (every
+    /// database if empty) fails: `SQLITE_IOERR_WRITE` or `SQLITE_IOERR_FSYNC`.
+    pub fn fail_next(&self, databases: &[String], call: IoCall) {
+        self.inner.fail_next(databases, call);
     }
 
     /// From now on keeps what is durable (synced) apart from what is merely
@@ -264,6 +284,7 @@ impl Store {
             store: self.inner.name.clone(),
             files: self.inner.snapshot_files(),
             durable: self.inner.durable_image().map(Rc::new),
+            faults: self.inner.faults().map(Rc::new),
         }
     }
 
@@ -330,6 +351,7 @@ impl Store {
         }
         self.inner.restore_files(&snapshot.files);
         self.inner.restore_durable(snapshot.durable.as_deref());
+        self.inner.restore_faults(snapshot.faults.as_deref());
         Ok(())
     }
 
@@ -350,6 +372,7 @@ impl Store {
         }
         self.inner.rewind_files(&snapshot.files, keep);
         self.inner.restore_durable(snapshot.durable.as_deref());
+        self.inner.restore_faults(snapshot.faults.as_deref());
         Ok(())
     }
 }

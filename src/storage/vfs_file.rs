@@ -13,6 +13,7 @@ use rsqlite_vfs::{
 use super::footprint::{self, Part};
 use super::shm::ShmNode;
 use super::vfs_bytes::FileData;
+use super::vfs_faults::IoCall;
 use super::vfs_store::{next_id, ConnId, HandleState, StoreInner};
 
 /// The most bytes one file of a store (a database, its journal, its log)
@@ -280,6 +281,12 @@ impl VfsFile for LockingFile {
             .filter(|&end| end <= MAX_FILE_BYTES)
             .ok_or_else(too_large)?;
         if let Some(store) = &self.store {
+            let grows = end > self.data.borrow().len();
+            if let Some(error) = store.fault(&self.file, IoCall::Write, grows) {
+                return Err(error);
+            }
+        }
+        if let Some(store) = &self.store {
             store.log_io("write", &self.file, false);
         }
         let mut data = self.data.borrow_mut();
@@ -326,6 +333,9 @@ impl VfsFile for LockingFile {
             return Ok(());
         }
         if let Some(store) = &self.store {
+            if let Some(error) = store.fault(&self.file, IoCall::Sync, false) {
+                return Err(error);
+            }
             store.sync(&self.file, &self.data, std::mem::take(&mut self.dir_sync));
         }
         Ok(())

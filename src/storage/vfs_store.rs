@@ -122,6 +122,8 @@ pub(crate) struct StoreInner {
     pub(super) io_log: RefCell<Option<Vec<String>>>,
     /// How many power losses it went through.
     pub(super) power_losses: Cell<u64>,
+    /// The I/O faults pending (see `vfs_faults.rs`).
+    pub(super) faults: RefCell<super::vfs_faults::Faults>,
 }
 
 impl StoreInner {
@@ -173,6 +175,7 @@ impl StoreInner {
             durable_dir: RefCell::default(),
             io_log: RefCell::default(),
             power_losses: Cell::new(0),
+            faults: RefCell::default(),
         });
         STORES.with(|stores| {
             let mut stores = stores.borrow_mut();

@@ -16,6 +16,7 @@ pub const EXPECTED: &[(&str, &str)] = &[
     ("idem-profiles", include_str!("idem-profiles.json")),
     ("idem-in-flight", include_str!("idem-in-flight.json")),
     ("idem-power-loss", include_str!("idem-power-loss.json")),
+    ("idem-disk-full", include_str!("idem-disk-full.json")),
     ("outbox-producer-rollback", include_str!("outbox-producer-rollback.json")),
     ("outbox-relay-crash", include_str!("outbox-relay-crash.json")),
     ("outbox-redelivery", include_str!("outbox-redelivery.json")),

@@ -524,8 +524,9 @@ impl FileScenario {
                 (None, Some("crash")) => StepKind::Crash,
                 (None, Some("lose-reply")) => StepKind::LoseReply,
                 (None, Some("fail")) => StepKind::Fail,
-                (None, Some("power-loss")) => StepKind::PowerLoss(
-                    s.databases
+                (None, Some(action)) if super::super::file::MACHINE_ACTIONS.contains(&action) => {
+                    let machine = s
+                        .databases
                         .iter()
                         .map(|given| {
                             let filled = fill(given, &|n| words_static(&r.with, n));
@@ -539,8 +540,25 @@ impl FileScenario {
                                 )))
                             }
                         })
-                        .collect::<Result<_>>()?,
-                ),
+                        .collect::<Result<Vec<String>>>()?;
+                    match action {
+                        "power-loss" => StepKind::PowerLoss(machine),
+                        "disk-full" => StepKind::DiskFull(machine, true),
+                        "disk-space" => StepKind::DiskFull(machine, false),
+                        _ => StepKind::IoError(
+                            machine,
+                            s.call
+                                .as_deref()
+                                .and_then(crate::storage::IoCall::parse)
+                                .ok_or_else(|| {
+                                    bad(format!(
+                                        "{what}, step {}: io-error needs call",
+                                        quote(name)
+                                    ))
+                                })?,
+                        ),
+                    }
+                }
                 _ => StepKind::Work,
             };
             let on = &s.on;

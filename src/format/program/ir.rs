@@ -113,6 +113,10 @@ pub(super) enum StepKind {
     /// The machine holding these database files loses power (every
     /// database's when empty).
     PowerLoss(Vec<String>),
+    /// That machine's disk fills up (`true`) or has room again.
+    DiskFull(Vec<String>, bool),
+    /// The next such call on that machine's files fails.
+    IoError(Vec<String>, crate::storage::IoCall),
 }
 
 pub(super) enum SetValue {

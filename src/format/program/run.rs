@@ -124,6 +124,20 @@ impl Scenario for FileScenario {
         })
     }
 
+    fn machine_fault(&self) -> Option<&'static str> {
+        self.instances
+            .iter()
+            .find_map(|instance| match &instance.kind {
+                InstanceKind::Program(steps) => steps.iter().find_map(|step| match step.kind {
+                    StepKind::PowerLoss(_) => Some("power-loss"),
+                    StepKind::DiskFull(..) => Some("disk-full"),
+                    StepKind::IoError(..) => Some("io-error"),
+                    _ => None,
+                }),
+                InstanceKind::Clock { .. } => None,
+            })
+    }
+
     fn has_invariants(&self) -> bool {
         !self.file.invariants.is_empty()
     }

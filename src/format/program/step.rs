@@ -297,6 +297,14 @@ impl ProgramAttempt {
                     Ok(_) => self.goto(step.next),
                     Err(e) => self.finish_failed(e.to_string()),
                 },
+                StepKind::DiskFull(files, full) => {
+                    ctx.store.set_disk_full(files, *full);
+                    self.goto(step.next)
+                }
+                StepKind::IoError(files, call) => {
+                    ctx.store.fail_next(files, *call);
+                    self.goto(step.next)
+                }
             }
         };
         // A handler that built more than the run may hold is stopped too.
@@ -436,6 +444,15 @@ fn error_text(ran: &Ran<'_>) -> String {
     ran.error.as_ref().map(explain).unwrap_or_default()
 }
 
+/// The machine holding `files`, in words.
+fn machine(files: &[String]) -> String {
+    if files.is_empty() {
+        "every database".into()
+    } else {
+        files.join(", ")
+    }
+}
+
 /// What a step did, in a few words, for a step without a sentence of its own.
 fn what_happened(step: &Step, result: &SqlResult) -> String {
     match result {
@@ -452,6 +469,16 @@ fn what_happened(step: &Step, result: &SqlResult) -> String {
             StepKind::PowerLoss(files) => format!(
                 "the power goes out on the machine holding {}: its files are left as they were last synced, and its connections die",
                 files.join(", ")
+            ),
+            StepKind::DiskFull(files, true) => format!("the disk of {} is full: a write that would grow a file fails with SQLITE_FULL", machine(files)),
+            StepKind::DiskFull(files, false) => format!("the disk of {} has room again", machine(files)),
+            StepKind::IoError(files, call) => format!(
+                "the next {} on a file of {} fails with an I/O error",
+                match call {
+                    crate::storage::IoCall::Write => "write",
+                    crate::storage::IoCall::Sync => "sync",
+                },
+                machine(files)
             ),
             _ => "done".into(),
         },

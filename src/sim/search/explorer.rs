@@ -192,6 +192,13 @@ impl Explorer {
         self.store.keeps_durability()
     }
 
+    /// The first action of the scenario that acts on a machine (a power
+    /// loss, a full disk, an I/O error), if it has one: what no script on
+    /// real files can do.
+    pub fn machine_fault(&self) -> Option<&'static str> {
+        self.scenario.machine_fault()
+    }
+
     /// The scenario's id.
     pub fn scenario_id(&self) -> &str {
         self.scenario.id()
