@@ -13,7 +13,8 @@
 //!   the rest of the crate uses), with `vfs_bytes.rs` (a file's bytes, their
 //!   versions and hashes), `vfs_durable.rs` (what is synced, which a power
 //!   loss keeps, and the file operations logged), `vfs_faults.rs` (a full
-//!   disk, a failing write or sync), `vfs_store.rs` (a store's shared state: its
+//!   disk, a failing write or sync, met by the files; what is pending, in
+//!   `faults.rs`), `vfs_store.rs` (a store's shared state: its
 //!   connections, handles and locks), `vfs_snapshot.rs` (its files as a
 //!   whole: listed, hashed, copied and put back), `vfs_file.rs` (a file
 //!   handle: its reads, writes and locks), `vfs_shm.rs` (the shared-memory
@@ -40,6 +41,7 @@
 mod bounds;
 mod conn;
 mod conn_locks;
+mod faults;
 pub(crate) mod footprint;
 pub(crate) mod locks;
 mod modes;
@@ -70,6 +72,7 @@ pub(crate) use bounds::{
     with_run_budget, RunBudget, DENIED_PRAGMAS,
 };
 pub use conn::{ChangeOp, Conn};
+pub use faults::IoCall;
 pub use locks::LockLevel;
 pub use modes::{Journal, Synchronous};
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};
@@ -79,7 +82,6 @@ pub use sql::{run_sql, SqlValue};
 pub(crate) use store::Snapshot;
 pub use store::Store;
 pub use version::{sqlite_memory_used, sqlite_version, Versions, SQLITE_VERSION};
-pub use vfs_faults::IoCall;
 
 /// What `SQLITE_BUSY_SNAPSHOT` means, for people.
 pub(crate) const BUSY_SNAPSHOT: &str = "SQLITE_BUSY_SNAPSHOT: its read snapshot is older than the last commit, so it may not write; waiting cannot help, only ROLLBACK and a new transaction";

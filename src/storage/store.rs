@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::conn::{check_name, Conn};
+use super::faults::{Faults, IoCall};
 use super::vfs::{self, DurableImage, StoreInner};
-use super::vfs_faults::{Faults, IoCall};
 use crate::{Error, Result};
 
 /// A directory of in-memory database files (and their rollback journals)

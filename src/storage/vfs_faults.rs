@@ -1,81 +1,11 @@
-//! I/O faults a scenario injects where SQLite really meets them, as
-//! SQLite's own `ioerr` tests and Turso's simulator do: a machine's disk
-//! that is full (a write that would grow a file fails with `SQLITE_FULL`,
-//! as `unixWrite` answers `ENOSPC`), and the next write or sync of a
-//! machine's files failing (`SQLITE_IOERR_WRITE`, `SQLITE_IOERR_FSYNC`).
-//!
-//! A machine is a set of databases (their files: the database, its journal,
-//! its log), named by database file (`app.db`); an empty set is every
-//! database of the store. What is pending is part of the store's state:
-//! hashed with it (when there is any) and kept by its snapshots.
-
-use std::collections::BTreeSet;
+//! The I/O faults of a store (see `faults.rs`): set by a scenario's
+//! steps, met by the file handles' writes and syncs, kept by snapshots.
 
 use rsqlite_vfs::{VfsError, VfsErrorCode};
 
+use super::faults::{on, Faults, IoCall};
 use super::footprint;
 use super::vfs_store::StoreInner;
-
-/// A file operation that can be made to fail once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum IoCall {
-    /// `xWrite`: `SQLITE_IOERR_WRITE`.
-    Write,
-    /// `xSync`: `SQLITE_IOERR_FSYNC`.
-    Sync,
-}
-
-impl IoCall {
-    /// Every call, by name (as a scenario file writes them).
-    pub const NAMES: &'static [&'static str] = &["write", "sync"];
-
-    /// The call named `name`.
-    pub fn parse(name: &str) -> Option<IoCall> {
-        match name {
-            "write" => Some(IoCall::Write),
-            "sync" => Some(IoCall::Sync),
-            _ => None,
-        }
-    }
-
-    /// The error SQLite gets.
-    fn error(self) -> VfsError {
-        match self {
-            IoCall::Write => VfsError::new(
-                VfsErrorCode::IoWrite,
-                "an injected I/O error: the write failed".into(),
-            ),
-            IoCall::Sync => VfsError::new(
-                VfsErrorCode::IoSync,
-                "an injected I/O error: the sync failed".into(),
-            ),
-        }
-    }
-}
-
-/// The faults pending in a store.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
-pub(crate) struct Faults {
-    /// Machines whose disk is full, by their databases' files (an empty
-    /// set: every database).
-    full: BTreeSet<Vec<String>>,
-    /// The next call of each kind that fails, by machine.
-    failing: BTreeSet<(Vec<String>, IoCall)>,
-}
-
-impl Faults {
-    fn is_empty(&self) -> bool {
-        self.full.is_empty() && self.failing.is_empty()
-    }
-}
-
-/// Whether `file` is on the machine holding `databases`.
-fn on(databases: &[String], file: &str) -> bool {
-    databases.is_empty()
-        || databases
-            .iter()
-            .any(|db| footprint::database_of(file) == db)
-}
 
 impl StoreInner {
     /// The disk of the machine holding `databases` (every database if empty)

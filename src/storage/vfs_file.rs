@@ -10,10 +10,10 @@ use rsqlite_vfs::{
     VfsError, VfsErrorCode, VfsFile, VfsResult,
 };
 
+use super::faults::IoCall;
 use super::footprint::{self, Part};
 use super::shm::ShmNode;
 use super::vfs_bytes::FileData;
-use super::vfs_faults::IoCall;
 use super::vfs_store::{next_id, ConnId, HandleState, StoreInner};
 
 /// The most bytes one file of a store (a database, its journal, its log)

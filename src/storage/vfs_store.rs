@@ -123,7 +123,7 @@ pub(crate) struct StoreInner {
     /// How many power losses it went through.
     pub(super) power_losses: Cell<u64>,
     /// The I/O faults pending (see `vfs_faults.rs`).
-    pub(super) faults: RefCell<super::vfs_faults::Faults>,
+    pub(super) faults: RefCell<super::faults::Faults>,
 }
 
 impl StoreInner {
