@@ -269,3 +269,40 @@ fn power_loss_is_refused_unless_durability_is_kept() {
     let err = store.power_loss(&[], None).unwrap_err();
     assert!(err.to_string().contains("keep_durability"), "{err}");
 }
+
+#[test]
+fn a_power_loss_inside_a_checkpoint_is_recovered_from_the_log() {
+    // Each sync a checkpoint makes (the log, then the database), cut there.
+    // At FULL the commit was on disk in the log before the checkpoint: it
+    // survives every cut. At NORMAL it reaches the disk only with the
+    // checkpoint's first sync: cut there, it is gone, consistently.
+    for (level, expected) in [
+        ("FULL", [vec![1, 2, 3], vec![1, 2, 3]]),
+        ("NORMAL", [vec![1, 2], vec![1, 2, 3]]),
+    ] {
+        for (at, rows) in (1..=2).zip(expected) {
+            let store = store("WAL");
+            let writer = store.connect("main.db", "writer").unwrap();
+            writer
+                .execute(&format!("PRAGMA synchronous = {level}"), &[])
+                .unwrap();
+            writer.execute(THIRD_ROW, &[]).unwrap();
+            store.arm(&writer, at, replayground::store::Death::Power(Vec::new()));
+            let cut = writer.execute("PRAGMA wal_checkpoint(FULL)", &[]);
+            assert!(
+                store.disarm().is_some(),
+                "{level}: sync {at} of the checkpoint"
+            );
+            assert!(
+                cut.is_err(),
+                "{level} {at}: the checkpoint did not complete"
+            );
+            drop(writer);
+            assert_eq!(
+                after(&store),
+                (rows, OK.to_string()),
+                "{level} at sync {at}"
+            );
+        }
+    }
+}

@@ -120,3 +120,62 @@ fn a_power_loss_kills_whoever_had_a_connection_on_that_machine() {
     assert_eq!(tables["app.db"]["t"].rows.len(), 0, "{tables:?}");
     assert_eq!(tables["other.db"]["t"].rows.len(), 1, "{tables:?}");
 }
+
+#[test]
+fn a_death_inside_a_commit_reaches_sqlite_s_recovery_paths() {
+    // The process dies, or the power goes out, at each sync of a COMMIT
+    // (FULL): the next connection finds a hot journal or a log to recover.
+    // The COMMIT never returned, so either answer is right; which one is
+    // SQLite's: once a WAL's commit frame is written, a killed process has
+    // committed (the operating system keeps the frame), a power cut has not.
+    let source = include_str!("designs/inside-commit.toml");
+    let file = catalog::parse(source, "inside-commit").unwrap();
+    let mut seen = Vec::new();
+    for journal in ["rollback", "wal"] {
+        for kind in ["at", "power"] {
+            for at in ["1", "2", "3"] {
+                let explorer = Explorer::new(
+                    file.build(&json!({ "journal": journal, kind: at }))
+                        .unwrap(),
+                )
+                .unwrap();
+                let run = explorer.run(&mut replayground::RoundRobin, false).unwrap();
+                let outcome = |i: usize| {
+                    let s = serde_json::to_value(&run.statuses[i]).unwrap();
+                    s["outcome"]["kind"].as_str().unwrap().to_string()
+                        + &s["outcome"]["result"]
+                            .as_str()
+                            .map(|r| format!(" {r}"))
+                            .unwrap_or_default()
+                };
+                seen.push(format!(
+                    "{journal} {kind} {at}: {}, {}",
+                    outcome(0),
+                    outcome(1)
+                ));
+            }
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            // Journal synced, header synced, database synced: a hot journal
+            // rolls the transaction back in every case.
+            "rollback at 1: crashed, counted 1",
+            "rollback at 2: crashed, counted 1",
+            "rollback at 3: crashed, counted 1",
+            "rollback power 1: crashed, counted 1",
+            "rollback power 2: crashed, counted 1",
+            "rollback power 3: crashed, counted 1",
+            // The log's header, then its frames: the kill after the commit
+            // frame was written leaves it committed; the power cut does not.
+            "wal at 1: crashed, counted 1",
+            "wal at 2: crashed, counted 2",
+            // A WAL commit at FULL makes two syncs: there is no third.
+            "wal at 3: committed, counted 2",
+            "wal power 1: crashed, counted 1",
+            "wal power 2: crashed, counted 1",
+            "wal power 3: committed, counted 2",
+        ]
+    );
+}

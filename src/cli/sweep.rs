@@ -84,8 +84,8 @@ fn power_losses(json: bool) -> Result<(), Box<dyn std::error::Error>> {
     }
     let mut broken = Vec::new();
     if !json {
-        println!("| journal | synchronous | scenarios | power losses | lost a returned commit | corrupt | SQLite documents |");
-        println!("|---|---|---|---|---|---|---|");
+        println!("| journal | synchronous | scenarios | power losses | inside a statement | lost a returned commit | corrupt | SQLite documents |");
+        println!("|---|---|---|---|---|---|---|---|");
     }
     for journal in [Journal::Rollback, Journal::Wal] {
         for name in Synchronous::NAMES {
@@ -95,8 +95,9 @@ fn power_losses(json: bool) -> Result<(), Box<dyn std::error::Error>> {
                 .filter(|r| r.journal == journal && r.synchronous == level)
                 .collect();
             let sum = |f: fn(&PowerReport) -> u64| these.iter().map(|r| f(r)).sum::<u64>();
-            let (losses, lost, corrupt) = (
+            let (losses, inside, lost, corrupt) = (
                 sum(|r| r.power_losses),
+                sum(|r| r.inside),
                 sum(|r| r.lost_commits),
                 sum(|r| r.corrupt),
             );
@@ -108,7 +109,7 @@ fn power_losses(json: bool) -> Result<(), Box<dyn std::error::Error>> {
             };
             if !json {
                 println!(
-                    "| {} | {name} | {} | {losses} | {lost} | {corrupt} | {promise} |",
+                    "| {} | {name} | {} | {losses} | {inside} | {lost} | {corrupt} | {promise} |",
                     journal.name(),
                     these.len()
                 );

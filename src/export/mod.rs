@@ -54,6 +54,10 @@ fn recorded(
             "scenario {} cuts a machine's power, which a script on real files cannot do: the operating system would keep what SQLite did not sync, and only a real power cut loses it. The playground derives what a power loss leaves from the syncs SQLite makes, which its differential tests compare with real SQLite files",
             explorer.scenario_id()
         ))),
+        Some("crash-at-sync") => return Err(Error::Refused(format!(
+            "scenario {} kills a process inside a statement, at one of its syncs, which a script on real files cannot do: a script can kill a process only between the statements it sends",
+            explorer.scenario_id()
+        ))),
         Some(fault) => return Err(Error::Refused(format!(
             "scenario {} injects an I/O fault ({fault}), which a script on real files cannot do where the playground does: it would need a disk that fills up, or a write or sync that fails, at that very call",
             explorer.scenario_id()

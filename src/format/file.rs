@@ -361,6 +361,14 @@ declaration! {
         pub databases: Vec<String> = "databases" (default),
         /// With `io-error`: which call fails, `write` or `sync`.
         pub call: Option<String> = "call" (opt),
+        /// With `sql`: the attempt's process dies inside the statement, at
+        /// its Nth sync (a number, or the parameter that says: a whole
+        /// number, or `none`), before that sync completes.
+        pub crash_at_sync: Option<toml::Value> = "crash-at-sync" (opt),
+        /// With `sql`: the power goes out inside the statement, at its Nth
+        /// sync, on the machine holding `databases` (every database when
+        /// absent).
+        pub power_loss_at_sync: Option<toml::Value> = "power-loss-at-sync" (opt),
         /// The database of the statement (the attempt's, when absent).
         pub database: Option<String> = "database" (opt),
         /// Keep columns of the first row under these names (NULL if no row).

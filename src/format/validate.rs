@@ -347,10 +347,16 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
             .action
             .as_deref()
             .is_some_and(|a| MACHINE_ACTIONS.contains(&a));
-        if !step.databases.is_empty() && !machine {
+        if !step.databases.is_empty() && !machine && step.power_loss_at_sync.is_none() {
             return Err(bad(format!(
-                "{what}: databases names the machine of a {} step; this step is not one (use database for a statement's)",
+                "{what}: databases names the machine of a {} step, or of power-loss-at-sync; this step is neither (use database for a statement's)",
                 MACHINE_ACTIONS.join(", ")
+            )));
+        }
+        if (step.crash_at_sync.is_some() || step.power_loss_at_sync.is_some()) && step.sql.is_none()
+        {
+            return Err(bad(format!(
+                "{what}: crash-at-sync and power-loss-at-sync land inside a statement: give the step sql"
             )));
         }
         match (step.action.as_deref(), step.call.as_deref()) {

@@ -12,8 +12,9 @@ use serde::Serialize;
 
 use super::scheduler::RoundRobin;
 use super::search::Explorer;
+use super::Run;
 use super::Verdict;
-use crate::storage::{Journal, SqlValue, Store, Synchronous};
+use crate::storage::{Death, Journal, SqlValue, Store, Synchronous};
 use crate::{scenarios, Result};
 
 /// What the crash sweep of one scenario found.
@@ -113,8 +114,11 @@ pub struct PowerReport {
     /// The `synchronous` level its connections ran at.
     pub synchronous: Synchronous,
     /// Power losses tried: after each step of the round-robin run, whole
-    /// (every file as last synced) and torn [`TEARINGS`] ways.
+    /// (every file as last synced) and torn [`TEARINGS`] ways; and inside
+    /// each step, at each sync its statement makes.
     pub power_losses: u64,
+    /// Of them, those inside a statement (at one of its syncs).
+    pub inside: u64,
     /// Of them, those after which a commit that had returned was gone.
     pub lost_commits: u64,
     /// Of them, those after which a database failed `PRAGMA integrity_check`.
@@ -151,17 +155,18 @@ pub(crate) fn power_sweep_scenario(
         journal,
         synchronous,
         power_losses: 0,
+        inside: 0,
         lost_commits: 0,
         corrupt: 0,
         examples: Vec::new(),
     };
     for k in 1..=choices.len() {
+        // Between steps: after step k, whole and torn.
         for tearing in 0..=TEARINGS {
             let mut run = explorer.start(false)?;
             for &choice in &choices[..k] {
                 run.step(choice)?;
             }
-            report.power_losses += 1;
             let before = run.committed_tables()?;
             // splitmix64 from the point and the tearing: the same flips in
             // every run, natively and in the browser.
@@ -176,46 +181,82 @@ pub(crate) fn power_sweep_scenario(
             let torn: Option<&mut dyn FnMut() -> bool> = (tearing > 0).then_some(&mut flip);
             run.power_loss(&[], torn)?;
             let how = if tearing == 0 {
-                "whole".to_string()
+                format!("whole power loss after step {k}")
             } else {
-                format!("torn #{tearing}")
+                format!("torn power loss (#{tearing}) after step {k}")
             };
-            let copy = Store::new("after-power-loss")?;
-            copy.copy_files_from(run.store())?;
-            let mut broken = Vec::new();
-            for db in run.databases() {
-                if !copy.files().iter().any(|(name, _)| name == db) {
-                    continue;
-                }
-                let conn = copy.connect(db, "integrity")?;
-                match conn.execute("PRAGMA integrity_check", &[]) {
-                    Ok(rows) if rows.rows == vec![vec![SqlValue::from("ok")]] => {}
-                    Ok(rows) => broken.push(format!("{db}: {:?}", rows.rows)),
-                    Err(e) => broken.push(format!("{db}: {e}")),
-                }
+            judge(&mut report, &run, &before, &how)?;
+        }
+        // Inside step k: at each sync its statement makes.
+        let syncs = {
+            let mut run = explorer.start(false)?;
+            for &choice in &choices[..k - 1] {
+                run.step(choice)?;
             }
-            if !broken.is_empty() {
-                report.corrupt += 1;
-                if report.examples.len() < 3 {
-                    report.examples.push(format!(
-                        "a {how} power loss after step {k} broke {}",
-                        broken.join(", ")
-                    ));
-                }
-                continue;
+            run.store().set_io_log(true);
+            run.step(choices[k - 1])?;
+            let log = run.store().take_io_log();
+            run.store().set_io_log(false);
+            log.iter().filter(|e| e.starts_with("sync ")).count()
+        };
+        for at in 1..=syncs {
+            let mut run = explorer.start(false)?;
+            for &choice in &choices[..k - 1] {
+                run.step(choice)?;
             }
-            let after = run.committed_tables()?;
-            if lost_something(&before, &after) {
-                report.lost_commits += 1;
-                if report.examples.len() < 3 {
-                    report.examples.push(format!(
-                        "a {how} power loss after step {k} lost a commit that had returned"
-                    ));
-                }
+            // The step never returned: what was committed before it.
+            let before = run.committed_tables()?;
+            let at = u32::try_from(at).unwrap_or(u32::MAX);
+            if run.step_dying(choices[k - 1], at, Death::Power(Vec::new()))? {
+                report.inside += 1;
+                judge(
+                    &mut report,
+                    &run,
+                    &before,
+                    &format!("power loss at sync {at} of step {k}"),
+                )?;
             }
         }
     }
     Ok(report)
+}
+
+/// Counts one power loss of `run` (the committed data was `before`):
+/// whether a database is broken, else whether a returned commit is gone.
+fn judge(report: &mut PowerReport, run: &Run<'_>, before: &Tables, how: &str) -> Result<()> {
+    report.power_losses += 1;
+    let copy = Store::new("after-power-loss")?;
+    copy.copy_files_from(run.store())?;
+    let mut broken = Vec::new();
+    for db in run.databases() {
+        if !copy.files().iter().any(|(name, _)| name == db) {
+            continue;
+        }
+        let conn = copy.connect(db, "integrity")?;
+        match conn.execute("PRAGMA integrity_check", &[]) {
+            Ok(rows) if rows.rows == vec![vec![SqlValue::from("ok")]] => {}
+            Ok(rows) => broken.push(format!("{db}: {:?}", rows.rows)),
+            Err(e) => broken.push(format!("{db}: {e}")),
+        }
+    }
+    if !broken.is_empty() {
+        report.corrupt += 1;
+        if report.examples.len() < 3 {
+            report
+                .examples
+                .push(format!("a {how} broke {}", broken.join(", ")));
+        }
+        return Ok(());
+    }
+    if lost_something(before, &run.committed_tables()?) {
+        report.lost_commits += 1;
+        if report.examples.len() < 3 {
+            report
+                .examples
+                .push(format!("a {how} lost a commit that had returned"));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `after` lacks a row `before` had, or a table: a commit that had

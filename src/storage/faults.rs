@@ -75,3 +75,23 @@ pub(super) fn on(databases: &[String], file: &str) -> bool {
             .iter()
             .any(|db| footprint::database_of(file) == db)
 }
+
+/// What dies at an armed sync ([`super::Store::arm`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Death {
+    /// The process of the connection running the statement: its locks
+    /// vanish, and nothing it writes from then on lands.
+    Process,
+    /// The power of the machine holding these database files (every
+    /// database if empty).
+    Power(Vec<String>),
+}
+
+/// A death armed for one statement: at the `left`th sync of connection
+/// `conn` (of any connection: `None`).
+#[derive(Debug, Clone)]
+pub(crate) struct Armed {
+    pub(super) conn: Option<u64>,
+    pub(super) left: u32,
+    pub(super) death: Death,
+}

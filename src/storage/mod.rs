@@ -72,7 +72,7 @@ pub(crate) use bounds::{
     with_run_budget, RunBudget, DENIED_PRAGMAS,
 };
 pub use conn::{ChangeOp, Conn};
-pub use faults::IoCall;
+pub use faults::{Death, IoCall};
 pub use locks::LockLevel;
 pub use modes::{Journal, Synchronous};
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};

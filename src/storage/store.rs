@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::conn::{check_name, Conn};
-use super::faults::{Faults, IoCall};
+use super::faults::{Death, Faults, IoCall};
 use super::vfs::{self, DurableImage, StoreInner};
 use crate::{Error, Result};
 
@@ -213,15 +213,33 @@ impl Store {
         databases: &[String],
         torn: Option<&mut dyn FnMut() -> bool>,
     ) -> Result<usize> {
-        self.inner
-            .power_loss(databases, torn)
-            .map(|dead| dead.len())
-            .ok_or_else(|| {
-                Error::Refused(format!(
-                    "store {:?} does not keep durability: call keep_durability first",
-                    self.inner.name
-                ))
-            })
+        let dead = self.inner.power_loss(databases, torn);
+        self.inner.bury();
+        dead.map(|dead| dead.len()).ok_or_else(|| {
+            Error::Refused(format!(
+                "store {:?} does not keep durability: call keep_durability first",
+                self.inner.name
+            ))
+        })
+    }
+
+    /// Arms a death inside the next statement of `conn`: at its `at`th sync
+    /// (from 1), before the sync completes, its process dies or the power
+    /// goes out ([`Death`]); the sync fails, so SQLite abandons the
+    /// statement. Call [`Store::disarm`] after the statement.
+    pub fn arm(&self, conn: &Conn, at: u32, death: Death) {
+        self.inner.arm(Some(conn.id()), at, death);
+    }
+
+    /// As [`Store::arm`], at the `at`th sync of whichever connection makes
+    /// it (a sweep that does not hold the connection that will).
+    pub fn arm_any(&self, at: u32, death: Death) {
+        self.inner.arm(None, at, death);
+    }
+
+    /// Disarms what [`Store::arm`] armed; returns the death if it fired.
+    pub fn disarm(&self) -> Option<Death> {
+        self.inner.disarm()
     }
 
     /// How many power losses the store went through.

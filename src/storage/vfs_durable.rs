@@ -212,7 +212,8 @@ impl StoreInner {
             self.shm.borrow_mut().retain(|name, _| !reached(name));
             self.locks.borrow_mut().retain(|name, _| !reached(name));
         }
-        drop(idle);
+        // Closed later: this may run inside another connection's call.
+        self.graveyard.borrow_mut().extend(idle);
         Some(dead.into_iter().collect())
     }
 

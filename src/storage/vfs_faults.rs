@@ -3,8 +3,9 @@
 
 use rsqlite_vfs::{VfsError, VfsErrorCode};
 
-use super::faults::{on, Faults, IoCall};
+use super::faults::{on, Armed, Death, Faults, IoCall};
 use super::footprint;
+use super::vfs_store::ConnId;
 use super::vfs_store::StoreInner;
 
 impl StoreInner {
@@ -75,5 +76,55 @@ impl StoreInner {
         let mut hasher = super::vfs_bytes::fixed_hasher();
         std::hash::Hash::hash(&*faults, &mut hasher);
         state.write_u64(std::hash::Hasher::finish(&hasher));
+    }
+
+    /// Arms a death at the `at`th sync of connection `conn` (see
+    /// [`Death`]), until [`StoreInner::disarm`].
+    pub(crate) fn arm(&self, conn: Option<ConnId>, at: u32, death: Death) {
+        *self.armed.borrow_mut() = Some(Armed {
+            conn,
+            left: at,
+            death,
+        });
+    }
+
+    /// Disarms what was armed, and closes the idle connections a power
+    /// loss inside the statement killed. Returns the death if it fired.
+    pub(crate) fn disarm(&self) -> Option<Death> {
+        self.armed.take();
+        self.bury();
+        self.fired.take()
+    }
+
+    /// A sync of connection `conn` is about to happen: if it is the armed
+    /// one, the death happens here, and the sync fails (nothing of it
+    /// lands, and SQLite abandons the statement).
+    pub(super) fn at_sync(&self, conn: ConnId) -> Option<VfsError> {
+        let death = {
+            let mut armed = self.armed.borrow_mut();
+            let fires = armed
+                .as_mut()
+                .filter(|a| a.conn.is_none_or(|c| c == conn))
+                .is_some_and(|a| {
+                    a.left -= 1;
+                    a.left == 0
+                });
+            if !fires {
+                return None;
+            }
+            armed.take()?.death
+        };
+        *self.fired.borrow_mut() = Some(death.clone());
+        let what = match death {
+            Death::Process => {
+                self.kill(conn);
+                "the process died at this sync"
+            }
+            Death::Power(machine) => {
+                self.power_loss(&machine, None);
+                "the power went out at this sync"
+            }
+        };
+        Some(VfsError::new(VfsErrorCode::IoSync, what.into()))
     }
 }

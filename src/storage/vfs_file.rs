@@ -333,6 +333,9 @@ impl VfsFile for LockingFile {
             return Ok(());
         }
         if let Some(store) = &self.store {
+            if let Some(error) = store.at_sync(self.conn) {
+                return Err(error);
+            }
             if let Some(error) = store.fault(&self.file, IoCall::Sync, false) {
                 return Err(error);
             }

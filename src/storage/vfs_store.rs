@@ -124,6 +124,13 @@ pub(crate) struct StoreInner {
     pub(super) power_losses: Cell<u64>,
     /// The I/O faults pending (see `vfs_faults.rs`).
     pub(super) faults: RefCell<super::faults::Faults>,
+    /// A death armed for the statement running (see `vfs_faults.rs`).
+    pub(super) armed: RefCell<Option<super::faults::Armed>>,
+    /// The armed death, once it fired.
+    pub(super) fired: RefCell<Option<super::faults::Death>>,
+    /// Idle connections a power loss killed, closed once no SQLite call
+    /// of another connection is under way ([`StoreInner::bury`]).
+    pub(super) graveyard: RefCell<Vec<Pooled>>,
 }
 
 impl StoreInner {
@@ -176,6 +183,9 @@ impl StoreInner {
             io_log: RefCell::default(),
             power_losses: Cell::new(0),
             faults: RefCell::default(),
+            armed: RefCell::default(),
+            fired: RefCell::default(),
+            graveyard: RefCell::default(),
         });
         STORES.with(|stores| {
             let mut stores = stores.borrow_mut();
@@ -241,6 +251,12 @@ impl StoreInner {
                 }
             }
         }
+    }
+
+    /// Closes the idle connections a power loss killed.
+    pub(crate) fn bury(&self) {
+        let dead: Vec<Pooled> = self.graveyard.borrow_mut().drain(..).collect();
+        drop(dead);
     }
 
     /// Closes every file `conn` still has open, as the death of its process

@@ -500,6 +500,24 @@ impl FileScenario {
         for (i, r) in raw.iter().enumerate() {
             let s = r.spec;
             let name = &names[i];
+            // The database files of the machine a step names (`databases`).
+            let machine_of = |given: &[String]| -> Result<Vec<String>> {
+                given
+                    .iter()
+                    .map(|given| {
+                        let filled = fill(given, &|n| words_static(&r.with, n));
+                        if self.file.databases.contains_key(&filled) {
+                            Ok(format!("{filled}.db"))
+                        } else {
+                            Err(bad(format!(
+                                "{what}, step {}: databases names {}, which is not declared",
+                                quote(name),
+                                quote(&filled)
+                            )))
+                        }
+                    })
+                    .collect()
+            };
             // A used program's `database` may be a template (`{sub}`).
             let db = match &s.database {
                 None => default_db,
@@ -525,22 +543,7 @@ impl FileScenario {
                 (None, Some("lose-reply")) => StepKind::LoseReply,
                 (None, Some("fail")) => StepKind::Fail,
                 (None, Some(action)) if super::super::file::MACHINE_ACTIONS.contains(&action) => {
-                    let machine = s
-                        .databases
-                        .iter()
-                        .map(|given| {
-                            let filled = fill(given, &|n| words_static(&r.with, n));
-                            if self.file.databases.contains_key(&filled) {
-                                Ok(format!("{filled}.db"))
-                            } else {
-                                Err(bad(format!(
-                                    "{what}, step {}: databases names {}, which is not declared",
-                                    quote(name),
-                                    quote(&filled)
-                                )))
-                            }
-                        })
-                        .collect::<Result<Vec<String>>>()?;
+                    let machine = machine_of(&s.databases)?;
                     match action {
                         "power-loss" => StepKind::PowerLoss(machine),
                         "disk-full" => StepKind::DiskFull(machine, true),
@@ -631,6 +634,12 @@ impl FileScenario {
                 present: present[i],
                 live: Vec::new(),
                 own_errors: on.constraint.is_some() || on.error.is_some(),
+                dies_at_sync: dies_at_sync(
+                    s,
+                    params,
+                    &machine_of(&s.databases)?,
+                    &format!("{what}, step {}", quote(name)),
+                )?,
             });
         }
         let crash_note = spec
@@ -879,4 +888,65 @@ pub(super) fn inline<'a>(
         }
     }
     Ok(())
+}
+
+/// A SQL step's death inside its statement (`crash-at-sync`,
+/// `power-loss-at-sync`): at which sync, and what dies. A count is a whole
+/// number, or the parameter that says (a number, or `none`).
+fn dies_at_sync(
+    spec: &super::super::file::StepSpec,
+    params: &Map<String, Value>,
+    machine: &[String],
+    what: &str,
+) -> Result<Option<(u32, crate::storage::Death)>> {
+    let count = |given: &toml::Value, field: &str| -> Result<Option<u32>> {
+        let value = match given {
+            toml::Value::String(name) => params.get(name).cloned(),
+            toml::Value::Integer(n) => Some(Value::from(*n)),
+            _ => None,
+        };
+        match value {
+            Some(Value::Number(n)) => match n.as_u64().and_then(|n| u32::try_from(n).ok()) {
+                Some(n) if n >= 1 => Ok(Some(n)),
+                _ => Err(bad(format!("{what}: {field} counts syncs from 1"))),
+            },
+            Some(Value::String(s)) if s == "none" => Ok(None),
+            Some(Value::String(s)) => s
+                .parse::<u32>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .map(Some)
+                .ok_or_else(|| {
+                    bad(format!(
+                        "{what}: {field}: {} is neither a sync (from 1) nor none",
+                        quote(&s)
+                    ))
+                }),
+            _ => Err(bad(format!(
+                "{what}: {field} is a number of syncs, or the name of a parameter that gives one"
+            ))),
+        }
+    };
+    let crash = spec
+        .crash_at_sync
+        .as_ref()
+        .map(|v| count(v, "crash-at-sync"))
+        .transpose()?
+        .flatten();
+    let power = spec
+        .power_loss_at_sync
+        .as_ref()
+        .map(|v| count(v, "power-loss-at-sync"))
+        .transpose()?
+        .flatten();
+    Ok(match (crash, power) {
+        (Some(_), Some(_)) => {
+            return Err(bad(format!(
+                "{what}: give crash-at-sync or power-loss-at-sync, not both"
+            )))
+        }
+        (Some(n), None) => Some((n, crate::storage::Death::Process)),
+        (None, Some(n)) => Some((n, crate::storage::Death::Power(machine.to_vec()))),
+        (None, None) => None,
+    })
 }

@@ -102,6 +102,9 @@ pub(super) struct Step {
     /// The captures the program may still read from here on, before
     /// capturing them again (sorted): only these make two states differ.
     pub(super) live: Vec<String>,
+    /// Its statement dies at its Nth sync: the process, or the power of a
+    /// machine (`crash-at-sync`, `power-loss-at-sync`).
+    pub(super) dies_at_sync: Option<(u32, crate::storage::Death)>,
 }
 
 pub(super) enum StepKind {

@@ -16,8 +16,20 @@ use super::FileScenario;
 use crate::params::quote;
 use crate::sim::{Attempt, Check, Declared, Ended, Scenario};
 use crate::storage::with_budget;
-use crate::storage::{Journal, SqlValue, Store, Synchronous};
+use crate::storage::{Death, Journal, SqlValue, Store, Synchronous};
 use crate::Result;
+
+impl FileScenario {
+    /// Every step of every attempt's program.
+    fn steps(&self) -> impl Iterator<Item = &super::ir::Step> {
+        self.instances
+            .iter()
+            .flat_map(|instance| match &instance.kind {
+                InstanceKind::Program(steps) => &steps[..],
+                InstanceKind::Clock { .. } => &[],
+            })
+    }
+}
 
 impl Scenario for FileScenario {
     fn id(&self) -> &str {
@@ -116,25 +128,20 @@ impl Scenario for FileScenario {
     }
 
     fn keeps_durability(&self) -> bool {
-        self.instances.iter().any(|instance| match &instance.kind {
-            InstanceKind::Program(steps) => steps
-                .iter()
-                .any(|step| matches!(step.kind, StepKind::PowerLoss(_))),
-            InstanceKind::Clock { .. } => false,
+        self.steps().any(|step| {
+            matches!(step.kind, StepKind::PowerLoss(_))
+                || matches!(step.dies_at_sync, Some((_, Death::Power(_))))
         })
     }
 
     fn machine_fault(&self) -> Option<&'static str> {
-        self.instances
-            .iter()
-            .find_map(|instance| match &instance.kind {
-                InstanceKind::Program(steps) => steps.iter().find_map(|step| match step.kind {
-                    StepKind::PowerLoss(_) => Some("power-loss"),
-                    StepKind::DiskFull(..) => Some("disk-full"),
-                    StepKind::IoError(..) => Some("io-error"),
-                    _ => None,
-                }),
-                InstanceKind::Clock { .. } => None,
+        self.steps()
+            .find_map(|step| match (&step.kind, &step.dies_at_sync) {
+                (StepKind::PowerLoss(_), _) | (_, Some((_, Death::Power(_)))) => Some("power-loss"),
+                (_, Some((_, Death::Process))) => Some("crash-at-sync"),
+                (StepKind::DiskFull(..), _) => Some("disk-full"),
+                (StepKind::IoError(..), _) => Some("io-error"),
+                _ => None,
             })
     }
 

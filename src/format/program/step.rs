@@ -23,6 +23,9 @@ struct Ran<'s> {
     bound: Vec<SqlValue>,
     error: Option<Error>,
     sql: Option<&'s String>,
+    /// The death armed inside the statement, if it came
+    /// (`crash-at-sync`, `power-loss-at-sync`).
+    died: Option<crate::storage::Death>,
 }
 
 impl Ran<'_> {
@@ -33,6 +36,7 @@ impl Ran<'_> {
             bound: Vec::new(),
             error: None,
             sql: None,
+            died: None,
         }
     }
 
@@ -109,6 +113,9 @@ impl ProgramAttempt {
             StepKind::Sql(sql) => self.run_sql(step, sql, ctx),
             _ => Ran::nothing(),
         };
+        if let Some(death) = ran.died.take() {
+            return self.died_inside(&instance, step, &ran, &death, ctx);
+        }
         self.keep(step, &ran, ctx);
         let case = ran.case();
         let chosen = handler(step, ran.answer, case.as_deref());
@@ -161,15 +168,25 @@ impl ProgramAttempt {
     /// work of the transaction it has open, to redo it after a rewind.
     fn run_sql<'s>(&mut self, step: &Step, sql: &'s String, ctx: &StepCtx<'_>) -> Ran<'s> {
         let now = ctx.now();
+        let mut died = None;
         let (mut bound, outcome) = match self.connection(ctx, step.db) {
             Ok(_) => {
                 let conn = self.conns[step.db].as_ref().expect("opened");
                 if !conn.in_transaction() {
                     self.state.forget_work(step.db);
                 }
-                with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                // A death inside the statement, at its Nth sync: armed for
+                // this statement only.
+                if let Some((at, death)) = &step.dies_at_sync {
+                    ctx.store.arm(conn, *at, death.clone());
+                }
+                let outcome = with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                     conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
-                })
+                });
+                if step.dies_at_sync.is_some() {
+                    died = ctx.store.disarm();
+                }
+                outcome
             }
             Err(e) => (Vec::new(), Err(e)),
         };
@@ -220,6 +237,7 @@ impl ProgramAttempt {
             bound,
             error,
             sql: Some(sql),
+            died,
         }
     }
 
@@ -327,6 +345,43 @@ impl ProgramAttempt {
             Answer::Constraint | Answer::Error => self.finish_failed(error_text(ran)),
             Answer::Ok | Answer::Rows | Answer::None => self.goto(step.next),
         }
+    }
+
+    /// The statement's death came inside it, at its armed sync: the process
+    /// (or its machine's power) is gone; the attempt is over, crashed.
+    fn died_inside(
+        &mut self,
+        instance: &Instance,
+        step: &Step,
+        ran: &Ran<'_>,
+        death: &crate::storage::Death,
+        ctx: &StepCtx<'_>,
+    ) -> StepReport {
+        Attempt::crash(self);
+        let at = step.dies_at_sync.as_ref().map_or(0, |(at, _)| *at);
+        let what = match death {
+            crate::storage::Death::Process => format!(
+                "{}'s process died at sync {at} of {}: its locks vanish, and what it had written stays for the next connection to recover",
+                instance.label,
+                quote(&step.name)
+            ),
+            crate::storage::Death::Power(files) => format!(
+                "the power went out at sync {at} of {}'s {} on the machine holding {}: what was not synced is gone",
+                instance.label,
+                quote(&step.name),
+                machine(files)
+            ),
+        };
+        let outcome = Outcome::ended(Ending::Crashed, None);
+        report(
+            instance,
+            step,
+            ran.sql.filter(|_| ctx.narrate).cloned(),
+            Vec::new(),
+            SqlResult::None,
+            Progress::Finished { outcome },
+            if ctx.narrate { what } else { String::new() },
+        )
     }
 
     /// A `crash` step: the process dies here.

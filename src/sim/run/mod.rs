@@ -14,7 +14,7 @@ use super::{
     Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
 };
 use crate::storage::footprint::{self, Footprint};
-use crate::storage::{Conn, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
+use crate::storage::{Conn, Death, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
 pub(crate) use state::Checkpoint;
 
@@ -508,6 +508,14 @@ impl<'s> Run<'s> {
                 format!("attempt {attempt} is not running"),
             ));
         }
+        self.mark_crashed(attempt);
+        Ok(())
+    }
+
+    /// Attempt `attempt` is dead (its process or its machine): its
+    /// connections are killed, and it is over, crashed, whatever its last
+    /// step said.
+    fn mark_crashed(&mut self, attempt: usize) {
         self.attempts[attempt].crash();
         self.changed(attempt);
         self.locks_now.take();
@@ -528,7 +536,6 @@ impl<'s> Run<'s> {
                 self.keys[i].set(None);
             }
         }
-        Ok(())
     }
 
     /// After a power loss: every attempt with a connection on a machine
@@ -548,6 +555,23 @@ impl<'s> Run<'s> {
             self.crash(victim)?;
         }
         Ok(victims)
+    }
+
+    /// Lets attempt `attempt` take its next step, with a death armed at the
+    /// `at`th sync it makes (see [`Store::arm_any`]): the power-loss sweep's
+    /// points inside a statement. Returns whether the death came; if it
+    /// did, the attempt is over, crashed, whatever its step answered.
+    pub fn step_dying(&mut self, attempt: usize, at: u32, death: Death) -> Result<bool> {
+        self.store.arm_any(at, death);
+        let stepped = self.step(attempt);
+        let fired = self.store.disarm().is_some();
+        stepped?;
+        let crashed =
+            matches!(&self.statuses[attempt], Status::Finished { outcome } if outcome.is_crash());
+        if fired && !crashed {
+            self.mark_crashed(attempt);
+        }
+        Ok(fired)
     }
 
     /// The power goes out now, between steps, on the machine holding
