@@ -40,6 +40,7 @@ const ICONS = {
   run: 'M2 3 L8 8 L2 13 Z M8 3 L14 8 L8 13 Z',
   reset: 'M3 3 H5 V13 H3 Z M14 3 L6 8 L14 13 Z',
   undo: 'M2 8 L8 3 V6 C12 6 14 8 14 13 C12 10 11 10 8 10 V13 Z',
+  power: 'M9 1 L3 9 H7 L6 15 L13 6 H9 Z',
 };
 export function icon(name) {
   const svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
@@ -88,4 +89,15 @@ export function cut(text, limit = CUT_CHARS) {
   let total = kept;
   for (const _ of text.slice(end)) total += 1;
   return `${text.slice(0, end)}… (${total.toLocaleString('en')} characters)`;
+}
+
+// A cell's text: NULL, a blob's first bytes in hex, the value otherwise; a
+// long value is cut (its length said), as a note cuts one.
+export function cellText(v) {
+  if (v === null) return 'NULL';
+  if (Array.isArray(v)) {
+    const hex = v.slice(0, CUT_CHARS / 2).map((b) => Number(b).toString(16).padStart(2, '0')).join('');
+    return v.length > CUT_CHARS / 2 ? `x'${hex}…' (${v.length.toLocaleString('en')} bytes)` : `x'${hex}'`;
+  }
+  return cut(typeof v === 'object' ? JSON.stringify(v) : String(v));
 }

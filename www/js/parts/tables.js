@@ -1,7 +1,9 @@
 // The committed tables of every database after the selected step, the rows
-// that step changed highlighted; and each connection's lock. Used by the
-// page and the embeds.
-import { CUT_CHARS, cut, el, row } from './dom.js';
+// that step changed highlighted; in a run that can lose power, which rows
+// are not yet on disk and, where the power went out, the rows it lost; and
+// each connection's lock. Used by the page and the embeds.
+import { cellText, count, el, row } from './dom.js';
+import { LOST_MEANING, VOLATILE_MEANING, lostCount, lostTables, showsDisk, volatileCount, volatileRows } from './power.js';
 import { locksAt, walBadges } from './words.js';
 
 // Rows of `tables` as JSON strings, per "db/table".
@@ -15,17 +17,6 @@ function rowKeys(tables) {
   return keys;
 }
 
-// A cell's text: NULL, a blob's first bytes in hex, the value otherwise; a
-// long value is cut (its length said), as a note cuts one.
-function cellText(v) {
-  if (v === null) return 'NULL';
-  if (Array.isArray(v)) {
-    const hex = v.slice(0, CUT_CHARS / 2).map((b) => Number(b).toString(16).padStart(2, '0')).join('');
-    return v.length > CUT_CHARS / 2 ? `x'${hex}…' (${v.length.toLocaleString('en')} bytes)` : `x'${hex}'`;
-  }
-  return cut(typeof v === 'object' ? JSON.stringify(v) : String(v));
-}
-
 // One section per database with one table per table, after step `selected`.
 export function databaseSections(view, selected) {
   const { trace, initialTables } = view;
@@ -37,19 +28,28 @@ export function databaseSections(view, selected) {
   if (step ? step.tablesLeftOut : view.initialTablesLeftOut) {
     sections.push(el('p', step ? 'The tables after this step are not shown: the run\'s trace already holds all the bytes of tables a trace may keep.' : 'The tables before the first step are not shown: they are more bytes than a trace may keep.', 'explanation'));
   }
+  // Where the power can go out, each table says which rows are on disk; a
+  // legend says what "not yet" and "lost" mean, whenever a row is either.
+  const disk = showsDisk(view);
+  const lost = lostTables(step);
+  if (disk) sections.push(...diskLegend(step));
   for (const [db, byTable] of Object.entries(tables ?? {})) {
     const section = el('section', '', 'db');
     section.append(el('h4', db));
     for (const [name, content] of Object.entries(byTable)) {
       const previous = before.get(`${db}/${name}`) ?? new Set();
+      const volatile = volatileRows(step, db, name);
+      const gone = lost.find((t) => t.db === db && t.table === name)?.rows ?? [];
       const table = el('table', '', 'results data');
-      table.append(el('caption', `${name} (${content.rows.length})`), row(content.columns, 'th'));
-      for (const values of content.rows) {
-        const tr = row(values.map(cellText));
-        for (const td of tr.children) td.title = td.textContent;
-        if (!previous.has(JSON.stringify(values))) tr.className = 'changed';
+      const caption = gone.length ? `${name} (${content.rows.length}; ${gone.length} lost)` : `${name} (${content.rows.length})`;
+      table.append(el('caption', caption), row(disk ? [...content.columns, 'on disk'] : content.columns, 'th'));
+      content.rows.forEach((values, i) => {
+        const tr = dataRow(values, disk && (volatile.has(i) ? 'volatile' : 'durable'));
+        if (!previous.has(JSON.stringify(values))) tr.classList.add('changed');
         table.append(tr);
-      }
+      });
+      // The rows the power loss destroyed, after those that are left.
+      for (const values of gone) table.append(dataRow(values, 'lost'));
       // A wide table scrolls inside its box, which the keyboard can reach.
       const scroll = el('div', '', 'table-scroll');
       scroll.tabIndex = 0;
@@ -61,6 +61,41 @@ export function databaseSections(view, selected) {
     sections.push(section);
   }
   return sections;
+}
+
+// A table row of `values`; `disk` (false where the run cannot lose power)
+// adds the cell that says whether it is on disk: "yes", "not yet"
+// (volatile) or "lost" (the power loss destroyed it).
+function dataRow(values, disk) {
+  const tr = row(values.map(cellText));
+  for (const td of tr.children) /** @type {HTMLElement} */ (td).title = td.textContent;
+  if (!disk) return tr;
+  const words = { durable: ['yes', 'on disk: a power loss would keep it'], volatile: ['not yet', VOLATILE_MEANING], lost: ['lost', LOST_MEANING] };
+  const [text, title] = words[disk];
+  const cell = el('td', text, `disk disk-${disk}`);
+  cell.title = title;
+  tr.append(cell);
+  if (disk !== 'durable') tr.classList.add(disk);
+  return tr;
+}
+
+// What the marks of the rows of `step` mean, as paragraphs: rows not yet on
+// disk, and the rows a power loss destroyed.
+function diskLegend(step) {
+  const legend = [];
+  // (Rows of tables left out of a long trace are not shown, nor marked.)
+  const volatile = step?.tablesLeftOut ? 0 : volatileCount(step);
+  if (volatile) {
+    legend.push(el('p', `${count(volatile, 'committed row')} not yet on disk (marked "not yet"): a power loss of ${volatile === 1 ? 'its machine now would lose it' : 'their machine now would lose them'}.`, 'disk-legend legend-volatile'));
+  }
+  if (step?.powerLoss) {
+    const total = lostCount(step);
+    legend.push(el('p', total
+      // (Tables left out of a long trace show no row: the step's box lists them.)
+      ? `The power went out at this step and took ${count(total, 'committed row')} (${step.tablesLeftOut ? 'listed in the step\'s box' : 'struck through, marked "lost"'}): ${total === 1 ? 'it had' : 'they had'} not reached the disk.`
+      : 'The power went out at this step and took no committed row: all of them were on disk.', total ? 'disk-legend legend-lost' : 'disk-legend legend-lost lost-none'));
+  }
+  return legend;
 }
 
 // Each connection's lock after step `selected`, as list items.

@@ -1,8 +1,10 @@
 // The timeline: one lane per attempt, each step a box in time order, lane
-// heads with the attempt's status and lock after the selected step. Used by
+// heads with the attempt's status and lock after the selected step; the step
+// where the power went out has a badge and the rows it took. Used by
 // the page and the embeds; clicks reach the host through data-action
 // attributes ("step" with data-attempt, "select" with data-step).
 import { el } from './dom.js';
+import { lostCount, lostSentence, powerLossBadge } from './power.js';
 import { FAILURE_WORDS, locksAt, resultText, statusAt, walBadges } from './words.js';
 
 // The CSS classes of a step box.
@@ -18,6 +20,8 @@ function stepClasses(step, selected) {
     else if (ending === 'replyLost') classes.push('lost');
     else if (FAILURE_WORDS.includes(kind)) classes.push('failed');
   }
+  // The power went out here: the whole machine's, not one attempt's end.
+  if (step.powerLoss) classes.push('power-loss');
   if (step.index === selected) classes.push('selected');
   return classes.join(' ');
 }
@@ -71,12 +75,17 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
     box.dataset.step = String(step.index);
     box.style.gridColumn = String(step.attempt + 1);
     box.style.gridRow = String(step.index + 2);
+    // A power loss says so first, in words (its name is the scenario's own).
+    if (step.powerLoss) box.append(powerLossBadge());
     box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
     if (step.sql) box.append(el('code', step.sql, 'step-sql'));
     const result = resultText(step.result);
     if (result) box.append(el('span', result, 'step-result'));
     if (step.progress.kind === 'finished') box.append(el('span', step.progress.outcome.kind, 'step-outcome'));
     box.append(el('span', step.note, 'step-note'));
+    // Which committed rows it destroyed, as text (their values are the
+    // scenario's, and may be anyone's); losing none is no alarm.
+    if (step.powerLoss) box.append(el('span', lostSentence(step), lostCount(step) ? 'step-lost' : 'step-lost lost-none'));
     if (step.index === selected) selectedBox = box;
     nodes.push(box);
   }
