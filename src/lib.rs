@@ -125,9 +125,9 @@ pub mod store {
     pub use crate::storage::shm::ShmLocks;
     pub use crate::storage::vfs::run_rsqlite_vfs_test_suite;
     pub use crate::storage::{
-        round_trip, run_sql, sqlite_memory_used, sqlite_version, ChangeOp, Conn, Death, IoCall,
-        Journal, LockLevel, RoundTrip, SqlValue, Store, Synchronous, Versions, MAX_NOTE_CHARS,
-        SQLITE_VERSION,
+        round_trip, run_sql, seeded_tearing, sqlite_memory_used, sqlite_version, ChangeOp, Conn,
+        Death, IoCall, Journal, LockLevel, RoundTrip, SqlValue, Store, Synchronous, Versions,
+        MAX_NOTE_CHARS, SQLITE_VERSION,
     };
 }
 

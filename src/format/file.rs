@@ -361,6 +361,11 @@ declaration! {
         pub databases: Vec<String> = "databases" (default),
         /// With `io-error`: which call fails, `write` or `sync`.
         pub call: Option<String> = "call" (opt),
+        /// With `power-loss`: which tearing of the writes not yet synced
+        /// (a number, or the parameter that gives one): 0, the default,
+        /// loses them all; N keeps or loses each 512-byte piece by the Nth
+        /// fixed sequence of coin flips.
+        pub torn: Option<toml::Value> = "torn" (opt),
         /// With `sql`: the attempt's process dies inside the statement, at
         /// its Nth sync (a number, or the parameter that says: a whole
         /// number, or `none`), before that sync completes.

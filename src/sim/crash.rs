@@ -14,7 +14,7 @@ use super::scheduler::RoundRobin;
 use super::search::Explorer;
 use super::Run;
 use super::Verdict;
-use crate::storage::{Death, Journal, SqlValue, Store, Synchronous};
+use crate::storage::{seeded_tearing, Death, Journal, SqlValue, Store, Synchronous};
 use crate::{scenarios, Result};
 
 /// What the crash sweep of one scenario found.
@@ -168,16 +168,8 @@ pub(crate) fn power_sweep_scenario(
                 run.step(choice)?;
             }
             let before = run.committed_tables()?;
-            // splitmix64 from the point and the tearing: the same flips in
-            // every run, natively and in the browser.
-            let mut state = (k as u64) << 8 | tearing;
-            let mut flip = || {
-                state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-                let mut z = state;
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                (z ^ (z >> 31)) & 1 == 1
-            };
+            // The point and the tearing seed the flips.
+            let mut flip = seeded_tearing((k as u64) << 8 | tearing);
             let torn: Option<&mut dyn FnMut() -> bool> = (tearing > 0).then_some(&mut flip);
             run.power_loss(&[], torn)?;
             let how = if tearing == 0 {

@@ -112,6 +112,11 @@ pub struct TraceStep {
     /// The power went out at this step: what it lost.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub power_loss: Option<PowerLossView>,
+    /// The databases SQLite could not read after the step, and why (a
+    /// power loss tore one: "database disk image is malformed"); their
+    /// tables are not in `tables`.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub unreadable: BTreeMap<String, String>,
 }
 
 /// What a power loss lost: the committed rows of the step before that are

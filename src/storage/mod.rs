@@ -82,6 +82,7 @@ pub use sql::{run_sql, SqlValue};
 pub(crate) use store::Snapshot;
 pub use store::Store;
 pub use version::{sqlite_memory_used, sqlite_version, Versions, SQLITE_VERSION};
+pub use vfs_durable::seeded_tearing;
 
 /// What `SQLITE_BUSY_SNAPSHOT` means, for people.
 pub(crate) const BUSY_SNAPSHOT: &str = "SQLITE_BUSY_SNAPSHOT: its read snapshot is older than the last commit, so it may not write; waiting cannot help, only ROLLBACK and a new transaction";

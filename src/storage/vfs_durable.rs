@@ -350,3 +350,18 @@ fn tear(written: &[u8], synced: Option<&Image>, keep: &mut dyn FnMut() -> bool) 
     left.truncate(end.min(longest));
     Rc::new(Image::of(&left))
 }
+
+/// The `seed`th tearing: a fixed sequence of coin flips (splitmix64), one
+/// per piece written since the last sync, which [`StoreInner::power_loss`]
+/// keeps (true) or loses; the same in every run, natively and in the
+/// browser.
+pub fn seeded_tearing(seed: u64) -> impl FnMut() -> bool {
+    let mut state = seed;
+    move || {
+        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) & 1 == 1
+    }
+}

@@ -545,7 +545,10 @@ impl FileScenario {
                 (None, Some(action)) if super::super::file::MACHINE_ACTIONS.contains(&action) => {
                     let machine = machine_of(&s.databases)?;
                     match action {
-                        "power-loss" => StepKind::PowerLoss(machine),
+                        "power-loss" => StepKind::PowerLoss(
+                            machine,
+                            tearing(s, params, &format!("{what}, step {}", quote(name)))?,
+                        ),
                         "disk-full" => StepKind::DiskFull(machine, true),
                         "disk-space" => StepKind::DiskFull(machine, false),
                         _ => StepKind::IoError(
@@ -949,4 +952,34 @@ fn dies_at_sync(
         (None, Some(n)) => Some((n, crate::storage::Death::Power(machine.to_vec()))),
         (None, None) => None,
     })
+}
+
+/// A power-loss step's tearing (`torn`): 0 (whole) unless it says, a
+/// number or the parameter that gives one.
+fn tearing(
+    spec: &super::super::file::StepSpec,
+    params: &Map<String, Value>,
+    what: &str,
+) -> Result<u32> {
+    let Some(given) = &spec.torn else {
+        return Ok(0);
+    };
+    let value = match given {
+        toml::Value::String(name) => params.get(name).cloned(),
+        toml::Value::Integer(n) => Some(Value::from(*n)),
+        _ => None,
+    };
+    value
+        .as_ref()
+        .and_then(|v| match v {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        })
+        .and_then(|n| u32::try_from(n).ok())
+        .ok_or_else(|| {
+            bad(format!(
+                "{what}: torn is a tearing (0: none, N: the Nth), or the name of a parameter that gives one"
+            ))
+        })
 }

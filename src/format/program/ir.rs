@@ -114,8 +114,9 @@ pub(super) enum StepKind {
     Work,
     Fail,
     /// The machine holding these database files loses power (every
-    /// database's when empty).
-    PowerLoss(Vec<String>),
+    /// database's when empty); with a tearing (from 1), the writes not yet
+    /// synced are torn by it ([`crate::storage::seeded_tearing`]).
+    PowerLoss(Vec<String>, u32),
     /// That machine's disk fills up (`true`) or has room again.
     DiskFull(Vec<String>, bool),
     /// The next such call on that machine's files fails.

@@ -129,7 +129,7 @@ impl Scenario for FileScenario {
 
     fn keeps_durability(&self) -> bool {
         self.steps().any(|step| {
-            matches!(step.kind, StepKind::PowerLoss(_))
+            matches!(step.kind, StepKind::PowerLoss(..))
                 || matches!(step.dies_at_sync, Some((_, Death::Power(_))))
         })
     }
@@ -137,7 +137,9 @@ impl Scenario for FileScenario {
     fn machine_fault(&self) -> Option<&'static str> {
         self.steps()
             .find_map(|step| match (&step.kind, &step.dies_at_sync) {
-                (StepKind::PowerLoss(_), _) | (_, Some((_, Death::Power(_)))) => Some("power-loss"),
+                (StepKind::PowerLoss(..), _) | (_, Some((_, Death::Power(_)))) => {
+                    Some("power-loss")
+                }
                 (_, Some((_, Death::Process))) => Some("crash-at-sync"),
                 (StepKind::DiskFull(..), _) => Some("disk-full"),
                 (StepKind::IoError(..), _) => Some("io-error"),

@@ -309,12 +309,17 @@ impl ProgramAttempt {
                 StepKind::LoseReply => self.finish(Outcome::ended(Ending::ReplyLost, None)),
                 StepKind::Work => self.goto(step.next),
                 StepKind::Fail => self.finish_failed(format!("it fails at {}", quote(&step.name))),
-                StepKind::PowerLoss(files) => match ctx.store.power_loss(files, None) {
-                    // Whoever had a connection there (this attempt too) is
-                    // dead: the run sees to it after the step.
-                    Ok(_) => self.goto(step.next),
-                    Err(e) => self.finish_failed(e.to_string()),
-                },
+                StepKind::PowerLoss(files, tearing) => {
+                    let mut flip = crate::storage::seeded_tearing(u64::from(*tearing));
+                    let torn: Option<&mut dyn FnMut() -> bool> =
+                        (*tearing > 0).then_some(&mut flip);
+                    match ctx.store.power_loss(files, torn) {
+                        // Whoever had a connection there (this attempt too)
+                        // is dead: the run sees to it after the step.
+                        Ok(_) => self.goto(step.next),
+                        Err(e) => self.finish_failed(e.to_string()),
+                    }
+                }
                 StepKind::DiskFull(files, full) => {
                     ctx.store.set_disk_full(files, *full);
                     self.goto(step.next)
@@ -520,8 +525,8 @@ fn what_happened(step: &Step, result: &SqlResult) -> String {
         SqlResult::None => match &step.kind {
             StepKind::Crash => "its process dies: its locks vanish, its open transaction is left for recovery".into(),
             StepKind::LoseReply => "its reply is lost: whatever it committed stays, but its client never hears the answer".into(),
-            StepKind::PowerLoss(files) if files.is_empty() => "the power goes out: every file is left as it was last synced, and every connection dies".into(),
-            StepKind::PowerLoss(files) => format!(
+            StepKind::PowerLoss(files, _) if files.is_empty() => "the power goes out: every file is left as it was last synced, and every connection dies".into(),
+            StepKind::PowerLoss(files, _) => format!(
                 "the power goes out on the machine holding {}: its files are left as they were last synced, and its connections die",
                 files.join(", ")
             ),

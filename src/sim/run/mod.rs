@@ -8,7 +8,7 @@ use std::hash::Hasher;
 use std::rc::Rc;
 
 use super::schedule;
-use super::trace::{level_name, lost_rows, tables_size, volatile_rows, PowerLossView};
+use super::trace::{level_name, lost_rows, tables_size, volatile_rows, PowerLossView, Tables};
 use super::{
     Attempt, Check, Ended, Ending, LockView, Outcome, Peer, Progress, RowChange, Scenario,
     Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
@@ -460,12 +460,15 @@ impl<'s> Run<'s> {
                 tables_left_out: true,
                 volatile: BTreeMap::new(),
                 power_loss: None,
+                unreadable: BTreeMap::new(),
             };
             if self.trace_bytes < BUDGETS.trace_bytes {
-                let tables = self.committed_tables()?;
+                let (tables, unreadable) = self.tables_readable(false)?;
+                step.unreadable = unreadable;
                 self.trace_bytes += tables_size(&tables);
                 if self.trace_bytes <= BUDGETS.trace_bytes {
-                    if let Some(durable) = self.durable_tables()? {
+                    if self.store.keeps_durability() {
+                        let (durable, _) = self.tables_readable(true)?;
                         step.volatile = volatile_rows(&tables, &durable);
                     }
                     if self.store.power_losses() != power_losses_before {
@@ -610,8 +613,22 @@ impl<'s> Run<'s> {
     }
 
     /// The committed tables of a copy of the store's files, or of what a
-    /// power loss would leave of them (`durable`).
+    /// power loss would leave of them (`durable`). A database SQLite cannot
+    /// read (a power loss with `synchronous = OFF` tore it) is an error.
     fn tables_seen(&self, durable: bool) -> Result<BTreeMap<String, BTreeMap<String, Table>>> {
+        let (tables, mut unreadable) = self.tables_readable(durable)?;
+        match unreadable.pop_first() {
+            None => Ok(tables),
+            Some((db, error)) => Err(Error::invalid(
+                "database",
+                format!("{db} cannot be read: {error}"),
+            )),
+        }
+    }
+
+    /// The committed tables of the databases SQLite can read, and for each
+    /// it cannot, why (a torn database: "database disk image is malformed").
+    fn tables_readable(&self, durable: bool) -> Result<(Tables, BTreeMap<String, String>)> {
         let owned;
         let observer = match &self.observer {
             Some(store) => store,
@@ -626,36 +643,23 @@ impl<'s> Run<'s> {
             observer.copy_files_from(self.store)?;
         }
         let mut out = BTreeMap::new();
+        let mut unreadable = BTreeMap::new();
         for db in self.scenario.databases() {
-            let mut tables = BTreeMap::new();
-            if observer.files().iter().any(|(name, _)| name == db) {
-                let conn = observer.connect(db, "observer")?;
-                let names = conn.execute(
-                    "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
-                    &[],
-                )?;
-                for row in names.rows {
-                    if let Some(SqlValue::Text(name)) = row.into_iter().next() {
-                        let rows = conn.execute(
-                            &format!(
-                                "SELECT * FROM \"{}\" ORDER BY rowid",
-                                name.replace('"', "\"\"")
-                            ),
-                            &[],
-                        )?;
-                        tables.insert(
-                            name,
-                            Table {
-                                columns: rows.columns,
-                                rows: rows.rows,
-                            },
-                        );
-                    }
+            if !observer.files().iter().any(|(name, _)| name == db) {
+                out.insert(db.to_string(), BTreeMap::new());
+                continue;
+            }
+            let conn = observer.connect(db, "observer")?;
+            match read_tables(&conn) {
+                Ok(tables) => {
+                    out.insert(db.to_string(), tables);
+                }
+                Err(e) => {
+                    unreadable.insert(db.to_string(), e.to_string());
                 }
             }
-            out.insert(db.to_string(), tables);
         }
-        Ok(out)
+        Ok((out, unreadable))
     }
 
     /// Why the run stopped, or `None` while some attempt can still run.
@@ -820,4 +824,32 @@ pub(crate) fn run_alone(
             Progress::Progressed => {}
         }
     }
+}
+
+/// Every table of `conn`'s database with its rows, by name.
+fn read_tables(conn: &Conn) -> Result<BTreeMap<String, Table>> {
+    let mut tables = BTreeMap::new();
+    let names = conn.execute(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+        &[],
+    )?;
+    for row in names.rows {
+        if let Some(SqlValue::Text(name)) = row.into_iter().next() {
+            let rows = conn.execute(
+                &format!(
+                    "SELECT * FROM \"{}\" ORDER BY rowid",
+                    name.replace('"', "\"\"")
+                ),
+                &[],
+            )?;
+            tables.insert(
+                name,
+                Table {
+                    columns: rows.columns,
+                    rows: rows.rows,
+                },
+            );
+        }
+    }
+    Ok(tables)
 }

@@ -89,6 +89,12 @@ pub(crate) fn explain(trace: &[TraceStep], verdict: &Verdict) -> Vec<String> {
                     format!(" (lost: {})", parts.join(", "))
                 }
             });
+            let lost = lost
+                + &step
+                    .unreadable
+                    .iter()
+                    .map(|(db, error)| format!("; then {db} could not be read: {error}"))
+                    .collect::<String>();
             if names_itself {
                 format!("{}. {note}{lost}", step.index + 1)
             } else {
