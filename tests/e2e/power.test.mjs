@@ -193,6 +193,27 @@ test('a design\'s values in the lost rows stay text, never HTML', async () => {
   await context.close();
 });
 
+test('a database a torn write broke is said to be unreadable, and the run still ends', async () => {
+  // tests/designs/torn.toml at OFF, tearing 1: the power loss leaves a
+  // database SQLite cannot read; the page says so (as text) and shows the
+  // failed check, instead of an error in place of the run.
+  const source = readFileSync(path.join(repoRoot, 'tests', 'designs', 'torn.toml'), 'utf8')
+    .replace('default = 0', 'default = 1');
+  assert.ok(source.includes('default = 1'));
+  const { context, page, seen } = await openPage(env.browser, env.server.url);
+  await page.goto(env.server.url);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  const packed = await page.evaluate(async (text) => (await import('/js/parts/pack.js')).pack(text), source);
+  await page.goto(`${env.server.url}?src=${packed}&schedule=AAB&step=3`);
+  await page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  await page.locator('#tables p.disk-legend', { hasText: 'could not be read' }).waitFor({ timeout: 30000 });
+  const said = await page.locator('#tables p.disk-legend', { hasText: 'could not be read' }).textContent();
+  assert.match(said, /^app\.db could not be read after this step: .*malformed/);
+  assert.match(await page.locator('#checks').textContent(), /the database is sound/);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
 test('the embed marks the power loss and its lost rows, at 1280 and 390 px, by mouse and keyboard', async () => {
   for (const width of [1280, 390]) {
     const { context, page, seen } = await openPage(env.browser, env.server.url);

@@ -33,6 +33,11 @@ export function databaseSections(view, selected) {
   const disk = showsDisk(view);
   const lost = lostTables(step);
   if (disk) sections.push(...diskLegend(step));
+  // A database SQLite could not read after the step (a torn write broke
+  // it): its tables are not there, and the reason is SQLite's (as text).
+  for (const [db, error] of Object.entries(step?.unreadable ?? {})) {
+    sections.push(el('p', `${db} could not be read after this step: ${error}`, 'disk-legend legend-lost'));
+  }
   for (const [db, byTable] of Object.entries(tables ?? {})) {
     const section = el('section', '', 'db');
     section.append(el('h4', db));
