@@ -9,8 +9,6 @@
 //! database of the store. What is pending is part of the store's state:
 //! hashed with it (when there is any) and kept by its snapshots.
 
-use std::collections::BTreeSet;
-
 use rsqlite_vfs::{VfsError, VfsErrorCode};
 
 use super::footprint;
@@ -56,10 +54,10 @@ impl IoCall {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub(crate) struct Faults {
     /// Machines whose disk is full, by their databases' files (an empty
-    /// set: every database).
-    pub(super) full: BTreeSet<Vec<String>>,
-    /// The next call of each kind that fails, by machine.
-    pub(super) failing: BTreeSet<(Vec<String>, IoCall)>,
+    /// list: every database), each once, in the order they filled up.
+    pub(super) full: Vec<Vec<String>>,
+    /// The next call of each kind that fails, by machine, each once.
+    pub(super) failing: Vec<(Vec<String>, IoCall)>,
 }
 
 impl Faults {

@@ -32,7 +32,7 @@
 //! from then on what is on disk is part of the store's state (hashed and
 //! snapshotted with it). Until then a sync costs nothing, as before.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use super::footprint;
@@ -50,10 +50,12 @@ const TEAR_BYTES: usize = 512;
 /// What is durable of a store's files at one moment, as a snapshot keeps it.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DurableImage {
-    /// Each file's synced bytes, by its name now (`None`: never synced).
-    synced: BTreeMap<String, Option<Rc<Image>>>,
-    /// The durable directory: each name, and the file it leads to.
-    dir: BTreeMap<String, DirEntry>,
+    /// Each file's synced bytes, by its name now (`None`: never synced),
+    /// in name order.
+    synced: Vec<(String, Option<Rc<Image>>)>,
+    /// The durable directory: each name, and the file it leads to, in name
+    /// order.
+    dir: Vec<(String, DirEntry)>,
 }
 
 /// Where a name of the durable directory leads.
@@ -81,12 +83,16 @@ impl StoreInner {
     /// From now on, keeps what is durable apart from what is written; what
     /// the files hold now is all durable.
     pub(crate) fn keep_durability(&self) {
-        let files = self.files.borrow();
-        for data in files.values() {
+        // Inserted one by one (here and below), as elsewhere in the store:
+        // cloning or collecting a map compiles code of its own for each
+        // kind of entry, which the browser downloads.
+        let mut dir = BTreeMap::new();
+        for (name, data) in self.files.borrow().iter() {
             let image = data.image();
             *data.durable.borrow_mut() = Some(image);
+            dir.insert(name.clone(), Rc::clone(data));
         }
-        *self.durable_dir.borrow_mut() = Some(files.clone());
+        *self.durable_dir.borrow_mut() = Some(dir);
     }
 
     /// Whether it keeps durability.
@@ -176,13 +182,12 @@ impl StoreInner {
                     .iter()
                     .any(|db| footprint::database_of(name) == db)
         };
-        let dead: BTreeSet<ConnId> = self
-            .handles
-            .borrow()
-            .values()
-            .filter(|h| reached(&h.file))
-            .map(|h| h.conn)
-            .collect();
+        let mut dead: Vec<ConnId> = Vec::new();
+        for handle in self.handles.borrow().values() {
+            if reached(&handle.file) && !dead.contains(&handle.conn) {
+                dead.push(handle.conn);
+            }
+        }
         for &conn in &dead {
             self.kill(conn);
         }
@@ -214,7 +219,7 @@ impl StoreInner {
         }
         // Closed later: this may run inside another connection's call.
         self.graveyard.borrow_mut().extend(idle);
-        Some(dead.into_iter().collect())
+        Some(dead)
     }
 
     /// The files a power loss now would leave (`None` unless durability is
@@ -222,14 +227,12 @@ impl StoreInner {
     pub(crate) fn durable_files(&self) -> Option<BTreeMap<String, Rc<Image>>> {
         let durable = self.durable_dir.borrow();
         let dir = durable.as_ref()?;
-        Some(
-            dir.iter()
-                .map(|(name, cell)| {
-                    let image = cell.durable.borrow().clone();
-                    (name.clone(), image.unwrap_or_default())
-                })
-                .collect(),
-        )
+        let mut files = BTreeMap::new();
+        for (name, cell) in dir {
+            let image = cell.durable.borrow().clone();
+            files.insert(name.clone(), image.unwrap_or_default());
+        }
+        Some(files)
     }
 
     /// What is durable now, for a snapshot (`None` unless kept).
@@ -237,21 +240,20 @@ impl StoreInner {
         let durable = self.durable_dir.borrow();
         let dir = durable.as_ref()?;
         let files = self.files.borrow();
-        let synced = files
-            .iter()
-            .map(|(name, data)| (name.clone(), data.durable.borrow().clone()))
-            .collect();
-        let dir = dir
-            .iter()
-            .map(|(name, cell)| {
-                let entry = match files.get(name) {
-                    Some(current) if Rc::ptr_eq(current, cell) => DirEntry::Current,
-                    _ => DirEntry::Gone(cell.durable.borrow().clone()),
-                };
-                (name.clone(), entry)
-            })
-            .collect();
-        Some(DurableImage { synced, dir })
+        let mut image = DurableImage::default();
+        for (name, data) in files.iter() {
+            image
+                .synced
+                .push((name.clone(), data.durable.borrow().clone()));
+        }
+        for (name, cell) in dir {
+            let entry = match files.get(name) {
+                Some(current) if Rc::ptr_eq(current, cell) => DirEntry::Current,
+                _ => DirEntry::Gone(cell.durable.borrow().clone()),
+            };
+            image.dir.push((name.clone(), entry));
+        }
+        Some(image)
     }
 
     /// Puts what is durable back to `image` (the files must be put back
@@ -265,26 +267,26 @@ impl StoreInner {
             return self.keep_durability();
         };
         let files = self.files.borrow();
-        for (name, data) in files.iter() {
-            if let Some(synced) = image.synced.get(name) {
+        for (name, synced) in &image.synced {
+            if let Some(data) = files.get(name) {
                 *data.durable.borrow_mut() = synced.clone();
             }
         }
-        let dir = image
-            .dir
-            .iter()
-            .filter_map(|(name, entry)| {
-                let cell = match entry {
-                    DirEntry::Current => Rc::clone(files.get(name)?),
-                    DirEntry::Gone(synced) => {
-                        let cell = FileCell::new(Vec::new());
-                        *cell.durable.borrow_mut() = synced.clone();
-                        Rc::new(cell)
-                    }
-                };
-                Some((name.clone(), cell))
-            })
-            .collect();
+        let mut dir = BTreeMap::new();
+        for (name, entry) in &image.dir {
+            let cell = match entry {
+                DirEntry::Current => match files.get(name) {
+                    Some(cell) => Rc::clone(cell),
+                    None => continue,
+                },
+                DirEntry::Gone(synced) => {
+                    let cell = FileCell::new(Vec::new());
+                    *cell.durable.borrow_mut() = synced.clone();
+                    Rc::new(cell)
+                }
+            };
+            dir.insert(name.clone(), cell);
+        }
         *self.durable_dir.borrow_mut() = Some(dir);
     }
 

@@ -14,20 +14,24 @@ impl StoreInner {
     pub(crate) fn set_disk_full(&self, databases: &[String], full: bool) {
         footprint::global();
         let mut faults = self.faults.borrow_mut();
-        if full {
-            faults.full.insert(databases.to_vec());
-        } else {
-            faults.full.remove(databases);
+        let at = faults.full.iter().position(|m| m == databases);
+        match (full, at) {
+            (true, None) => faults.full.push(databases.to_vec()),
+            (false, Some(at)) => {
+                faults.full.remove(at);
+            }
+            _ => {}
         }
     }
 
     /// The next `call` on a file of the machine holding `databases` fails.
     pub(crate) fn fail_next(&self, databases: &[String], call: IoCall) {
         footprint::global();
-        self.faults
-            .borrow_mut()
-            .failing
-            .insert((databases.to_vec(), call));
+        let mut faults = self.faults.borrow_mut();
+        let pending = (databases.to_vec(), call);
+        if !faults.failing.contains(&pending) {
+            faults.failing.push(pending);
+        }
     }
 
     /// The error a `call` on `file` meets now, if any: a pending failure
@@ -40,10 +44,9 @@ impl StoreInner {
         let pending = faults
             .failing
             .iter()
-            .find(|(machine, c)| *c == call && on(machine, file))
-            .cloned();
+            .position(|(machine, c)| *c == call && on(machine, file));
         if let Some(pending) = pending {
-            faults.failing.remove(&pending);
+            faults.failing.remove(pending);
             return Some(call.error());
         }
         if grows && faults.full.iter().any(|machine| on(machine, file)) {
