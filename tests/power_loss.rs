@@ -178,6 +178,15 @@ fn a_death_inside_a_commit_reaches_sqlite_s_recovery_paths() {
             "wal power 3: committed, counted 2",
         ]
     );
+    // Armed past the statement's last sync, the step says so.
+    let explorer =
+        Explorer::new(file.build(&json!({ "journal": "wal", "at": "3" })).unwrap()).unwrap();
+    let run = explorer.run(&mut replayground::RoundRobin, true).unwrap();
+    let note = &run.trace.unwrap()[2].report.note;
+    assert!(
+        note.ends_with("made 2 syncs, fewer than the 3 its death was armed at: nothing died"),
+        "{note}"
+    );
 }
 
 #[test]

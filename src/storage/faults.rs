@@ -90,6 +90,8 @@ pub enum Death {
 #[derive(Debug, Clone)]
 pub(crate) struct Armed {
     pub(super) conn: Option<u64>,
+    /// The sync it was armed at.
+    pub(super) at: u32,
     pub(super) left: u32,
     pub(super) death: Death,
 }

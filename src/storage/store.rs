@@ -239,6 +239,12 @@ impl Store {
 
     /// Disarms what [`Store::arm`] armed; returns the death if it fired.
     pub fn disarm(&self) -> Option<Death> {
+        self.inner.disarm().ok()
+    }
+
+    /// As [`Store::disarm`], but when the death did not fire, how many
+    /// syncs the statement made (fewer than it was armed at).
+    pub fn disarm_counting(&self) -> std::result::Result<Death, u32> {
         self.inner.disarm()
     }
 

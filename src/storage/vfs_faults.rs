@@ -86,17 +86,23 @@ impl StoreInner {
     pub(crate) fn arm(&self, conn: Option<ConnId>, at: u32, death: Death) {
         *self.armed.borrow_mut() = Some(Armed {
             conn,
+            at,
             left: at,
             death,
         });
     }
 
     /// Disarms what was armed, and closes the idle connections a power
-    /// loss inside the statement killed. Returns the death if it fired.
-    pub(crate) fn disarm(&self) -> Option<Death> {
-        self.armed.take();
+    /// loss inside the statement killed. Returns the death if it fired,
+    /// else how many syncs the statement made (fewer than armed).
+    pub(crate) fn disarm(&self) -> Result<Death, u32> {
+        let armed = self.armed.take();
         self.bury();
-        self.fired.take()
+        match (self.fired.take(), armed) {
+            (Some(death), _) => Ok(death),
+            (None, Some(armed)) => Err(armed.at - armed.left),
+            (None, None) => Err(0),
+        }
     }
 
     /// A sync of connection `conn` is about to happen: if it is the armed

@@ -26,6 +26,9 @@ struct Ran<'s> {
     /// The death armed inside the statement, if it came
     /// (`crash-at-sync`, `power-loss-at-sync`).
     died: Option<crate::storage::Death>,
+    /// Or, when it did not: how many syncs the statement made (fewer than
+    /// the death was armed at).
+    missed: Option<u32>,
 }
 
 impl Ran<'_> {
@@ -37,6 +40,7 @@ impl Ran<'_> {
             error: None,
             sql: None,
             died: None,
+            missed: None,
         }
     }
 
@@ -123,7 +127,18 @@ impl ProgramAttempt {
         if !matches!(ran.answer, Answer::Busy) || chosen.is_some() {
             self.set(step);
         }
-        let (progress, extra) = self.decide(step, &ran, chosen, ctx);
+        let (progress, mut extra) = self.decide(step, &ran, chosen, ctx);
+        if let (Some(made), Some((at, _))) = (ran.missed, &step.dies_at_sync) {
+            // Armed past the statement's last sync: said, not silent.
+            let said = format!(
+                "made {made} sync{}, fewer than the {at} its death was armed at: nothing died",
+                if made == 1 { "" } else { "s" }
+            );
+            extra = Some(match extra {
+                Some(words) => format!("{words}; {said}"),
+                None => said,
+            });
+        }
         if progress != Progress::Blocked {
             self.state.done_steps += 1;
         }
@@ -169,6 +184,7 @@ impl ProgramAttempt {
     fn run_sql<'s>(&mut self, step: &Step, sql: &'s String, ctx: &StepCtx<'_>) -> Ran<'s> {
         let now = ctx.now();
         let mut died = None;
+        let mut missed = None;
         let (mut bound, outcome) = match self.connection(ctx, step.db) {
             Ok(_) => {
                 let conn = self.conns[step.db].as_ref().expect("opened");
@@ -184,7 +200,10 @@ impl ProgramAttempt {
                     conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
                 });
                 if step.dies_at_sync.is_some() {
-                    died = ctx.store.disarm();
+                    match ctx.store.disarm_counting() {
+                        Ok(death) => died = Some(death),
+                        Err(made) => missed = Some(made),
+                    }
                 }
                 outcome
             }
@@ -238,6 +257,7 @@ impl ProgramAttempt {
             error,
             sql: Some(sql),
             died,
+            missed,
         }
     }
 
