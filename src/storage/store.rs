@@ -248,6 +248,20 @@ impl Store {
         self.inner.disarm()
     }
 
+    /// Sets the pending I/O faults aside until [`Store::resume_faults`]: a
+    /// search going back to a state redoes the open transactions as they
+    /// were first done, before the faults pending now were injected.
+    pub(crate) fn suspend_faults(&self) -> Option<Faults> {
+        let faults = self.inner.faults();
+        self.inner.restore_faults(None);
+        faults
+    }
+
+    /// Puts back the faults [`Store::suspend_faults`] set aside.
+    pub(crate) fn resume_faults(&self, faults: Option<Faults>) {
+        self.inner.restore_faults(faults.as_ref());
+    }
+
     /// How many power losses the store went through.
     pub fn power_losses(&self) -> u64 {
         self.inner.power_losses.get()

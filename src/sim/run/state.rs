@@ -282,6 +282,40 @@ impl Run<'_> {
         })
     }
 
+    /// The part of [`Run::restore`] that redoes what was open: each
+    /// rewound attempt takes back its state and connections, every
+    /// unchanged one forgets a stale page cache, and the transactions are
+    /// redone (the readers', then the writers'). False when an attempt's
+    /// state is not of this scenario.
+    fn redo(
+        &mut self,
+        checkpoint: &Checkpoint,
+        rewound: &[usize],
+        unchanged: &[bool],
+    ) -> Result<bool> {
+        for &i in rewound {
+            if !self.attempts[i].restore(checkpoint.attempts[i].as_ref(), self.store)? {
+                return Ok(false);
+            }
+        }
+        // An unchanged attempt's connection outside a transaction may hold
+        // a page cache that a later branch would leave stale under the same
+        // change counter ([`crate::storage::Conn::forget_stale_cache`]).
+        for (attempt, _) in self.attempts.iter().zip(unchanged).filter(|(_, &u)| u) {
+            for conn in attempt.connections().iter().flatten() {
+                if !conn.in_transaction() {
+                    conn.forget_stale_cache()?;
+                }
+            }
+        }
+        for writers in [false, true] {
+            for &i in rewound {
+                self.attempts[i].resume(writers)?;
+            }
+        }
+        Ok(true)
+    }
+
     /// Goes back to `checkpoint`, taken of a run of the same scenario on the
     /// same store: every attempt's connections roll back what they have
     /// open, the files are put back, each attempt takes back its state and
@@ -324,25 +358,16 @@ impl Run<'_> {
         // The journals of the write transactions kept open stay.
         let (kept, _) = self.writers_journals();
         self.store.rewind(&checkpoint.files, &kept)?;
-        for &i in &rewound {
-            if !self.attempts[i].restore(checkpoint.attempts[i].as_ref(), self.store)? {
-                return Ok(false);
-            }
-        }
-        // An unchanged attempt's connection outside a transaction may hold
-        // a page cache that a later branch would leave stale under the same
-        // change counter ([`crate::storage::Conn::forget_stale_cache`]).
-        for (attempt, _) in self.attempts.iter().zip(&unchanged).filter(|(_, &u)| u) {
-            for conn in attempt.connections().iter().flatten() {
-                if !conn.in_transaction() {
-                    conn.forget_stale_cache()?;
-                }
-            }
-        }
-        for writers in [false, true] {
-            for &i in &rewound {
-                self.attempts[i].resume(writers)?;
-            }
+        // The open transactions are redone as they were first done: before
+        // the I/O faults pending in the checkpoint (a disk that filled up
+        // since) were injected. Redone under them, a write that then went
+        // through could fail, and the locks would differ from the
+        // checkpoint's (tests/reduction.rs, a full disk anywhere).
+        let faults = self.store.suspend_faults();
+        let redone = self.redo(checkpoint, &rewound, &unchanged);
+        self.store.resume_faults(faults);
+        if !redone? {
+            return Ok(false);
         }
         self.statuses.clone_from(&checkpoint.statuses);
         self.choices.clone_from(&checkpoint.choices);
