@@ -1,10 +1,12 @@
 // Runs the engine benchmark page in Debian's Chromium and prints its JSON
 // report on stdout. Usage: node bench.mjs ROUNDS ITERATIONS
 import fs from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
+import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, startServer } from './harness.mjs';
+import { launchBrowser, launchPersistent, startServer } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The browser SQLite builds people use, pinned in package.json, served on the
@@ -51,27 +53,100 @@ document.title = 'answered ' + performance.now();
 </script>`,
 };
 
-// Serves /peers/NAME/FILE from the pinned packages, and /peers/first-query/N
-// (N an index into FIRST_QUERY) as a page. `target` is a page or a context.
+// The body and type of /peers/first-query/N (N an index into FIRST_QUERY)
+// or /peers/NAME/FILE (a pinned package's file); null when there is none.
+async function peerFile(pathname) {
+  const first = pathname.match(/^\/peers\/first-query\/(\d+)$/);
+  if (first) {
+    const html = Object.values(FIRST_QUERY)[Number(first[1])];
+    return html === undefined ? null
+      : { body: `<!doctype html><title>loading</title>${html}`, contentType: 'text/html', modified: STARTED };
+  }
+  const [, name, file] = pathname.match(/^\/peers\/([^/]+)\/(.+)$/) ?? [];
+  const dir = PEERS[name];
+  if (!dir || file.includes('..')) return null;
+  try {
+    const full = path.join(dir, file);
+    return {
+      body: await readFile(full),
+      contentType: TYPES[path.extname(file)] ?? 'application/octet-stream',
+      modified: (await stat(full)).mtime,
+    };
+  } catch {
+    return null;
+  }
+}
+const STARTED = new Date();
+
+// Serves the peers to the benchmark page (same origin, through the page's route).
 async function servePeers(target) {
   await target.route('**/peers/**', async (route) => {
-    const first = new URL(route.request().url()).pathname.match(/^\/peers\/first-query\/(\d+)$/);
-    if (first) {
-      const html = Object.values(FIRST_QUERY)[Number(first[1])];
-      if (html === undefined) return route.fulfill({ status: 404 });
-      return route.fulfill({ status: 200, contentType: 'text/html', body: `<!doctype html><title>loading</title>${html}` });
-    }
-    const [, name, file] = new URL(route.request().url()).pathname.match(/^\/peers\/([^/]+)\/(.+)$/) ?? [];
-    const dir = PEERS[name];
-    if (!dir || file.includes('..')) return route.fulfill({ status: 404 });
-    try {
-      const body = await readFile(path.join(dir, file));
-      return route.fulfill({ status: 200, body, contentType: TYPES[path.extname(file)] ?? 'application/octet-stream' });
-    } catch {
-      return route.fulfill({ status: 404 });
-    }
+    const found = await peerFile(new URL(route.request().url()).pathname);
+    if (!found) return route.fulfill({ status: 404 });
+    return route.fulfill({ status: 200, body: found.body, contentType: found.contentType });
   });
 }
+
+// Serves the first-query pages and every build's files over HTTP, with the
+// caching headers scripts/serve.py gives the playground's files (stored,
+// revalidated on each load: Cache-Control no-cache, Last-Modified, 304), so
+// that a returning visitor's browser reads them from its HTTP cache and V8
+// may use the code it cached for a module. Resolves to { url, stop }.
+function startPeerServer() {
+  const server = http.createServer(async (request, response) => {
+    const found = await peerFile(new URL(request.url, 'http://x').pathname);
+    if (!found) {
+      response.writeHead(404).end();
+      return;
+    }
+    const modified = new Date(Math.floor(found.modified.getTime() / 1000) * 1000);
+    const since = Date.parse(request.headers['if-modified-since'] ?? '');
+    const headers = { 'Cache-Control': 'no-cache', 'Last-Modified': modified.toUTCString() };
+    if (!Number.isNaN(since) && since >= modified.getTime()) {
+      response.writeHead(304, headers).end();
+      return;
+    }
+    response.writeHead(200, { ...headers, 'Content-Type': found.contentType }).end(found.body);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => resolve({
+      url: `http://127.0.0.1:${server.address().port}/`,
+      stop: () => server.close(),
+    }));
+  });
+}
+
+// Loads `url` in a new page of `context`, waits for `ready(page)` and returns
+// `measure(page)`.
+async function load(context, url, ready, measure) {
+  const page = await context.newPage();
+  try {
+    await page.goto(url);
+    await ready(page);
+    return await measure(page);
+  } finally {
+    await page.close();
+  }
+}
+
+// The playground's marks, ms since navigation started.
+const playgroundReady = (page) => page.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
+const playgroundMarks = (page) => page.evaluate(() => {
+  const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
+  return {
+    engineAnswering: mark('replayground-engine-answering'),
+    firstResult: mark('replayground-first-result'),
+    catalog: mark('replayground-interactive'),
+  };
+});
+const PERMALINK = '?s=idem-check-then-write&schedule=A6B3AB4';
+// A first-query page's answer, ms since navigation started.
+const firstQueryReady = (page) => page.waitForFunction(() => document.title.startsWith('answered'), null, { timeout: 60000 });
+const firstQueryMs = async (page) => Number((await page.title()).split(' ')[1]);
+// How long a returning visitor's first load stays open: V8 writes a module's
+// compiled code to Chromium's cache once enough of it is optimised or about
+// two seconds after it was compiled (its --wasm-caching-timeout-ms).
+const CODE_CACHE_WAIT_MS = 3000;
 
 // Runs in the page: the same SQL as the engine's benchmark, through each
 // peer's JS API with prepared statements reused, `rounds` rounds of
@@ -219,37 +294,51 @@ try {
   const samples = [];
   for (let i = 0; i < 5; i += 1) {
     const context = await browser.newContext();
-    const fresh = await context.newPage();
-    await fresh.goto(`${server.url}?s=idem-check-then-write&schedule=A6B3AB4`);
-    await fresh.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
-    samples.push(await fresh.evaluate(() => {
-      const mark = (name) => performance.getEntriesByName(name)[0]?.startTime ?? null;
-      return {
-        engineAnswering: mark('replayground-engine-answering'),
-        firstResult: mark('replayground-first-result'),
-        catalog: mark('replayground-interactive'),
-      };
-    }));
+    samples.push(await load(context, `${server.url}${PERMALINK}`, playgroundReady, playgroundMarks));
     await context.close();
   }
   json.navigation = samples;
   // How soon each build answers a first query: a fresh context per load,
   // the builds' order rotated each repetition.
+  const peerServer = await startPeerServer();
   const names = Object.keys(FIRST_QUERY);
   const firstQuery = Object.fromEntries(names.map((n) => [n, []]));
   for (let i = 0; i < 7; i += 1) {
     for (let j = 0; j < names.length; j += 1) {
       const k = (i + j) % names.length;
       const context = await browser.newContext();
-      await servePeers(context);
-      const fresh = await context.newPage();
-      await fresh.goto(`${server.url}peers/first-query/${k}`);
-      await fresh.waitForFunction(() => document.title.startsWith('answered'), null, { timeout: 60000 });
-      firstQuery[names[k]].push(Number((await fresh.title()).split(' ')[1]));
+      firstQuery[names[k]].push(await load(context, `${peerServer.url}peers/first-query/${k}`, firstQueryReady, firstQueryMs));
       await context.close();
     }
   }
   json.firstQuery = firstQuery;
+  // A returning visitor: a profile on disk per repetition; each page (the
+  // permalink, each build's first query) loaded once and left open while V8
+  // caches its module's code, then loaded again: the second load is measured.
+  const returning = { navigation: [], firstQuery: Object.fromEntries(names.map((n) => [n, []])) };
+  for (let i = 0; i < (Number(iterations) >= 1000 ? 5 : 1); i += 1) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replayground-returning-'));
+    const context = await launchPersistent(dir);
+    try {
+      const twice = async (url, ready, measure) => {
+        await load(context, url, ready, async (page) => {
+          await page.waitForTimeout(CODE_CACHE_WAIT_MS);
+          return measure(page);
+        });
+        return load(context, url, ready, measure);
+      };
+      returning.navigation.push(await twice(`${server.url}${PERMALINK}`, playgroundReady, playgroundMarks));
+      for (let j = 0; j < names.length; j += 1) {
+        const k = (i + j) % names.length;
+        returning.firstQuery[names[k]].push(await twice(`${peerServer.url}peers/first-query/${k}`, firstQueryReady, firstQueryMs));
+      }
+    } finally {
+      await context.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  json.returning = { ...returning, codeCacheWaitMs: CODE_CACHE_WAIT_MS };
+  peerServer.stop();
   // The page's own search, through its Run button: a random search of the
   // 2-attempt race, timed from the click to the verdict; then how soon a
   // Cancel is heard. Fresh contexts, as a user's first search.

@@ -45,6 +45,16 @@ export function launchBrowser() {
   });
 }
 
+// Launches Debian's Chromium headless with a profile on disk (`userDataDir`):
+// its HTTP cache and V8's code cache persist between loads, as a returning
+// visitor's do (an ordinary context is off the record).
+export function launchPersistent(userDataDir) {
+  return chromium.launchPersistentContext(userDataDir, {
+    executablePath: process.env.REPLAYGROUND_CHROMIUM || '/usr/bin/chromium',
+    args: CHROMIUM_ARGS,
+  });
+}
+
 // Opens a page (in a new context with `contextOptions`) that records console errors, page errors, dialogs and every
 // request that leaves `origin`; the test asserts on them.
 export async function openPage(browser, origin, contextOptions = {}) {
