@@ -337,7 +337,13 @@ impl StoreInner {
 
     /// The strongest lock `conn` holds on database `file`.
     pub(crate) fn lock_level(&self, conn: ConnId, file: &str) -> LockLevel {
-        self.lock_levels(&[(conn, file)])[0]
+        self.handles
+            .borrow()
+            .values()
+            .filter(|h| h.conn == conn && h.file == file)
+            .map(|h| h.level)
+            .max()
+            .unwrap_or(LockLevel::None)
     }
 
     /// The labels of the live connections that hold a lock.
@@ -394,7 +400,13 @@ impl StoreInner {
             return Err(VfsError::new(VfsErrorCode::IoLock, "unknown handle".into()));
         };
         let mut locks = self.locks.borrow_mut();
-        let locks = locks.entry(file.to_string()).or_default();
+        // Looked up before it is made: a name is only copied once per file.
+        if !locks.contains_key(file) {
+            locks.insert(file.to_string(), FileLocks::default());
+        }
+        let Some(locks) = locks.get_mut(file) else {
+            return Err(VfsError::new(VfsErrorCode::IoLock, "unknown file".into()));
+        };
         let sharing_shm = shm.is_some_and(|node| node.shared_with_others(handle));
         match locks.lock(&mut state.level, want, sharing_shm) {
             Ok(Ok(())) => Ok(()),

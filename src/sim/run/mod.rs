@@ -96,8 +96,65 @@ pub struct Run<'s> {
 /// The hasher of state keys (see [`crate::storage::vfs::fixed_hasher`]).
 pub(crate) use crate::storage::vfs::fixed_hasher as state_hasher;
 
-/// Every lock each attempt holds, connection by connection (see [`Run::locks`]).
-pub(crate) type Locks = Vec<Vec<(LockLevel, ShmLocks)>>;
+/// Every lock each attempt holds, connection by connection (see
+/// [`Run::locks`]): one vector for every attempt, each attempt's connections
+/// a stretch of it (a run copies it at every step).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Locks {
+    cells: Vec<(LockLevel, ShmLocks)>,
+    /// Where each attempt's stretch of `cells` ends.
+    ends: Vec<usize>,
+}
+
+impl Locks {
+    /// Appends the next attempt's locks.
+    fn push(&mut self, locks: impl IntoIterator<Item = (LockLevel, ShmLocks)>) {
+        self.cells.extend(locks);
+        self.ends.push(self.cells.len());
+    }
+
+    /// Each attempt's locks, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &[(LockLevel, ShmLocks)]> {
+        (0..self.ends.len()).map(|i| &self[i])
+    }
+
+    /// Replaces attempt `attempt`'s locks with `locks` (in place when they
+    /// are as many as before, as they are unless a connection opened or
+    /// closed).
+    fn replace(&mut self, attempt: usize, locks: impl Iterator<Item = (LockLevel, ShmLocks)>) {
+        let start = self.start(attempt);
+        let end = self.ends[attempt];
+        let mut at = start;
+        for lock in locks {
+            if at < end {
+                self.cells[at] = lock;
+            } else {
+                self.cells.insert(at, lock);
+            }
+            at += 1;
+        }
+        if at < end {
+            self.cells.drain(at..end);
+        }
+        if at != end {
+            for e in &mut self.ends[attempt..] {
+                *e = *e + at - end;
+            }
+        }
+    }
+
+    fn start(&self, attempt: usize) -> usize {
+        attempt.checked_sub(1).map_or(0, |i| self.ends[i])
+    }
+}
+
+impl std::ops::Index<usize> for Locks {
+    type Output = [(LockLevel, ShmLocks)];
+
+    fn index(&self, attempt: usize) -> &Self::Output {
+        &self.cells[self.start(attempt)..self.ends[attempt]]
+    }
+}
 
 impl<'s> Run<'s> {
     /// Starts a run on `store`, which must hold the scenario's set-up state
@@ -219,13 +276,17 @@ impl<'s> Run<'s> {
 
     /// Indices of the attempts that can take a step, ascending.
     pub fn runnable(&self) -> Vec<usize> {
-        let now = self.clock.get();
         (0..self.attempts.len())
-            .filter(|&i| {
-                matches!(self.statuses[i], Status::Runnable)
-                    && self.attempts[i].ready(now, &self.statuses)
-            })
+            .filter(|&i| self.can_step(i))
             .collect()
+    }
+
+    /// Whether attempt `attempt` can take a step (see [`Run::runnable`]).
+    fn can_step(&self, attempt: usize) -> bool {
+        self.statuses
+            .get(attempt)
+            .is_some_and(|s| matches!(s, Status::Runnable))
+            && self.attempts[attempt].ready(self.clock.get(), &self.statuses)
     }
 
     /// Every attempt's status.
@@ -258,10 +319,10 @@ impl<'s> Run<'s> {
 
     /// Whether no attempt can take a step (all over, or deadlocked).
     pub fn is_stopped(&self) -> bool {
-        self.runnable().is_empty()
+        !(0..self.attempts.len()).any(|i| self.can_step(i))
     }
 
-    fn peers(&self, except: usize, locks: &[Vec<(LockLevel, ShmLocks)>]) -> Vec<Peer> {
+    fn peers(&self, except: usize, locks: &Locks) -> Vec<Peer> {
         self.attempts
             .iter()
             .enumerate()
@@ -292,7 +353,7 @@ impl<'s> Run<'s> {
 
     /// Lets attempt `attempt` take its next step; returns its progress.
     pub fn step(&mut self, attempt: usize) -> Result<Progress> {
-        if !self.runnable().contains(&attempt) {
+        if !self.can_step(attempt) {
             let Some(known) = self.attempts.get(attempt) else {
                 let name = u8::try_from(attempt).ok().filter(|&i| i < 26).map_or_else(
                     || format!("#{attempt}"),
@@ -374,7 +435,7 @@ impl<'s> Run<'s> {
         if touched.global {
             for victim in self.crash_power_victims()? {
                 // Its connections are gone, and their locks with them.
-                Rc::make_mut(&mut lost)[victim] = Vec::new();
+                Rc::make_mut(&mut lost).replace(victim, std::iter::empty());
             }
         }
         let after = self.locks_after_step(&lost, attempt);

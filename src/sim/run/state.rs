@@ -44,12 +44,12 @@ impl std::fmt::Debug for Checkpoint {
 impl Run<'_> {
     /// The lock level of each attempt (the strongest of its connections).
     pub fn lock_levels(&self) -> Vec<LockLevel> {
-        self.locks().iter().map(|l| strongest(l)).collect()
+        self.locks().iter().map(strongest).collect()
     }
 
     /// Every lock each attempt holds, connection by connection: the level on
     /// the database file and, in WAL mode, the shared-memory locks.
-    pub fn locks(&self) -> Rc<Locks> {
+    pub(crate) fn locks(&self) -> Rc<Locks> {
         if let Some(known) = self.locks_now.borrow().as_ref() {
             return Rc::clone(known);
         }
@@ -64,17 +64,14 @@ impl Run<'_> {
     /// step), so only those are read again.
     pub(super) fn locks_after_step(&self, before: &Locks, stepped: usize) -> Rc<Locks> {
         let mut locks = before.clone();
-        let conns: Vec<&Conn> = self.attempts[stepped]
-            .connections()
-            .iter()
-            .flatten()
-            .collect();
-        let levels = Conn::lock_levels(&conns);
-        locks[stepped] = conns
-            .iter()
-            .zip(levels)
-            .map(|(c, level)| (level, c.shm_locks()))
-            .collect();
+        locks.replace(
+            stepped,
+            self.attempts[stepped]
+                .connections()
+                .iter()
+                .flatten()
+                .map(|c| (c.lock_level(), c.shm_locks())),
+        );
         debug_assert_eq!(
             locks,
             self.read_locks(),
@@ -92,16 +89,16 @@ impl Run<'_> {
             .flat_map(|a| a.connections().iter().flatten())
             .collect();
         let mut levels = Conn::lock_levels(&all).into_iter();
-        self.attempts
-            .iter()
-            .map(|a| {
+        let mut locks = Locks::default();
+        for a in &self.attempts {
+            locks.push(
                 a.connections()
                     .iter()
                     .flatten()
-                    .map(|c| (levels.next().unwrap_or(LockLevel::None), c.shm_locks()))
-                    .collect()
-            })
-            .collect()
+                    .map(|c| (levels.next().unwrap_or(LockLevel::None), c.shm_locks())),
+            );
+        }
+        locks
     }
 
     /// Hashes the whole state: the store's bytes and every attempt's state,
@@ -109,18 +106,30 @@ impl Run<'_> {
     /// class, same state) are hashed as a multiset, so permutations of them
     /// count as one state.
     pub fn state_key(&self, symmetric: bool) -> u64 {
-        self.state_key_with(symmetric, self.attempt_keys())
+        self.state_key_with(symmetric, &self.attempt_keys())
     }
 
     /// [`Run::state_key`] from the attempts' keys ([`Run::attempt_keys`]).
-    pub fn state_key_with(&self, symmetric: bool, mut parts: Vec<u64>) -> u64 {
+    pub fn state_key_with(&self, symmetric: bool, parts: &[u64]) -> u64 {
         let mut hasher = state_hasher();
         self.store.hash_files(&mut hasher);
         self.clock.get().hash(&mut hasher);
-        if symmetric {
-            parts.sort_unstable();
+        // Sorted on the stack (a run has at most MAX_ATTEMPTS attempts);
+        // hashed as the slice it is, length first.
+        let mut sorted = [0u64; crate::sim::schedule::MAX_ATTEMPTS];
+        match sorted.get_mut(..parts.len()) {
+            Some(sorted) if symmetric => {
+                sorted.copy_from_slice(parts);
+                sorted.sort_unstable();
+                sorted.hash(&mut hasher);
+            }
+            None if symmetric => {
+                let mut sorted = parts.to_vec();
+                sorted.sort_unstable();
+                sorted.hash(&mut hasher);
+            }
+            _ => parts.hash(&mut hasher),
         }
-        parts.hash(&mut hasher);
         // A path that broke an invariant differs from one that did not.
         for slot in &self.broken {
             slot.is_some().hash(&mut hasher);

@@ -208,7 +208,7 @@ pub(crate) struct Dpor {
     rewind_misses: u64,
     /// Every attempt's class (the same in every state of a scenario).
     classes: Vec<u64>,
-    /// Buffers [`Dpor::reverse`] and [`Dpor::hidden`] reuse: they run at
+    /// Buffers [`Dpor::reverse`], [`Dpor::hide`] and [`Dpor::hidden`] reuse: they run at
     /// every race and cut (about 1,300 times in a search of the 8-attempt
     /// race), where a new vector each time is an allocation each time.
     scratch: Scratch,
@@ -219,6 +219,10 @@ pub(crate) struct Dpor {
 struct Scratch {
     initials: Vec<usize>,
     races: Vec<usize>,
+    /// [`Dpor::reverse`]'s steps between two that race (their nodes).
+    between: Vec<usize>,
+    /// [`Dpor::hide`]'s hidden steps: each attempt and its footprint.
+    hidden: Vec<(usize, Footprint)>,
 }
 
 impl Dpor {
@@ -385,7 +389,7 @@ impl Dpor {
             };
             let checkpoint = self.path[at].checkpoint.as_ref().expect("found above");
             if matches!(run.restore(checkpoint), Ok(true))
-                && run.state_key_with(self.options.symmetry, run.attempt_keys())
+                && run.state_key_with(self.options.symmetry, &run.attempt_keys())
                     == self.path[at].key
             {
                 from = Some((at, run));
@@ -528,7 +532,8 @@ impl Dpor {
         // depends on that do not happen before it through a later one
         // (walking back, each dependency joins the clock first).
         let mut clock = clocks.row(attempt).to_vec();
-        let mut races = Vec::new();
+        let mut races = std::mem::take(&mut self.scratch.races);
+        races.clear();
         for (i, node) in self.path[..depth].iter().enumerate().rev() {
             let earlier = node.taken.as_ref().expect("a step on the path");
             if earlier.attempt == attempt || !earlier.footprint.conflicts(&footprint) {
@@ -547,9 +552,10 @@ impl Dpor {
             woken,
             clock,
         };
-        for i in races {
+        for &i in &races {
             self.reverse(i, depth, &event, false);
         }
+        self.scratch.races = races;
         clocks.row_mut(attempt).copy_from_slice(&event.clock);
         for &w in &event.woken {
             join(clocks.row_mut(w), &event.clock);
@@ -582,30 +588,43 @@ impl Dpor {
         }
         let earlier = self.path[i].taken.as_ref().expect("a step on the path");
         let (p, mark) = (earlier.attempt, earlier.clock[earlier.attempt]);
-        let after_i = |clock: &[u32]| clock[p] >= mark;
-        // The steps between that do not happen after the earlier one, then
-        // the later step: their initials can start the reversed order.
-        let mut between: Vec<&Event> = self.path[i + 1..depth]
-            .iter()
-            .filter_map(|n| n.taken.as_ref())
-            .filter(|e| !after_i(&e.clock))
-            .collect();
+        // The steps between that do not happen after the earlier one (their
+        // nodes' indices), then the later step: their initials can start
+        // the reversed order.
+        let mut between = std::mem::take(&mut self.scratch.between);
+        between.clear();
+        between.extend((i + 1..depth).filter(|&k| {
+            self.path[k]
+                .taken
+                .as_ref()
+                .is_some_and(|e| e.clock[p] < mark)
+        }));
         // A hidden step may follow any of the steps between (its clock is
         // not known): it is an initial only if there are none; otherwise
         // the first of them is one, and starts the reversed order as well.
-        if !hidden || between.is_empty() {
-            between.push(event);
-        }
+        let with_event = !hidden || between.is_empty();
+        let path = &self.path;
+        let step = |k: usize| -> &Event {
+            match between.get(k) {
+                Some(&n) => path[n].taken.as_ref().expect("a step on the path"),
+                None => event,
+            }
+        };
+        let count = between.len() + usize::from(with_event);
         let initials = &mut self.scratch.initials;
         initials.clear();
-        for (k, e) in between.iter().enumerate() {
-            let preceded = between[..k]
-                .iter()
-                .any(|m| e.clock[m.attempt] >= m.clock[m.attempt]);
+        for k in 0..count {
+            let e = step(k);
+            let preceded = (0..k).any(|j| {
+                let m = step(j);
+                e.clock[m.attempt] >= m.clock[m.attempt]
+            });
             if !preceded && !initials.contains(&e.attempt) {
                 initials.push(e.attempt);
             }
         }
+        self.scratch.between = between;
+        let initials = &self.scratch.initials;
         let node = &mut self.path[i];
         if initials.iter().any(|a| node.backtrack.contains(a)) {
             return;
@@ -679,7 +698,7 @@ impl Dpor {
             .filter(|&i| !run.statuses()[i].is_over())
             .collect();
         let node = Node {
-            key: run.state_key_with(self.options.symmetry, keys.clone()),
+            key: run.state_key_with(self.options.symmetry, &keys),
             enabled,
             live,
             keys,
@@ -776,18 +795,18 @@ impl Dpor {
         let clocks = std::mem::take(&mut node.clocks);
         let node = self.path.last().expect("a node");
         let classes = &self.classes;
-        let pairs: Vec<(usize, Footprint)> = summary
-            .iter()
-            .flat_map(|&(class, footprint)| {
-                node.live
-                    .iter()
-                    .filter(move |&&a| classes[a] == class)
-                    .map(move |&a| (a, footprint))
-            })
-            .collect();
-        for (a, footprint) in pairs {
+        let mut pairs = std::mem::take(&mut self.scratch.hidden);
+        pairs.clear();
+        pairs.extend(summary.iter().flat_map(|&(class, footprint)| {
+            node.live
+                .iter()
+                .filter(move |&&a| classes[a] == class)
+                .map(move |&a| (a, footprint))
+        }));
+        for &(a, footprint) in &pairs {
             self.hidden(a, clocks.row(a), &footprint);
         }
+        self.scratch.hidden = pairs;
         self.path.last_mut().expect("a node").clocks = clocks;
     }
 
