@@ -278,18 +278,7 @@ impl Store {
                 other.inner.name
             ))
         })?;
-        let open = self.inner.open_conns();
-        if !open.is_empty() || self.inner.open_handles() > 0 {
-            return Err(Error::Refused(format!(
-                "cannot replace the files of store {:?} while connections are open ({})",
-                self.inner.name,
-                open.join(", ")
-            )));
-        }
-        self.inner.restore_files(&files);
-        self.inner
-            .assign_slots(other.inner.slot_names().iter().map(String::as_str));
-        Ok(())
+        self.replace_files(other, &files)
     }
 
     /// Starts (`true`) or stops logging the file operations that reach the
@@ -329,6 +318,13 @@ impl Store {
     /// Replaces this store's files with copies of `other`'s, as they are now
     /// (hot journals included). Refused while a connection is open here.
     pub fn copy_files_from(&self, other: &Store) -> Result<()> {
+        self.replace_files(other, &other.inner.snapshot_files())
+    }
+
+    /// Replaces this store's files with `files`, taken from `other` (whose
+    /// databases keep their footprint slots here). Refused while a
+    /// connection or a file is open here.
+    fn replace_files(&self, other: &Store, files: &BTreeMap<String, Rc<vfs::Image>>) -> Result<()> {
         let open = self.inner.open_conns();
         if !open.is_empty() || self.inner.open_handles() > 0 {
             return Err(Error::Refused(format!(
@@ -337,8 +333,7 @@ impl Store {
                 open.join(", ")
             )));
         }
-        self.inner.restore_files(&other.inner.snapshot_files());
-        // Its databases keep their footprint slots here.
+        self.inner.restore_files(files);
         self.inner
             .assign_slots(other.inner.slot_names().iter().map(String::as_str));
         Ok(())
