@@ -276,6 +276,12 @@ async function peerBench({ sql, rounds, iterations }) {
 }
 
 const [rounds = '15', iterations = '2000'] = process.argv.slice(2);
+// Loads per measurement of the start (odd, for a median). A first visit's
+// times move by tens of ms from one load to the next, so a full run takes
+// more of them; a quick run only checks that each measurement works. A
+// returning visitor's loads each wait for V8's code cache (CODE_CACHE_WAIT_MS).
+const FULL = Number(iterations) >= 1000;
+const LOADS = { playground: FULL ? 11 : 5, firstQuery: FULL ? 15 : 7, returning: FULL ? 5 : 1 };
 const server = await startServer();
 const browser = await launchBrowser();
 try {
@@ -292,7 +298,7 @@ try {
   }
   // Navigation timing: a fresh context per repetition, so nothing is cached.
   const samples = [];
-  for (let i = 0; i < 5; i += 1) {
+  for (let i = 0; i < LOADS.playground; i += 1) {
     const context = await browser.newContext();
     samples.push(await load(context, `${server.url}${PERMALINK}`, playgroundReady, playgroundMarks));
     await context.close();
@@ -303,7 +309,7 @@ try {
   const peerServer = await startPeerServer();
   const names = Object.keys(FIRST_QUERY);
   const firstQuery = Object.fromEntries(names.map((n) => [n, []]));
-  for (let i = 0; i < 7; i += 1) {
+  for (let i = 0; i < LOADS.firstQuery; i += 1) {
     for (let j = 0; j < names.length; j += 1) {
       const k = (i + j) % names.length;
       const context = await browser.newContext();
@@ -316,7 +322,7 @@ try {
   // permalink, each build's first query) loaded once and left open while V8
   // caches its module's code, then loaded again: the second load is measured.
   const returning = { navigation: [], firstQuery: Object.fromEntries(names.map((n) => [n, []])) };
-  for (let i = 0; i < (Number(iterations) >= 1000 ? 5 : 1); i += 1) {
+  for (let i = 0; i < LOADS.returning; i += 1) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'replayground-returning-'));
     const context = await launchPersistent(dir);
     try {
@@ -342,7 +348,7 @@ try {
   // The page's own search, through its Run button: a random search of the
   // 2-attempt race, timed from the click to the verdict; then how soon a
   // Cancel is heard. Fresh contexts, as a user's first search.
-  const runs = Number(iterations) >= 1000 ? 10000 : 200;
+  const runs = FULL ? 10000 : 200;
   const searches = [];
   for (let i = 0; i < 3; i += 1) {
     const context = await browser.newContext();
@@ -383,7 +389,7 @@ try {
   json.pageSearch = searches;
   // The page's exhaustive search of a large design, on one worker and split
   // across the workers the page uses (full budget only: about a minute).
-  if (Number(iterations) >= 1000) {
+  if (FULL) {
     const design = fs.readFileSync(path.join(here, '..', '..', 'src', 'scenarios', 'reach', 'three-producers-two-relays.toml'), 'utf8');
     const split = [];
     for (const cores of [1, null]) {
