@@ -17,14 +17,6 @@ pub use exploration::{explore_scenario, Exploration};
 pub use sessions::{IdempotencySession, OutboxSession};
 pub use stepper::Stepper;
 
-/// The module's allocator, which SQLite's malloc also reaches (through
-/// sqlite-wasm-rs): talc, a binned free-list allocator that grows the
-/// module's memory as it needs, faster than Rust's default dlmalloc for the
-/// searches' many small allocations (the README's libraries table has the
-/// figures).
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
 use serde::Serialize;
 use serde_json::Value;
 use wasm_bindgen::prelude::*;

@@ -2,10 +2,6 @@
 
 use wasm_bindgen::prelude::*;
 
-// The module's allocator (../../src/wasm/mod.rs), which SQLite's malloc reaches.
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
 /// Opens an in-memory database and asks SQLite its version.
 #[wasm_bindgen]
 pub fn version() -> Result<String, JsError> {
