@@ -428,8 +428,8 @@ fn alone(
 ) -> Result<FileScenario> {
     use std::cell::RefCell;
     use std::collections::HashMap;
-    // The library by its source text (two sources may name two libraries
-    // alike).
+    // The library by its source ([`SourceId`], its address), not by its
+    // name: two sources may name two libraries alike.
     type Key = (SourceId, String, Vec<String>);
     thread_local! {
         static TEMPLATES: RefCell<HashMap<Key, std::rc::Rc<File>>> = RefCell::new(HashMap::new());
