@@ -35,6 +35,8 @@ printf '{"raw": %s, "gzip": %s, "brotli": %s, "withGlueBrotli": {"replayground":
   "$(br "$ALONE/pkg/sqlite_alone_bg.wasm" "$ALONE/pkg/sqlite_alone.js")" \
   "$(br "$PEERS/@sqlite.org/sqlite-wasm/dist/sqlite3.wasm" "$PEERS/@sqlite.org/sqlite-wasm/dist/index.mjs")" \
   "$(br "$PEERS/sql.js/dist/sql-wasm-browser.wasm" "$PEERS/sql.js/dist/sql-wasm-browser.js")" >"$OUT/size.json"
+# How much of it a first visit runs (the functions bench.mjs traced).
+python3 scripts/wasm_sizes.py --first-visit "$OUT/wasm.json" "$WASM" www/pkg/replayground.js >"$OUT/first-visit.json"
 # Where the module's bytes go, from the linked module before wasm-opt (it has names).
 python3 scripts/wasm_sizes.py target/wasm32-unknown-unknown/release/replayground.wasm >"$OUT/breakdown.json"
 python3 scripts/bench_report.py "$OUT/native.json" "$OUT/wasm.json" "$OUT"
