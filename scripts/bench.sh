@@ -29,14 +29,15 @@ WASM=www/pkg/replayground_bg.wasm
 # brotli -q 11 of files concatenated: a module and the JS glue that loads it.
 br() { cat "$@" | brotli -q 11 -c | wc -c; }
 PEERS=tests/e2e/node_modules
-printf '{"raw": %s, "gzip": %s, "brotli": %s, "withGlueBrotli": {"replayground": %s, "SQLite alone": %s, "@sqlite.org/sqlite-wasm": %s, "sql.js": %s}}\n' \
-  "$(stat -c %s "$WASM")" "$(gzip -9 -c "$WASM" | wc -c)" "$(br "$WASM")" \
+# The module is split (scripts/split): $WASM is what a page loads first; its
+# rest is fetched after the start, in a file of its own.
+REST=www/pkg/replayground_rest.wasm
+printf '{"raw": %s, "gzip": %s, "brotli": %s, "restRaw": %s, "restBrotli": %s, "withGlueBrotli": {"replayground": %s, "SQLite alone": %s, "@sqlite.org/sqlite-wasm": %s, "sql.js": %s}}\n' \
+  "$(stat -c %s "$WASM")" "$(gzip -9 -c "$WASM" | wc -c)" "$(br "$WASM")" "$(stat -c %s "$REST")" "$(br "$REST")" \
   "$(br "$WASM" www/pkg/replayground.js)" \
   "$(br "$ALONE/pkg/sqlite_alone_bg.wasm" "$ALONE/pkg/sqlite_alone.js")" \
   "$(br "$PEERS/@sqlite.org/sqlite-wasm/dist/sqlite3.wasm" "$PEERS/@sqlite.org/sqlite-wasm/dist/index.mjs")" \
   "$(br "$PEERS/sql.js/dist/sql-wasm-browser.wasm" "$PEERS/sql.js/dist/sql-wasm-browser.js")" >"$OUT/size.json"
-# How much of it a first visit runs (the functions bench.mjs traced).
-python3 scripts/wasm_sizes.py --first-visit "$OUT/wasm.json" "$WASM" www/pkg/replayground.js >"$OUT/first-visit.json"
 # Where the module's bytes go, from the linked module before wasm-opt (it has names).
 python3 scripts/wasm_sizes.py target/wasm32-unknown-unknown/release/replayground.wasm >"$OUT/breakdown.json"
 python3 scripts/bench_report.py "$OUT/native.json" "$OUT/wasm.json" "$OUT"

@@ -33,9 +33,10 @@ def check(path):
     size = report.get("size") or {}
     if not all(isinstance(size.get(k), int) and size[k] > 0 for k in ("raw", "gzip", "brotli")):
         problems.append("module size missing")
-    visit = report.get("firstVisit") or {}
-    if not 0 < visit.get("ranOnlyWithGlueBrotli", 0) < visit.get("withGlueBrotli", 0):
-        problems.append("the first visit's code missing")
+    if not isinstance(size.get("restBrotli"), int) or size["restBrotli"] <= 0:
+        problems.append("the module's rest missing")
+    if not isinstance((report.get("firstVisitRest") or {}).get("restBeforeInteractive"), bool):
+        problems.append("whether a first visit needed the module's rest missing")
     nav = (report.get("navigation") or {}).get("firstResultAfterAnsweringMs")
     if not nav or not nav.get("median", 0) > 0:
         problems.append("navigation timing missing")
@@ -148,8 +149,7 @@ def main():
         "calls": wasm.get("calls"),
         "breakdown": json.load(open(os.path.join(out, "breakdown.json")))
         if os.path.exists(os.path.join(out, "breakdown.json")) else None,
-        "firstVisit": json.load(open(os.path.join(out, "first-visit.json")))
-        if os.path.exists(os.path.join(out, "first-visit.json")) else None,
+        "firstVisitRest": wasm.get("firstVisitRest"),
         "peers": peers,
         "size": size,
         "navigation": navigation(wasm.get("navigation") or []),
@@ -349,16 +349,19 @@ def main():
                    "version): the floor of any module with this SQLite in it"
                    if "SQLite alone" in glue else "")
             )
-        visit = report.get("firstVisit")
-        if visit:
+        if size.get("restBrotli") and glue:
+            visit = report.get("firstVisitRest") or {}
             lines.append("")
             lines.append(
-                f"A first visit of the playground (the permalink, until it is interactive) runs "
-                f"{visit['ran']:,} of the module's {visit['functions']:,} functions, {visit['ranCodeBytes']:,} of "
-                f"{visit['codeBytes']:,} bytes of code; the module with every other function's body left out "
-                f"(a trap in its place), with the glue: {visit['ranOnlyWithGlueBrotli']:,} bytes brotli, against "
-                f"{visit['withGlueBrotli']:,} whole: what a module split for a first visit would start from"
-                + (f" ({visit['ranOnlyWithGlueBrotli'] / official:.0%} of @sqlite.org/sqlite-wasm's)" if official else "")
+                f"The module is split in two (scripts/split): what a first visit runs, which a page loads "
+                f"first (above: {glue['replayground']:,} bytes with the glue), and its rest, "
+                f"{size['restRaw']:,} bytes raw, {size['restBrotli']:,} brotli, which the glue compiles "
+                f"after the start; both with the glue {glue['replayground'] + size['restBrotli']:,} bytes. "
+                + ("A first visit of the playground's permalink needed the rest before it was interactive"
+                   if visit.get("restBeforeInteractive") else
+                   "A first visit of the playground's permalink did not need the rest before it was interactive"
+                   if visit.get("restBeforeInteractive") is False else
+                   f"Whether a first visit needed the rest is not known ({visit.get('error', 'not measured')})")
             )
     breakdown = report.get("breakdown")
     if breakdown:

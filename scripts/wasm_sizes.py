@@ -2,10 +2,6 @@
 """Where a wasm module's bytes go: code bytes per component (by function name).
 
 Usage: wasm_sizes.py MODULE.wasm  -> JSON on stdout.
-       wasm_sizes.py --first-visit WASM_REPORT.json MODULE.wasm GLUE.js
-         -> JSON on stdout: how much of the shipped module a first visit runs
-            (the functions tests/e2e/bench.mjs traced), and the brotli size of
-            that code alone with the glue.
 
 Reads the module rustc and clang linked, before wasm-bindgen and wasm-opt
 (the final module keeps no names). Each function body is counted under the
@@ -17,7 +13,6 @@ shares of the final module.
 """
 import json
 import re
-import subprocess
 import sys
 
 
@@ -145,73 +140,7 @@ GROUPS = {
 }
 
 
-def leb_bytes(n):
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | 0x80 if n else byte)
-        if not n:
-            return bytes(out)
-
-
-# A function body that only traps: no locals, `unreachable`, `end` (valid for
-# any signature).
-TRAP_BODY = b"\x00\x00\x0b"
-
-
-def keep_only(data, imported, kept):
-    """`data` with every function body not in `kept` (module function
-    indices) replaced by one that traps: the module a split would load first
-    is this code, with placeholders for the rest."""
-    out = bytearray(data[:8])
-    i = 8
-    while i < len(data):
-        kind = data[i]
-        size, j = leb(data, i + 1)
-        body = data[j:j + size]
-        if kind == 10:
-            count, k = leb(body, 0)
-            code = bytearray(leb_bytes(count))
-            for index in range(imported, imported + count):
-                length, m = leb(body, k)
-                fn = body[m:m + length] if index in kept else TRAP_BODY
-                code += leb_bytes(len(fn)) + fn
-                k = m + length
-            body = bytes(code)
-        out += bytes([kind]) + leb_bytes(len(body)) + body
-        i = j + size
-    return bytes(out)
-
-
-def brotli(data):
-    return len(subprocess.run(["brotli", "-q", "11", "-c"], input=data, capture_output=True, check=True).stdout)
-
-
-def first_visit(report_path, module_path, glue_path):
-    traced = json.load(open(report_path)).get("firstVisitCode") or {}
-    if "error" in traced or not traced.get("functions"):
-        sys.exit(f"first visit: no trace of the functions it ran ({traced.get('error', 'none recorded')})")
-    data = open(module_path, "rb").read()
-    glue = open(glue_path, "rb").read()
-    imported, bodies, _, _ = parse(data)
-    ran = {f for f in traced["functions"] if imported <= f < imported + len(bodies)}
-    if len(ran) != len(traced["functions"]):
-        sys.exit("first visit: the trace names functions the module does not have (another build?)")
-    print(json.dumps({
-        "until": traced["until"],
-        "functions": len(bodies),
-        "ran": len(ran),
-        "codeBytes": sum(bodies),
-        "ranCodeBytes": sum(bodies[f - imported] for f in ran),
-        "withGlueBrotli": brotli(data + glue),
-        "ranOnlyWithGlueBrotli": brotli(keep_only(data, imported, ran) + glue),
-    }, indent=2))
-
-
 def main():
-    if sys.argv[1] == "--first-visit":
-        return first_visit(*sys.argv[2:5])
     data = open(sys.argv[1], "rb").read()
     imported, bodies, names, data_bytes = parse(data)
     groups = {}

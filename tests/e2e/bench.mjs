@@ -141,33 +141,29 @@ const playgroundMarks = (page) => page.evaluate(() => {
 });
 const PERMALINK = '?s=idem-check-then-write&schedule=A6B3AB4';
 
-// Which of the module's functions a first visit of `url` runs before the page
-// is interactive: V8 compiles a function lazily on its first call, so a trace
-// of its compile events names every function that ran (by index: the module
-// ships without names). A browser of its own, so that no earlier load's
-// compiled module can be reused. `{ functions, until }`, or `{ error }` when
-// the trace did not show what it must.
-async function firstVisitCode(url) {
+// Whether a first visit of `url` needed the module's rest before the page was
+// interactive (scripts/split: the glue marks when it instantiates the rest,
+// in the worker, whose marks a trace shows): a first visit should run on the
+// primary alone. A browser of its own, so that no earlier load's compiled
+// module can be reused. `{ restBeforeInteractive }`, or `{ error }`.
+async function firstVisitRest(url) {
   const browser = await launchBrowser();
   try {
     const page = await (await browser.newContext()).newPage();
-    await browser.startTracing(page, { categories: ['v8.wasm', 'blink.user_timing'] });
+    await browser.startTracing(page, { categories: ['blink.user_timing'] });
     await page.goto(url);
     await playgroundReady(page);
     const trace = JSON.parse((await browser.stopTracing()).toString('utf8'));
     const events = Array.isArray(trace) ? trace : trace.traceEvents;
     const until = events.find((e) => e.name === 'replayground-interactive')?.ts;
-    const functions = [...new Set(events
-      .filter((e) => e.name === 'wasm.CompileLazy' && e.ts <= until && Number.isInteger(e.args?.func_index))
-      .map((e) => e.args.func_index))].sort((a, b) => a - b);
     if (until === undefined) return { error: 'the trace has no replayground-interactive mark' };
-    // The engine answers and draws a run only by calling hundreds of them.
-    if (functions.length < 100) return { error: `the trace shows ${functions.length} functions compiled lazily` };
-    return { functions, until: 'replayground-interactive' };
+    const rest = events.find((e) => e.name === 'replayground-rest-instantiated')?.ts;
+    return { restBeforeInteractive: rest !== undefined && rest <= until };
   } finally {
     await browser.close();
   }
 }
+
 // A first-query page's answer, ms since navigation started.
 const firstQueryReady = (page) => page.waitForFunction(() => document.title.startsWith('answered'), null, { timeout: 60000 });
 const firstQueryMs = async (page) => Number((await page.title()).split(' ')[1]);
@@ -332,7 +328,7 @@ try {
     await context.close();
   }
   json.navigation = samples;
-  json.firstVisitCode = await firstVisitCode(`${server.url}${PERMALINK}`);
+  json.firstVisitRest = await firstVisitRest(`${server.url}${PERMALINK}`);
   // How soon each build answers a first query: a fresh context per load,
   // the builds' order rotated each repetition.
   const peerServer = await startPeerServer();

@@ -24,6 +24,8 @@ const { readFileSync } = require('node:fs');
 (async () => {
   const m = await import(workerData.pkg + '/replayground.js');
   m.initSync({ module: readFileSync(workerData.pkg + '/replayground_bg.wasm') });
+  // Node cannot fetch the module's rest on a first call that needs it.
+  m.provideRest(readFileSync(workerData.pkg + '/replayground_rest.wasm'));
   const flag = new Int32Array(workerData.shared);
   m.setInterrupt(flag);
   const id = { source: workerData.source, name: 'slow-loop' };

@@ -74,7 +74,7 @@ after(() => env.server?.close());
 test('npm pack makes the element alone, at the crate\'s version', () => {
   const cargo = readFileSync(path.join(root, 'Cargo.toml'), 'utf8').match(/^version = "([^"]+)"/m)[1];
   assert.equal(env.version, cargo);
-  for (const file of ['js/embed.js', 'js/worker.js', 'js/engine.js', 'pkg/replayground_bg.wasm', 'pkg/replayground.js', 'css/embed.css', 'types/embed.d.ts', 'README.md']) {
+  for (const file of ['js/embed.js', 'js/worker.js', 'js/engine.js', 'pkg/replayground_bg.wasm', 'pkg/replayground_rest.wasm', 'pkg/replayground.js', 'css/embed.css', 'types/embed.d.ts', 'README.md']) {
     assert.ok(env.files.includes(file), `${file} is packed`);
   }
   for (const file of env.files) {

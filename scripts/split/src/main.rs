@@ -1,0 +1,306 @@
+//! Splits the playground's module in two: the functions a first visit runs
+//! (named in `first-visit.txt`) stay in the primary module, which the page
+//! loads first; every other function's body moves to the rest, a second
+//! module fetched after the start.
+//!
+//! Usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm
+//!
+//! In the primary, each function that moved keeps its index and type but
+//! its body becomes a trampoline: on the first call of any of them it calls
+//! the loader (table 0's last slot, which the JS glue fills: it instantiates
+//! the rest) and then it calls the body through its own slot of table 0.
+//! The rest imports the primary's memory, tables, globals and the functions
+//! its bodies call, and an element segment of its own puts the bodies into
+//! their slots when it is instantiated. Calls from the primary into the rest
+//! go through the table; calls inside the rest stay direct.
+//!
+//! Functions stay in the primary when the list names them (a name without
+//! its hash: monomorphised copies share a name, and all of them stay), when
+//! they have no name, and when they touch data or element segments (which
+//! stay in the primary).
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::process::ExitCode;
+
+use walrus::ir::{dfs_in_order, UnaryOp, Value, Visitor};
+use walrus::{
+    ConstExpr, ElementItems, ElementKind, ExportItem, FunctionBuilder, FunctionId, FunctionKind,
+    GlobalKind, ImportKind, ImportedFunction, Module, ModuleConfig, ValType,
+};
+
+/// The names the primary exports for the rest to import, and the JS glue
+/// reads (scripts/split/patch_glue.py declares the same three).
+const LOADED: &str = "__split_loaded";
+const LOADER_SLOT: &str = "__split_loader_slot";
+const PRIMARY: &str = "primary";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [whole, list, primary_out, rest_out] = args.as_slice() else {
+        eprintln!("usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm");
+        return ExitCode::from(2);
+    };
+    match split(whole, list, primary_out, rest_out) {
+        Ok(summary) => {
+            eprintln!("split: {summary}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("split: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn read(bytes: &[u8]) -> Result<Module, String> {
+    let mut config = ModuleConfig::new();
+    // Neither part keeps names: the whole module has them only for this split.
+    config
+        .generate_name_section(false)
+        .generate_producers_section(false);
+    Module::from_buffer_with_config(bytes, &config).map_err(|e| format!("cannot read the module: {e}"))
+}
+
+/// A function's name without the hash rustc appends (`…::h0123456789abcdef`).
+fn canonical(name: &str) -> &str {
+    match name.rsplit_once("::h") {
+        Some((path, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => path,
+        _ => name,
+    }
+}
+
+/// The functions, data and element segments a function's body refers to.
+#[derive(Default)]
+struct Refs {
+    funcs: BTreeSet<FunctionId>,
+    segments: bool,
+}
+
+impl<'a> Visitor<'a> for Refs {
+    fn visit_function_id(&mut self, f: &FunctionId) {
+        self.funcs.insert(*f);
+    }
+    fn visit_data_id(&mut self, _: &walrus::DataId) {
+        self.segments = true;
+    }
+    fn visit_element_id(&mut self, _: &walrus::ElementId) {
+        self.segments = true;
+    }
+}
+
+fn refs(m: &Module, f: FunctionId) -> Refs {
+    let mut r = Refs::default();
+    if let FunctionKind::Local(l) = &m.funcs.get(f).kind {
+        dfs_in_order(&mut r, l, l.entry_block());
+    }
+    r
+}
+
+fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<String, String> {
+    let bytes = std::fs::read(whole).map_err(|e| format!("{whole}: {e}"))?;
+    let text = std::fs::read_to_string(list).map_err(|e| format!("{list}: {e}"))?;
+    let listed: HashSet<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+
+    let mut primary = read(&bytes)?;
+    // Function ids in index order (imports first): the rest, read again
+    // from the same bytes, has the same order.
+    let order: Vec<FunctionId> = primary.funcs.iter().map(|f| f.id()).collect();
+    let index: HashMap<FunctionId, usize> = order.iter().enumerate().map(|(i, f)| (*f, i)).collect();
+    if !primary.funcs.iter().any(|f| f.name.is_some()) {
+        return Err(format!("{whole} has no function names (build it with wasm-opt -g)"));
+    }
+    let mut moved = Vec::new();
+    let mut listed_found = HashSet::new();
+    for (i, &f) in order.iter().enumerate() {
+        let func = primary.funcs.get(f);
+        if !matches!(func.kind, FunctionKind::Local(_)) {
+            continue;
+        }
+        let Some(name) = func.name.as_deref().map(canonical) else { continue };
+        if listed.contains(name) {
+            listed_found.insert(name.to_string());
+            continue;
+        }
+        if refs(&primary, f).segments {
+            continue;
+        }
+        moved.push(i);
+    }
+    let moved_set: HashSet<usize> = moved.iter().copied().collect();
+    // The functions outside the rest that its bodies call or refer to.
+    let mut needed = BTreeSet::new();
+    for &i in &moved {
+        for g in refs(&primary, order[i]).funcs {
+            if !moved_set.contains(&index[&g]) {
+                needed.insert(index[&g]);
+            }
+        }
+    }
+
+    // Table 0 (funcref) grows by a slot per moved function and the loader's.
+    let table0 = primary
+        .tables
+        .iter()
+        .find(|t| t.element_ty == walrus::RefType::FUNCREF)
+        .map(|t| t.id())
+        .ok_or("the module has no function table")?;
+    if primary.tables.iter().next().map(|t| t.id()) != Some(table0) {
+        return Err("the function table is not table 0".into());
+    }
+    let base = primary.tables.get(table0).initial;
+    let loader_slot = base + moved.len() as u64;
+    let slots = u32::try_from(loader_slot + 1).map_err(|_| "too many functions")?;
+    {
+        let t = primary.tables.get_mut(table0);
+        t.initial = u64::from(slots);
+        t.maximum = Some(u64::from(slots));
+    }
+    let loaded = primary
+        .globals
+        .add_local(ValType::I32, true, false, ConstExpr::Value(Value::I32(0)));
+    let loader = primary.globals.add_local(
+        ValType::I32,
+        false,
+        false,
+        ConstExpr::Value(Value::I32(loader_slot as i32)),
+    );
+    let no_arguments = primary.types.add(&[], &[]);
+    for (slot, &i) in moved.iter().enumerate() {
+        let f = order[i];
+        let ty = primary.funcs.get(f).ty();
+        let (params, results) = {
+            let t = primary.types.get(ty);
+            (t.params().to_vec(), t.results().to_vec())
+        };
+        let mut builder = FunctionBuilder::new(&mut primary.types, &params, &results);
+        let locals: Vec<_> = params.iter().map(|&p| primary.locals.add(p)).collect();
+        let mut body = builder.func_body();
+        body.global_get(loaded).unop(UnaryOp::I32Eqz).if_else(
+            None,
+            |then| {
+                then.i32_const(loader_slot as i32)
+                    .call_indirect(no_arguments, table0);
+            },
+            |_| {},
+        );
+        for &l in &locals {
+            body.local_get(l);
+        }
+        body.i32_const((base + slot as u64) as i32)
+            .call_indirect(ty, table0);
+        primary.funcs.get_mut(f).kind = FunctionKind::Local(builder.local_func(locals));
+    }
+
+    // What the rest imports from the primary, exported under names of its own.
+    primary.exports.add(LOADED, loaded);
+    primary.exports.add(LOADER_SLOT, loader);
+    let globals: Vec<_> = primary.globals.iter().map(|g| g.id()).collect();
+    for (k, &g) in globals.iter().enumerate() {
+        if g != loaded && g != loader {
+            primary.exports.add(&format!("__split_g{k}"), g);
+        }
+    }
+    let tables: Vec<_> = primary.tables.iter().map(|t| t.id()).collect();
+    for (k, &t) in tables.iter().enumerate() {
+        primary.exports.add(&format!("__split_t{k}"), t);
+    }
+    let memory = primary.memories.iter().next().map(|m| m.id()).ok_or("no memory")?;
+    if !primary
+        .exports
+        .iter()
+        .any(|e| matches!(e.item, ExportItem::Memory(m) if m == memory) && e.name == "memory")
+    {
+        return Err("the module does not export its memory as `memory`".into());
+    }
+    for &i in &needed {
+        primary.exports.add(&format!("__split_f{i}"), order[i]);
+    }
+    walrus::passes::gc::run(&mut primary);
+    let primary_bytes = primary.emit_wasm();
+
+    // The rest: the moved bodies; everything else comes from the primary.
+    let mut rest = read(&bytes)?;
+    let order_rest: Vec<FunctionId> = rest.funcs.iter().map(|f| f.id()).collect();
+    if order_rest.len() != order.len() {
+        return Err("the module read twice differs".into());
+    }
+    for e in rest.exports.iter().map(|e| e.id()).collect::<Vec<_>>() {
+        rest.exports.delete(e);
+    }
+    rest.start = None;
+    for &i in &needed {
+        let f = order_rest[i];
+        let name = format!("__split_f{i}");
+        match &rest.funcs.get(f).kind {
+            FunctionKind::Import(imported) => {
+                let import = rest.imports.get_mut(imported.import);
+                import.module = PRIMARY.into();
+                import.name = name;
+            }
+            _ => {
+                let ty = rest.funcs.get(f).ty();
+                let import = rest.imports.add(PRIMARY, &name, ImportKind::Function(f));
+                rest.funcs.get_mut(f).kind = FunctionKind::Import(ImportedFunction { import, ty });
+            }
+        }
+    }
+    let globals_rest: Vec<_> = rest.globals.iter().map(|g| g.id()).collect();
+    for (k, &g) in globals_rest.iter().enumerate() {
+        if !matches!(rest.globals.get(g).kind, GlobalKind::Local(_)) {
+            return Err("the module imports a global (not handled)".into());
+        }
+        let import = rest.imports.add(PRIMARY, &format!("__split_g{k}"), ImportKind::Global(g));
+        rest.globals.get_mut(g).kind = GlobalKind::Import(import);
+    }
+    let tables_rest: Vec<_> = rest.tables.iter().map(|t| t.id()).collect();
+    for (k, &t) in tables_rest.iter().enumerate() {
+        if rest.tables.get(t).import.is_some() {
+            return Err("the module imports a table (not handled)".into());
+        }
+        let import = rest.imports.add(PRIMARY, &format!("__split_t{k}"), ImportKind::Table(t));
+        let table = rest.tables.get_mut(t);
+        table.import = Some(import);
+        table.elem_segments.clear();
+        if k == 0 {
+            table.initial = u64::from(slots);
+            table.maximum = Some(u64::from(slots));
+        }
+    }
+    let memory_rest = rest.memories.iter().next().map(|m| m.id()).ok_or("no memory")?;
+    if rest.memories.get(memory_rest).import.is_some() {
+        return Err("the module imports its memory (not handled)".into());
+    }
+    let import = rest.imports.add(PRIMARY, "memory", ImportKind::Memory(memory_rest));
+    let m = rest.memories.get_mut(memory_rest);
+    m.import = Some(import);
+    m.data_segments.clear();
+    for d in rest.data.iter().map(|d| d.id()).collect::<Vec<_>>() {
+        rest.data.delete(d);
+    }
+    for e in rest.elements.iter().map(|e| e.id()).collect::<Vec<_>>() {
+        rest.elements.delete(e);
+    }
+    let segment = rest.elements.add(
+        ElementKind::Active {
+            table: tables_rest[0],
+            offset: ConstExpr::Value(Value::I32(base as i32)),
+        },
+        ElementItems::Functions(moved.iter().map(|&i| order_rest[i]).collect()),
+    );
+    rest.tables.get_mut(tables_rest[0]).elem_segments.insert(segment);
+    // The functions neither moved nor imported are unreferenced now.
+    walrus::passes::gc::run(&mut rest);
+    let rest_bytes = rest.emit_wasm();
+
+    std::fs::write(primary_out, &primary_bytes).map_err(|e| format!("{primary_out}: {e}"))?;
+    std::fs::write(rest_out, &rest_bytes).map_err(|e| format!("{rest_out}: {e}"))?;
+    Ok(format!(
+        "{} of {} listed names found; {} functions moved to the rest, {} of theirs it calls in the primary; \
+         primary {} bytes, rest {} bytes",
+        listed_found.len(),
+        listed.len(),
+        moved.len(),
+        needed.len(),
+        primary_bytes.len(),
+        rest_bytes.len(),
+    ))
+}
