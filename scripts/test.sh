@@ -77,8 +77,8 @@ prune() {
     done
 }
 
-run fmt cargo fmt --all --check
-record "cargo fmt --check"
+run fmt bash -c 'cargo fmt --all --check && cargo fmt --check --manifest-path scripts/split/Cargo.toml'
+record "cargo fmt --check (the crate and scripts/split)"
 
 run layers python3 scripts/layers.py --quiet
 record "import graph (scripts/layers.py)"
@@ -88,6 +88,10 @@ record "cargo clippy (native)"
 
 run clippy-wasm cargo clippy --all-targets --locked --target wasm32-unknown-unknown -- -D warnings
 record "cargo clippy (wasm32)"
+
+run clippy-split env CARGO_TARGET_DIR="$REPLAYGROUND_ROOT/target/split-tool" \
+    cargo clippy --locked --manifest-path scripts/split/Cargo.toml -- -D warnings
+record "cargo clippy (scripts/split, the module's splitter)"
 
 run cargo-test cargo test --locked
 record "cargo test (native)" "$(cargo_counts "$LOGS/cargo-test.log")"

@@ -75,8 +75,14 @@ function __split_fetch_now() {
 function __split_attach(exports) {
     if (exports.%(slot)s === undefined) return;
     const load = () => {
-        __split_rest_module ??= __split_fetch_now();
-        new WebAssembly.Instance(__split_rest_module, { primary: exports });
+        try {
+            __split_rest_module ??= __split_fetch_now();
+            new WebAssembly.Instance(__split_rest_module, { primary: exports });
+        } catch (error) {
+            // Thrown through the call under way, which cannot finish: the
+            // module is as unusable as after a trap, and says so as a trap does.
+            throw new WebAssembly.RuntimeError(error instanceof Error ? error.message : String(error));
+        }
         exports.%(loaded)s.value = 1;
         // When a page needed it (the benchmark reads it from a trace).
         globalThis.performance?.mark?.('replayground-rest-instantiated');

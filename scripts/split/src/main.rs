@@ -57,13 +57,16 @@ fn read(bytes: &[u8]) -> Result<Module, String> {
     config
         .generate_name_section(false)
         .generate_producers_section(false);
-    Module::from_buffer_with_config(bytes, &config).map_err(|e| format!("cannot read the module: {e}"))
+    Module::from_buffer_with_config(bytes, &config)
+        .map_err(|e| format!("cannot read the module: {e}"))
 }
 
 /// A function's name without the hash rustc appends (`…::h0123456789abcdef`).
 fn canonical(name: &str) -> &str {
     match name.rsplit_once("::h") {
-        Some((path, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => path,
+        Some((path, hash)) if hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            path
+        }
         _ => name,
     }
 }
@@ -98,15 +101,22 @@ fn refs(m: &Module, f: FunctionId) -> Refs {
 fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<String, String> {
     let bytes = std::fs::read(whole).map_err(|e| format!("{whole}: {e}"))?;
     let text = std::fs::read_to_string(list).map_err(|e| format!("{list}: {e}"))?;
-    let listed: HashSet<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    let listed: HashSet<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
 
     let mut primary = read(&bytes)?;
     // Function ids in index order (imports first): the rest, read again
     // from the same bytes, has the same order.
     let order: Vec<FunctionId> = primary.funcs.iter().map(|f| f.id()).collect();
-    let index: HashMap<FunctionId, usize> = order.iter().enumerate().map(|(i, f)| (*f, i)).collect();
+    let index: HashMap<FunctionId, usize> =
+        order.iter().enumerate().map(|(i, f)| (*f, i)).collect();
     if !primary.funcs.iter().any(|f| f.name.is_some()) {
-        return Err(format!("{whole} has no function names (build it with wasm-opt -g)"));
+        return Err(format!(
+            "{whole} has no function names (build it with wasm-opt -g)"
+        ));
     }
     let mut moved = Vec::new();
     let mut listed_found = HashSet::new();
@@ -115,7 +125,9 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         if !matches!(func.kind, FunctionKind::Local(_)) {
             continue;
         }
-        let Some(name) = func.name.as_deref().map(canonical) else { continue };
+        let Some(name) = func.name.as_deref().map(canonical) else {
+            continue;
+        };
         if listed.contains(name) {
             listed_found.insert(name.to_string());
             continue;
@@ -154,9 +166,10 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         t.initial = u64::from(slots);
         t.maximum = Some(u64::from(slots));
     }
-    let loaded = primary
-        .globals
-        .add_local(ValType::I32, true, false, ConstExpr::Value(Value::I32(0)));
+    let loaded =
+        primary
+            .globals
+            .add_local(ValType::I32, true, false, ConstExpr::Value(Value::I32(0)));
     let loader = primary.globals.add_local(
         ValType::I32,
         false,
@@ -203,7 +216,12 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
     for (k, &t) in tables.iter().enumerate() {
         primary.exports.add(&format!("__split_t{k}"), t);
     }
-    let memory = primary.memories.iter().next().map(|m| m.id()).ok_or("no memory")?;
+    let memory = primary
+        .memories
+        .iter()
+        .next()
+        .map(|m| m.id())
+        .ok_or("no memory")?;
     if !primary
         .exports
         .iter()
@@ -248,7 +266,9 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         if !matches!(rest.globals.get(g).kind, GlobalKind::Local(_)) {
             return Err("the module imports a global (not handled)".into());
         }
-        let import = rest.imports.add(PRIMARY, &format!("__split_g{k}"), ImportKind::Global(g));
+        let import = rest
+            .imports
+            .add(PRIMARY, &format!("__split_g{k}"), ImportKind::Global(g));
         rest.globals.get_mut(g).kind = GlobalKind::Import(import);
     }
     let tables_rest: Vec<_> = rest.tables.iter().map(|t| t.id()).collect();
@@ -256,7 +276,9 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         if rest.tables.get(t).import.is_some() {
             return Err("the module imports a table (not handled)".into());
         }
-        let import = rest.imports.add(PRIMARY, &format!("__split_t{k}"), ImportKind::Table(t));
+        let import = rest
+            .imports
+            .add(PRIMARY, &format!("__split_t{k}"), ImportKind::Table(t));
         let table = rest.tables.get_mut(t);
         table.import = Some(import);
         table.elem_segments.clear();
@@ -265,11 +287,18 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
             table.maximum = Some(u64::from(slots));
         }
     }
-    let memory_rest = rest.memories.iter().next().map(|m| m.id()).ok_or("no memory")?;
+    let memory_rest = rest
+        .memories
+        .iter()
+        .next()
+        .map(|m| m.id())
+        .ok_or("no memory")?;
     if rest.memories.get(memory_rest).import.is_some() {
         return Err("the module imports its memory (not handled)".into());
     }
-    let import = rest.imports.add(PRIMARY, "memory", ImportKind::Memory(memory_rest));
+    let import = rest
+        .imports
+        .add(PRIMARY, "memory", ImportKind::Memory(memory_rest));
     let m = rest.memories.get_mut(memory_rest);
     m.import = Some(import);
     m.data_segments.clear();
@@ -286,7 +315,10 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         },
         ElementItems::Functions(moved.iter().map(|&i| order_rest[i]).collect()),
     );
-    rest.tables.get_mut(tables_rest[0]).elem_segments.insert(segment);
+    rest.tables
+        .get_mut(tables_rest[0])
+        .elem_segments
+        .insert(segment);
     // The functions neither moved nor imported are unreferenced now.
     walrus::passes::gc::run(&mut rest);
     let rest_bytes = rest.emit_wasm();
