@@ -77,7 +77,12 @@ function __split_attach(exports) {
     const load = () => {
         try {
             __split_rest_module ??= __split_fetch_now();
-            new WebAssembly.Instance(__split_rest_module, { primary: exports });
+            const rest = new WebAssembly.Instance(__split_rest_module, { primary: exports });
+            // The rest's own shadow stack, Rust's default size (16 pages of
+            // 64 KiB) in pages grown for it: the allocator never hands out
+            // pages it did not grow itself, and no Rust code runs here.
+            const pages = 16;
+            rest.exports.__split_stack_pointer.value = (exports.memory.grow(pages) + pages) * 65536;
         } catch (error) {
             // Thrown through the call under way, which cannot finish: the
             // module is as unusable as after a trap, and says so as a trap does.

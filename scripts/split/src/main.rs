@@ -16,8 +16,10 @@
 //!
 //! Functions stay in the primary when the list names them (a name without
 //! its hash: monomorphised copies share a name, and all of them stay), when
-//! they have no name, and when they touch data or element segments (which
-//! stay in the primary).
+//! they have no name, when they touch data or element segments (which stay in
+//! the primary), and when they are small (`SMALL`): those the rest calls are
+//! copied into it, so that its hot paths do not cross into the primary for
+//! a few instructions.
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::process::ExitCode;
 
@@ -32,6 +34,10 @@ use walrus::{
 const LOADED: &str = "__split_loaded";
 const LOADER_SLOT: &str = "__split_loader_slot";
 const PRIMARY: &str = "primary";
+/// The shadow stack's pointer (rustc's name for it), and the name under
+/// which the rest exports its own.
+const STACK_POINTER: &str = "__stack_pointer";
+const REST_STACK_POINTER: &str = "__split_stack_pointer";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -54,8 +60,10 @@ fn main() -> ExitCode {
 fn read(bytes: &[u8]) -> Result<Module, String> {
     let mut config = ModuleConfig::new();
     // Neither part keeps names: the whole module has them only for this split.
+    // (REPLAYGROUND_SPLIT_NAMES=1 keeps them, to profile the parts.)
+    let names = std::env::var_os("REPLAYGROUND_SPLIT_NAMES").is_some();
     config
-        .generate_name_section(false)
+        .generate_name_section(names)
         .generate_producers_section(false);
     Module::from_buffer_with_config(bytes, &config)
         .map_err(|e| format!("cannot read the module: {e}"))
@@ -88,6 +96,14 @@ impl<'a> Visitor<'a> for Refs {
     fn visit_element_id(&mut self, _: &walrus::ElementId) {
         self.segments = true;
     }
+}
+
+/// Functions of at most this many instructions stay in the primary and are
+/// copied into the rest where its bodies call them.
+const SMALL: u64 = 60;
+
+fn small(m: &Module, f: FunctionId) -> bool {
+    matches!(&m.funcs.get(f).kind, FunctionKind::Local(l) if l.size() <= SMALL)
 }
 
 fn refs(m: &Module, f: FunctionId) -> Refs {
@@ -132,18 +148,33 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
             listed_found.insert(name.to_string());
             continue;
         }
-        if refs(&primary, f).segments {
+        if refs(&primary, f).segments || small(&primary, f) {
             continue;
         }
         moved.push(i);
     }
     let moved_set: HashSet<usize> = moved.iter().copied().collect();
-    // The functions outside the rest that its bodies call or refer to.
+    // What the rest's bodies call or refer to outside themselves: a small
+    // function is copied into the rest (a call to it stays a direct call,
+    // which V8 may inline, where a call into another instance cannot be),
+    // with what it calls in turn; every other one the primary exports.
+    let mut copied = HashSet::new();
     let mut needed = BTreeSet::new();
-    for &i in &moved {
-        for g in refs(&primary, order[i]).funcs {
-            if !moved_set.contains(&index[&g]) {
-                needed.insert(index[&g]);
+    let mut work: Vec<FunctionId> = moved.iter().map(|&i| order[i]).collect();
+    while let Some(f) = work.pop() {
+        for g in refs(&primary, f).funcs {
+            let gi = index[&g];
+            if moved_set.contains(&gi) || copied.contains(&gi) || needed.contains(&gi) {
+                continue;
+            }
+            if matches!(primary.funcs.get(g).kind, FunctionKind::Local(_))
+                && small(&primary, g)
+                && !refs(&primary, g).segments
+            {
+                copied.insert(gi);
+                work.push(g);
+            } else {
+                needed.insert(gi);
             }
         }
     }
@@ -208,7 +239,8 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
     primary.exports.add(LOADER_SLOT, loader);
     let globals: Vec<_> = primary.globals.iter().map(|g| g.id()).collect();
     for (k, &g) in globals.iter().enumerate() {
-        if g != loaded && g != loader {
+        let stack_pointer = primary.globals.get(g).name.as_deref() == Some(STACK_POINTER);
+        if g != loaded && g != loader && !stack_pointer {
             primary.exports.add(&format!("__split_g{k}"), g);
         }
     }
@@ -266,10 +298,20 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         if !matches!(rest.globals.get(g).kind, GlobalKind::Local(_)) {
             return Err("the module imports a global (not handled)".into());
         }
+        if rest.globals.get(g).name.as_deref() == Some(STACK_POINTER) {
+            // The rest's own stack pointer, on a stack of its own that the
+            // glue allocates: an imported mutable global is read through a
+            // cell, and nearly every function reads and writes this one.
+            rest.exports.add(REST_STACK_POINTER, g);
+            continue;
+        }
         let import = rest
             .imports
             .add(PRIMARY, &format!("__split_g{k}"), ImportKind::Global(g));
         rest.globals.get_mut(g).kind = GlobalKind::Import(import);
+    }
+    if !rest.exports.iter().any(|e| e.name == REST_STACK_POINTER) {
+        return Err(format!("the module has no global named {STACK_POINTER}"));
     }
     let tables_rest: Vec<_> = rest.tables.iter().map(|t| t.id()).collect();
     for (k, &t) in tables_rest.iter().enumerate() {
@@ -326,11 +368,12 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
     std::fs::write(primary_out, &primary_bytes).map_err(|e| format!("{primary_out}: {e}"))?;
     std::fs::write(rest_out, &rest_bytes).map_err(|e| format!("{rest_out}: {e}"))?;
     Ok(format!(
-        "{} of {} listed names found; {} functions moved to the rest, {} of theirs it calls in the primary; \
-         primary {} bytes, rest {} bytes",
+        "{} of {} listed names found; {} functions moved to the rest, {} small ones copied into it, \
+         {} it calls in the primary; primary {} bytes, rest {} bytes",
         listed_found.len(),
         listed.len(),
         moved.len(),
+        copied.len(),
         needed.len(),
         primary_bytes.len(),
         rest_bytes.len(),
