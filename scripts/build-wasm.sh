@@ -16,5 +16,5 @@ CARGO_TARGET_DIR="$REPLAYGROUND_ROOT/target/split-tool" \
 mkdir -p target/split
 mv www/pkg/replayground_bg.wasm target/split/whole.wasm
 target/split-tool/release/replayground-split target/split/whole.wasm scripts/split/first-visit.txt \
-  www/pkg/replayground_bg.wasm www/pkg/replayground_rest.wasm
-python3 scripts/split/patch_glue.py www/pkg
+  www/pkg/replayground_bg.wasm www/pkg/replayground_rest.wasm target/split/names.json
+python3 scripts/split/patch_glue.py www/pkg target/split/names.json

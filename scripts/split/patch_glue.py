@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Teaches wasm-bindgen's glue (PKG/replayground.js) to load the module's rest.
 
-Usage: patch_glue.py PKG
+Usage: patch_glue.py PKG NAMES.json (the names the splitter gave the parts' meeting points)
 
 scripts/split cut the module in two: replayground_bg.wasm, the code a first
 visit runs, and REST, every other function's body. The primary's moved
-functions call a loader (table 0's slot `__split_loader_slot`) the first time
+functions call a loader (a slot of table 0, named in NAMES.json) the first time
 one of them runs; this patch fills that slot when the glue instantiates the
 primary. The loader instantiates the rest on the primary's memory, tables and
 globals: with the module `init()` started compiling in the background, or
@@ -73,16 +73,16 @@ function __split_fetch_now() {
 }
 
 function __split_attach(exports) {
-    if (exports.%(slot)s === undefined) return;
+    if (exports.%(loaderSlot)s === undefined) return;
     const load = () => {
         try {
             __split_rest_module ??= __split_fetch_now();
-            const rest = new WebAssembly.Instance(__split_rest_module, { primary: exports });
+            const rest = new WebAssembly.Instance(__split_rest_module, { %(namespace)s: exports });
             // The rest's own shadow stack, Rust's default size (16 pages of
             // 64 KiB) in pages grown for it: the allocator never hands out
             // pages it did not grow itself, and no Rust code runs here.
             const pages = 16;
-            rest.exports.__split_stack_pointer.value = (exports.memory.grow(pages) + pages) * 65536;
+            rest.exports.%(restStackPointer)s.value = (exports.memory.grow(pages) + pages) * 65536;
         } catch (error) {
             // Thrown through the call under way, which cannot finish: the
             // module is as unusable as after a trap, and says so as a trap does.
@@ -93,7 +93,7 @@ function __split_attach(exports) {
         globalThis.performance?.mark?.('replayground-rest-instantiated');
     };
     const helper = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(%(helper)s)), { h: { load } });
-    exports.__split_t0.set(exports.%(slot)s.value, helper.exports.load);
+    exports.%(table)s.set(exports.%(loaderSlot)s.value, helper.exports.load);
 }
 
 """
@@ -116,14 +116,14 @@ def main():
     pkg = sys.argv[1]
     glue_path = os.path.join(pkg, "replayground.js")
     glue = open(glue_path).read()
-    names = {"rest": REST, "slot": "__split_loader_slot", "loaded": "__split_loaded", "helper": json.dumps(HELPER)}
+    names = {**json.load(open(sys.argv[2])), "rest": REST, "helper": json.dumps(HELPER)}
     glue = replace_once(glue, "function __wbg_finalize_init(instance, module) {",
                         LOADER % names + "function __wbg_finalize_init(instance, module) {", "finalize")
     glue = replace_once(glue, "    wasm = instance.exports;\n",
                         "    wasm = instance.exports;\n    __split_attach(wasm);\n", "exports")
     glue = replace_once(glue, "    return __wbg_finalize_init(instance, module);\n}\n\nexport {",
                         "    const exports = __wbg_finalize_init(instance, module);\n"
-                        "    if (exports.__split_loader_slot !== undefined) loadRest().catch(() => {});\n"
+                        f"    if (exports.{names['loaderSlot']} !== undefined) loadRest().catch(() => {{}});\n"
                         "    return exports;\n}\n\nexport {", "init")
     glue = replace_once(glue, "export { initSync, __wbg_init as default };",
                         "export { initSync, loadRest, provideRest, __wbg_init as default };", "export list")

@@ -3,7 +3,10 @@
 //! loads first; every other function's body moves to the rest, a second
 //! module fetched after the start.
 //!
-//! Usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm
+//! Usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm NAMES.json
+//!
+//! NAMES.json says under which names the two parts meet (the exports the
+//! glue uses to load the rest): scripts/split/patch_glue.py reads it.
 //!
 //! In the primary, each function that moved keeps its index and type but
 //! its body becomes a trampoline: on the first call of any of them it calls
@@ -38,13 +41,25 @@ const PRIMARY: &str = "primary";
 /// which the rest exports its own.
 const STACK_POINTER: &str = "__stack_pointer";
 const REST_STACK_POINTER: &str = "__split_stack_pointer";
+/// Table 0, the function table, as the primary exports it (`__split_t{k}`).
+const TABLE0: &str = "__split_t0";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [whole, list, primary_out, rest_out] = args.as_slice() else {
-        eprintln!("usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm");
+    let [whole, list, primary_out, rest_out, names_out] = args.as_slice() else {
+        eprintln!(
+            "usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm NAMES.json"
+        );
         return ExitCode::from(2);
     };
+    let names = format!(
+        "{{\"namespace\": \"{PRIMARY}\", \"loaded\": \"{LOADED}\", \"loaderSlot\": \"{LOADER_SLOT}\", \
+         \"table\": \"{TABLE0}\", \"restStackPointer\": \"{REST_STACK_POINTER}\"}}\n"
+    );
+    if let Err(e) = std::fs::write(names_out, names) {
+        eprintln!("split: {names_out}: {e}");
+        return ExitCode::FAILURE;
+    }
     match split(whole, list, primary_out, rest_out) {
         Ok(summary) => {
             eprintln!("split: {summary}");
