@@ -6,7 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, launchPersistent, startServer } from './harness.mjs';
+import { launchBrowser, launchPersistent, PERMALINK, startServer, traceFirstVisit } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The browser SQLite builds people use, pinned in package.json, served on the
@@ -139,29 +139,16 @@ const playgroundMarks = (page) => page.evaluate(() => {
     catalog: mark('replayground-interactive'),
   };
 });
-const PERMALINK = '?s=idem-check-then-write&schedule=A6B3AB4';
 
 // Whether a first visit of `url` needed the module's rest before the page was
 // interactive (scripts/split: the glue marks when it instantiates the rest,
 // in the worker, whose marks a trace shows): a first visit should run on the
-// primary alone. A browser of its own, so that no earlier load's compiled
-// module can be reused. `{ restBeforeInteractive }`, or `{ error }`.
+// primary alone. `{ restBeforeInteractive }`, or `{ error }`.
 async function firstVisitRest(url) {
-  const browser = await launchBrowser();
-  try {
-    const page = await (await browser.newContext()).newPage();
-    await browser.startTracing(page, { categories: ['blink.user_timing'] });
-    await page.goto(url);
-    await playgroundReady(page);
-    const trace = JSON.parse((await browser.stopTracing()).toString('utf8'));
-    const events = Array.isArray(trace) ? trace : trace.traceEvents;
-    const until = events.find((e) => e.name === 'replayground-interactive')?.ts;
-    if (until === undefined) return { error: 'the trace has no replayground-interactive mark' };
-    const rest = events.find((e) => e.name === 'replayground-rest-instantiated')?.ts;
-    return { restBeforeInteractive: rest !== undefined && rest <= until };
-  } finally {
-    await browser.close();
-  }
+  const { events, until } = await traceFirstVisit(url, []);
+  if (until === undefined) return { error: 'the trace has no replayground-interactive mark' };
+  const rest = events.find((e) => e.name === 'replayground-rest-instantiated')?.ts;
+  return { restBeforeInteractive: rest !== undefined && rest <= until };
 }
 
 // A first-query page's answer, ms since navigation started.

@@ -17,9 +17,11 @@ const CHROMIUM_ARGS = [
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
 ];
 
-// Starts scripts/serve.py on a free port; resolves to { url, stop }.
-export function startServer() {
-  const server = spawn('python3', [path.join(repoRoot, 'scripts', 'serve.py'), '--port', '0'], {
+// Starts scripts/serve.py on a free port, serving `root` (www/ unless
+// given); resolves to { url, stop }.
+export function startServer(root = null) {
+  const args = [path.join(repoRoot, 'scripts', 'serve.py'), '--port', '0', ...(root ? ['--root', root] : [])];
+  const server = spawn('python3', args, {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -43,6 +45,29 @@ export function launchBrowser() {
     executablePath: process.env.REPLAYGROUND_CHROMIUM || '/usr/bin/chromium',
     args: CHROMIUM_ARGS,
   });
+}
+
+// The permalink a first visit is measured by: the benchmark's start figures
+// and the module's split (scripts/split/profile.mjs) both load it.
+export const PERMALINK = '?s=idem-check-then-write&schedule=A6B3AB4';
+
+// A first visit of `url` traced with Chromium's `categories`, in a browser of
+// its own (no earlier load's compiled module reused), until the playground is
+// ready: its trace events, and the time of its `replayground-interactive`
+// mark (undefined if it has none).
+export async function traceFirstVisit(url, categories) {
+  const browser = await launchBrowser();
+  try {
+    const page = await (await browser.newContext()).newPage();
+    await browser.startTracing(page, { categories: [...categories, 'blink.user_timing'] });
+    await page.goto(url);
+    await page.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
+    const trace = JSON.parse((await browser.stopTracing()).toString('utf8'));
+    const events = Array.isArray(trace) ? trace : trace.traceEvents;
+    return { events, until: events.find((e) => e.name === 'replayground-interactive')?.ts };
+  } finally {
+    await browser.close();
+  }
 }
 
 // Launches Debian's Chromium headless with a profile on disk (`userDataDir`):

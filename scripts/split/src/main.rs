@@ -41,8 +41,31 @@ const PRIMARY: &str = "primary";
 /// which the rest exports its own.
 const STACK_POINTER: &str = "__stack_pointer";
 const REST_STACK_POINTER: &str = "__split_stack_pointer";
-/// Table 0, the function table, as the primary exports it (`__split_t{k}`).
-const TABLE0: &str = "__split_t0";
+
+/// The name under which the primary exports its global `k` for the rest.
+fn global_export(k: usize) -> String {
+    format!("__split_g{k}")
+}
+
+/// The name under which the primary exports its table `k` for the rest.
+fn table_export(k: usize) -> String {
+    format!("__split_t{k}")
+}
+
+/// The name under which the primary exports its function `i` (by index in
+/// the whole module) for the rest.
+fn function_export(i: usize) -> String {
+    format!("__split_f{i}")
+}
+
+/// A module's memory: the one it has.
+fn memory_of(m: &Module) -> Result<walrus::MemoryId, String> {
+    m.memories
+        .iter()
+        .next()
+        .map(|m| m.id())
+        .ok_or_else(|| "the module has no memory".into())
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -54,7 +77,9 @@ fn main() -> ExitCode {
     };
     let names = format!(
         "{{\"namespace\": \"{PRIMARY}\", \"loaded\": \"{LOADED}\", \"loaderSlot\": \"{LOADER_SLOT}\", \
-         \"table\": \"{TABLE0}\", \"restStackPointer\": \"{REST_STACK_POINTER}\"}}\n"
+         \"table\": \"{}\", \"restStackPointer\": \"{REST_STACK_POINTER}\"}}\n",
+        // The function table, the loader's and the moved functions' slots.
+        table_export(0)
     );
     if let Err(e) = std::fs::write(names_out, names) {
         eprintln!("split: {names_out}: {e}");
@@ -256,19 +281,14 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
     for (k, &g) in globals.iter().enumerate() {
         let stack_pointer = primary.globals.get(g).name.as_deref() == Some(STACK_POINTER);
         if g != loaded && g != loader && !stack_pointer {
-            primary.exports.add(&format!("__split_g{k}"), g);
+            primary.exports.add(&global_export(k), g);
         }
     }
     let tables: Vec<_> = primary.tables.iter().map(|t| t.id()).collect();
     for (k, &t) in tables.iter().enumerate() {
-        primary.exports.add(&format!("__split_t{k}"), t);
+        primary.exports.add(&table_export(k), t);
     }
-    let memory = primary
-        .memories
-        .iter()
-        .next()
-        .map(|m| m.id())
-        .ok_or("no memory")?;
+    let memory = memory_of(&primary)?;
     if !primary
         .exports
         .iter()
@@ -277,7 +297,7 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         return Err("the module does not export its memory as `memory`".into());
     }
     for &i in &needed {
-        primary.exports.add(&format!("__split_f{i}"), order[i]);
+        primary.exports.add(&function_export(i), order[i]);
     }
     walrus::passes::gc::run(&mut primary);
     let primary_bytes = primary.emit_wasm();
@@ -294,7 +314,7 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
     rest.start = None;
     for &i in &needed {
         let f = order_rest[i];
-        let name = format!("__split_f{i}");
+        let name = function_export(i);
         match &rest.funcs.get(f).kind {
             FunctionKind::Import(imported) => {
                 let import = rest.imports.get_mut(imported.import);
@@ -322,7 +342,7 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         }
         let import = rest
             .imports
-            .add(PRIMARY, &format!("__split_g{k}"), ImportKind::Global(g));
+            .add(PRIMARY, &global_export(k), ImportKind::Global(g));
         rest.globals.get_mut(g).kind = GlobalKind::Import(import);
     }
     if !rest.exports.iter().any(|e| e.name == REST_STACK_POINTER) {
@@ -335,7 +355,7 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         }
         let import = rest
             .imports
-            .add(PRIMARY, &format!("__split_t{k}"), ImportKind::Table(t));
+            .add(PRIMARY, &table_export(k), ImportKind::Table(t));
         let table = rest.tables.get_mut(t);
         table.import = Some(import);
         table.elem_segments.clear();
@@ -344,12 +364,7 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
             table.maximum = Some(u64::from(slots));
         }
     }
-    let memory_rest = rest
-        .memories
-        .iter()
-        .next()
-        .map(|m| m.id())
-        .ok_or("no memory")?;
+    let memory_rest = memory_of(&rest)?;
     if rest.memories.get(memory_rest).import.is_some() {
         return Err("the module imports its memory (not handled)".into());
     }
