@@ -86,16 +86,16 @@ export interface RequestInput { tenant: string; operation: string; key: string; 
 #[wasm_bindgen(typescript_custom_section)]
 const PARAMS_TS: &str = crate::scenarios::PARAMS_TYPESCRIPT;
 
-/// `performance.now()`: a monotonic clock in milliseconds, in a page or a worker.
-pub(super) fn performance_now() -> f64 {
-    let global = js_sys::global();
-    let performance = match global.dyn_ref::<web_sys::Window>() {
-        Some(window) => window.performance(),
-        None => global
-            .dyn_ref::<web_sys::WorkerGlobalScope>()
-            .and_then(web_sys::WorkerGlobalScope::performance),
-    };
-    performance.map_or(0.0, |p| p.now())
+/// The environment's `performance` (`globalThis.performance`: a page's, a
+/// worker's or Node.js's), whose `now()` is a monotonic clock in
+/// milliseconds; an Error where there is none, since a clock that stands
+/// still would make a timed loop endless.
+pub(super) fn performance() -> Result<web_sys::Performance, JsError> {
+    js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+        .ok()
+        .filter(JsValue::is_object)
+        .map(JsCast::unchecked_into)
+        .ok_or_else(|| JsError::new("this environment has no performance.now() to time with"))
 }
 
 /// Installs the panic hook, so a panic (a bug) reaches the console with its message.
@@ -509,7 +509,8 @@ pub fn warm_up(
     #[wasm_bindgen(unchecked_param_type = "number | undefined")] ms: JsValue,
 ) -> Result<JsValue, JsError> {
     let ms = number_arg("ms", &ms, 1, 10_000)?.unwrap_or(250);
-    to_js(&crate::bench::warm_up(ms as f64, &performance_now)?)
+    let performance = performance()?;
+    to_js(&crate::bench::warm_up(ms as f64, &|| performance.now())?)
 }
 
 /// Measures the engine in this browser: `rounds` timed rounds of `iterations`
@@ -523,5 +524,6 @@ pub fn bench_engine(
         rounds: number_arg("rounds", &rounds, 1, 1000)?.unwrap_or(15) as u32,
         iterations: number_arg("iterations", &iterations, 1, 1_000_000)?.unwrap_or(2000) as u32,
     };
-    to_js(&crate::bench::engine(budget, &performance_now)?)
+    let performance = performance()?;
+    to_js(&crate::bench::engine(budget, &|| performance.now())?)
 }
