@@ -4,7 +4,9 @@
 // init(), or fetched synchronously by the first call that needs it. (The
 // playground's worker, in every other end-to-end test, loads it by init().)
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -46,6 +48,54 @@ test('in Node.js, a call that needs the rest before it was given says so', async
   // then starts a fresh engine).
   assert.throws(() => CALLS.explore(split), (e) => e instanceof WebAssembly.RuntimeError
     && /needs replayground_rest\.wasm; give it to provideRest\(\) first/.test(e.message));
+});
+
+// What chooses the split's hot calls (scripts/split/profile.sh): the whole
+// module with every direct call counted answers as the whole module does,
+// and counts what it runs: the same search twice counts each call twice.
+test('the counted module answers as the whole one and counts each call it makes', async () => {
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'counted-'));
+  try {
+    const counted = path.join(tmp, 'counted.wasm');
+    const edgesFile = path.join(tmp, 'edges.tsv');
+    execFileSync(path.join(root, 'target', 'split-tool', 'release', 'replayground-split'),
+      ['count', path.join(root, 'target', 'split', 'whole.wasm'), counted, edgesFile], { stdio: 'pipe' });
+    const edges = readFileSync(edgesFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('=\t')).length;
+    const whole = await import(`${glue}?count-whole`);
+    whole.initSync({ module: readFileSync(path.join(root, 'target', 'split', 'whole.wasm')) });
+    const m = await import(`${glue}?counted`);
+    const raw = m.initSync({ module: readFileSync(counted) });
+    const dump = () => {
+      const ptr = raw.__wbindgen_malloc(edges * 8, 8);
+      raw.__count_dump(ptr);
+      const counters = new BigInt64Array(raw.memory.buffer, ptr, edges).slice();
+      raw.__wbindgen_free(ptr, edges * 8, 8);
+      return counters;
+    };
+    const search = () => JSON.stringify(CALLS.explore(m));
+    const start = dump();
+    assert.equal(search(), JSON.stringify(CALLS.explore(whole)));
+    const once = dump();
+    search();
+    const twice = dump();
+    const calls = (from, to) => to.reduce((sum, n, k) => sum + (n - from[k]), 0n);
+    assert.ok(calls(start, once) > 100000n, String(calls(start, once)));
+    // The search's own calls, counter by counter (the dump's allocation
+    // and a first call's set-up may differ: compare where the second and
+    // the third search agree).
+    search();
+    const thrice = dump();
+    let busy = 0;
+    let same = 0;
+    twice.forEach((n, k) => {
+      if (n === once[k]) return;
+      busy += 1;
+      if (n - once[k] === thrice[k] - n) same += 1;
+    });
+    assert.ok(busy > 1000 && same >= busy * 0.99, `${same} of the ${busy} counters a search counts counted it alike twice`);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });
 
 const env = serveAndLaunch();

@@ -3,6 +3,7 @@
 // the page's own thread (no worker): scripts/serve.py serves this page
 // cross-origin isolated, so that performance.now() resolves finely here.
 import init, * as wasm from '../pkg/replayground.js';
+import { calls } from './bench-calls.js';
 
 const ui = {
   status: document.getElementById('bench-status'),
@@ -30,64 +31,15 @@ function row(cells, tag = 'td') {
 // The median of sorted numbers.
 const median = (sorted) => sorted[sorted.length >> 1];
 
-// The exported API as a library user calls it from JS: every call crosses
-// the boundary (its argument converted in, its result object out). Each
-// entry makes a fresh object and returns one call. V8 compiles the code a
-// call runs again, optimised, only after thousands of calls (a first
-// session's calls took about 75 us where later ones took 60), so each kind
-// of call first runs `warmup` untimed calls (or a second of them) on an
-// object of its own (the engine's own measurements run a round of that many
-// first, and so do the peers'); then a fresh object is timed in `rounds`
-// rounds of `iterations` after an untimed warm-up round.
-const CALLS = {
-  'IdempotencySession.execute(), a new key each call': () => {
-    const session = new wasm.IdempotencySession();
-    let key = 0;
-    return () => session.execute({ tenant: 'north', operation: 'web-order', key: `k${key += 1}`, quantity: 2, now: 0 });
-  },
-  'IdempotencySession.execute(), a replay of one key': () => {
-    const session = new wasm.IdempotencySession();
-    const request = { tenant: 'north', operation: 'web-order', key: 'bench-key', quantity: 2, now: 0 };
-    session.execute(request);
-    return () => session.execute(request);
-  },
-  'OutboxSession.createOrder(), a new order each call': () => {
-    const session = new wasm.OutboxSession();
-    let n = 0;
-    return () => session.createOrder({ orderId: `o${n += 1}`, amount: 5 });
-  },
-  'OutboxSession.createOrder() then relay() of its event': () => {
-    const session = new wasm.OutboxSession();
-    let n = 0;
-    return () => { session.createOrder({ orderId: `r${n += 1}`, amount: 5 }); session.relay(); };
-  },
-  'OutboxSession.deliver(), a new event each call': () => {
-    const session = new wasm.OutboxSession();
-    let n = 0;
-    return () => {
-      n += 1;
-      session.deliver({ subscriber: 'audit', event: { eventId: `e${n}`, payload: { order_id: `order:${n}`, amount: 5 } } });
-    };
-  },
-  'Exploration.advance(1): one random run of the 2-attempt race': () => {
-    const search = new wasm.Exploration('idem-race', { params: { attempts: 2 }, strategy: 'random', runs: 1e7, seed: 1 });
-    return () => search.advance(1);
-  },
-  'Stepper.step(): the 2-attempt race stepped to its end, a new Stepper per run': () => {
-    let stepper = null;
-    let runnable = [];
-    return () => {
-      if (runnable.length === 0) {
-        stepper = new wasm.Stepper('idem-race', { params: { attempts: 2 } });
-        ({ runnable } = stepper.state());
-      }
-      ({ runnable } = stepper.step(runnable[0]));
-    };
-  },
-};
-
+// The exported API's calls (bench-calls.js). V8 compiles the code a call
+// runs again, optimised, only after thousands of calls (a first session's
+// calls took about 75 us where later ones took 60), so each kind of call
+// first runs `warmup` untimed calls (or a second of them) on an object of
+// its own (the engine's own measurements run a round of that many first,
+// and so do the peers'); then a fresh object is timed in `rounds` rounds of
+// `iterations` after an untimed warm-up round.
 function measureCalls(rounds, iterations, warmup) {
-  return Object.entries(CALLS).map(([name, make]) => {
+  return Object.entries(calls(wasm)).map(([name, make]) => {
     const warm = make();
     const started = performance.now();
     for (let i = 0; i < warmup && performance.now() - started < 1000; i += 1) warm();

@@ -1,9 +1,11 @@
 //! Splits the playground's module in two: the functions a first visit runs
-//! (named in `first-visit.txt`) stay in the primary module, which the page
-//! loads first; every other function's body moves to the rest, a second
-//! module fetched after the start.
+//! (named in `first-visit.txt`) and those the benchmark's work calls most
+//! often from them or they from it (`hot-calls.txt`, see `count`) stay in
+//! the primary module, which the page loads first; every other function's
+//! body moves to the rest, a second module fetched after the start.
 //!
-//! Usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm NAMES.json
+//! Usage: replayground-split WHOLE.wasm PRIMARY.wasm REST.wasm NAMES.json LIST.txt...
+//!        replayground-split count WHOLE.wasm COUNTED.wasm EDGES.tsv
 //!
 //! NAMES.json says under which names the two parts meet (the exports the
 //! glue uses to load the rest): scripts/split/patch_glue.py reads it.
@@ -17,14 +19,16 @@
 //! their slots when it is instantiated. Calls from the primary into the rest
 //! go through the table; calls inside the rest stay direct.
 //!
-//! Functions stay in the primary when the list names them (a name without
-//! its hash: monomorphised copies share a name, and all of them stay), when
-//! they have no name, when they touch data or element segments (which stay in
-//! the primary), and when they are small (`SMALL`): those the rest calls are
-//! copied into it, so that its hot paths do not cross into the primary for
-//! a few instructions.
+//! Functions stay in the primary when a list names them (a name without
+//! its hash: monomorphised copies share a name, and all of them stay), and
+//! whatever the lists say (`pinned`) when they have no name, when they touch
+//! data or element segments (which stay in the primary), and when they are
+//! small (`SMALL`): those the rest calls are copied into it, so that its hot
+//! paths do not cross into the primary for a few instructions.
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::process::ExitCode;
+
+mod count;
 
 use walrus::ir::{dfs_in_order, UnaryOp, Value, Visitor};
 use walrus::{
@@ -69,9 +73,15 @@ fn memory_of(m: &Module) -> Result<walrus::MemoryId, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [whole, list, primary_out, rest_out, names_out] = args.as_slice() else {
+    if let [command, whole, counted, edges] = args.as_slice() {
+        if command == "count" {
+            return report("split count", count::count(whole, counted, edges));
+        }
+    }
+    let [whole, primary_out, rest_out, names_out, lists @ ..] = args.as_slice() else {
         eprintln!(
-            "usage: replayground-split WHOLE.wasm FIRST_VISIT.txt PRIMARY.wasm REST.wasm NAMES.json"
+            "usage: replayground-split WHOLE.wasm PRIMARY.wasm REST.wasm NAMES.json LIST.txt...\n       \
+             replayground-split count WHOLE.wasm COUNTED.wasm EDGES.tsv"
         );
         return ExitCode::from(2);
     };
@@ -85,13 +95,18 @@ fn main() -> ExitCode {
         eprintln!("split: {names_out}: {e}");
         return ExitCode::FAILURE;
     }
-    match split(whole, list, primary_out, rest_out) {
+    report("split", split(whole, lists, primary_out, rest_out))
+}
+
+/// Prints what a command did, or why it failed.
+fn report(command: &str, outcome: Result<String, String>) -> ExitCode {
+    match outcome {
         Ok(summary) => {
-            eprintln!("split: {summary}");
+            eprintln!("{command}: {summary}");
             ExitCode::SUCCESS
         }
         Err(e) => {
-            eprintln!("split: {e}");
+            eprintln!("{command}: {e}");
             ExitCode::FAILURE
         }
     }
@@ -146,6 +161,12 @@ fn small(m: &Module, f: FunctionId) -> bool {
     matches!(&m.funcs.get(f).kind, FunctionKind::Local(l) if l.size() <= SMALL)
 }
 
+/// Whether function `f` stays in the primary whatever the lists say: it
+/// has no name (no list could name it), it touches a segment, or it is small.
+fn pinned(m: &Module, f: FunctionId) -> bool {
+    m.funcs.get(f).name.is_none() || refs(m, f).segments || small(m, f)
+}
+
 fn refs(m: &Module, f: FunctionId) -> Refs {
     let mut r = Refs::default();
     if let FunctionKind::Local(l) = &m.funcs.get(f).kind {
@@ -154,9 +175,18 @@ fn refs(m: &Module, f: FunctionId) -> Refs {
     r
 }
 
-fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<String, String> {
+fn split(
+    whole: &str,
+    lists: &[String],
+    primary_out: &str,
+    rest_out: &str,
+) -> Result<String, String> {
     let bytes = std::fs::read(whole).map_err(|e| format!("{whole}: {e}"))?;
-    let text = std::fs::read_to_string(list).map_err(|e| format!("{list}: {e}"))?;
+    let mut text = String::new();
+    for list in lists {
+        text += &std::fs::read_to_string(list).map_err(|e| format!("{list}: {e}"))?;
+        text.push('\n');
+    }
     let listed: HashSet<&str> = text
         .lines()
         .map(str::trim)
@@ -181,17 +211,15 @@ fn split(whole: &str, list: &str, primary_out: &str, rest_out: &str) -> Result<S
         if !matches!(func.kind, FunctionKind::Local(_)) {
             continue;
         }
-        let Some(name) = func.name.as_deref().map(canonical) else {
-            continue;
-        };
-        if listed.contains(name) {
-            listed_found.insert(name.to_string());
-            continue;
+        if let Some(name) = func.name.as_deref().map(canonical) {
+            if listed.contains(name) {
+                listed_found.insert(name.to_string());
+                continue;
+            }
         }
-        if refs(&primary, f).segments || small(&primary, f) {
-            continue;
+        if !pinned(&primary, f) {
+            moved.push(i);
         }
-        moved.push(i);
     }
     let moved_set: HashSet<usize> = moved.iter().copied().collect();
     // What the rest's bodies call or refer to outside themselves: a small
