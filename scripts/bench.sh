@@ -23,6 +23,11 @@ ALONE="$REPLAYGROUND_ROOT/target/sqlite-alone"
   --out-dir "$ALONE/pkg" --mode no-install -- --locked)
 echo "bench: native ($ROUNDS rounds x $ITERATIONS)" >&2
 target/release/replayground bench --json --rounds "$ROUNDS" --iterations "$ITERATIONS" >"$OUT/native.json"
+# The whole module the split one was cut from, with the same glue: the
+# browser side measures the split against it.
+mkdir -p "$OUT/whole"
+cp www/pkg/replayground.js "$OUT/whole/"
+cp target/split/whole.wasm "$OUT/whole/replayground_bg.wasm"
 echo "bench: headless Chromium ($ROUNDS rounds x $ITERATIONS)" >&2
 (cd tests/e2e && node bench.mjs "$ROUNDS" "$ITERATIONS") >"$OUT/wasm.json"
 WASM=www/pkg/replayground_bg.wasm

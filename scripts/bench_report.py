@@ -35,6 +35,9 @@ def check(path):
         problems.append("module size missing")
     if not isinstance(size.get("restBrotli"), int) or size["restBrotli"] <= 0:
         problems.append("the module's rest missing")
+    pairs = report.get("splitVsWhole") or []
+    if not pairs or not all(p.get("split") and p.get("split").keys() == (p.get("whole") or {}).keys() for p in pairs):
+        problems.append("the split module against the whole one missing")
     if not isinstance((report.get("firstVisitRest") or {}).get("restBeforeInteractive"), bool):
         problems.append("whether a first visit needed the module's rest missing")
     nav = (report.get("navigation") or {}).get("firstResultAfterAnsweringMs")
@@ -118,6 +121,30 @@ def start_lines(label, nav, first):
     return lines
 
 
+def split_vs_whole(pairs):
+    """Report lines: the split module against the whole one, pair by pair."""
+    if not pairs:
+        return []
+    lines = [
+        "",
+        f"The split module against the whole one it was cut from (the same glue), in {len(pairs)} "
+        "alternated pairs of fresh pages doing the same work (target: nothing slower; on this machine "
+        "one figure moves by a few percent between pages): medians of the pages' medians, and in how "
+        "many pairs the split page was the faster",
+        "",
+        "| work | split | whole | split / whole | split faster in |",
+        "|---|---|---|---|---|",
+    ]
+    for name in pairs[0]["split"]:
+        split = sorted(p["split"][name] for p in pairs)
+        whole = sorted(p["whole"][name] for p in pairs)
+        faster = sum(p["split"][name] < p["whole"][name] for p in pairs)
+        s, w = split[len(split) // 2], whole[len(whole) // 2]
+        ratio = f"{s / w:.2f}x" if w > 0 else "n/a"
+        lines.append(f"| {name} | {s:.2f} | {w:.2f} | {ratio} | {faster} of {len(pairs)} |")
+    return lines
+
+
 def main():
     if sys.argv[1] == "--check":
         return check(sys.argv[2])
@@ -146,6 +173,7 @@ def main():
     report = {
         "pageSearch": page_search,
         "pageSplit": wasm.get("pageSplit") or [],
+        "splitVsWhole": wasm.get("splitVsWhole") or [],
         "calls": wasm.get("calls"),
         "breakdown": json.load(open(os.path.join(out, "breakdown.json")))
         if os.path.exists(os.path.join(out, "breakdown.json")) else None,
@@ -295,6 +323,7 @@ def main():
             f"{'its helpers warmed up first' if split.get('warmed') else 'its helpers not warmed up'}) "
             f"{split['ms'] / 1000:.2f} s: {one['ms'] / split['ms']:.2f}x"
         )
+    lines += split_vs_whole(report["splitVsWhole"])
     calls = wasm.get("calls") or []
     if calls:
         execute_js = None

@@ -17,6 +17,9 @@ const PEERS = {
   'sqlite-wasm': path.join(here, 'node_modules', '@sqlite.org', 'sqlite-wasm', 'dist'),
   'sql.js': path.join(here, 'node_modules', 'sql.js', 'dist'),
   replayground: path.join(here, '..', '..', 'www', 'pkg'),
+  // The whole module the split one was cut from, with the same glue
+  // (scripts/bench.sh puts them there): the split is measured against it.
+  whole: path.join(here, '..', '..', 'target', 'bench', 'whole'),
   // SQLite alone, built as the module builds it (scripts/sqlite-alone).
   'sqlite-alone': path.join(here, '..', '..', 'target', 'sqlite-alone', 'pkg'),
 };
@@ -158,6 +161,40 @@ const firstQueryMs = async (page) => Number((await page.title()).split(' ')[1]);
 // compiled code to Chromium's cache once enough of it is optimised or about
 // two seconds after it was compiled (its --wasm-caching-timeout-ms).
 const CODE_CACHE_WAIT_MS = 3000;
+
+// Runs in a page: the module under /peers/`build`/ (the split one, or the
+// whole one it was cut from) doing what the benchmark times of it: each reach
+// design and the 8-attempt race searched whole, and each of the benchmark
+// page's JS calls (www/js/bench-calls.js). Medians: ms per search, µs per call.
+async function splitOrWhole({ build, designs }) {
+  const m = await import(`/peers/${build}/replayground.js`);
+  await m.default();
+  if (build !== 'whole') await m.loadRest();
+  const { calls } = await import('/js/bench-calls.js');
+  const median = (values) => values.sort((a, b) => a - b)[values.length >> 1];
+  const time = (f) => { const start = performance.now(); f(); return performance.now() - start; };
+  const figures = {};
+  const searches = [...Object.entries(designs).map(([name, source]) => [name, { source }]), ['idem-race', 'idem-race']];
+  for (const [name, scenario] of searches) {
+    const search = () => m.exploreScenario(scenario, {});
+    // The first search untimed; then about a second of them, at least
+    // three samples, each of enough searches to last 20 ms (the page's
+    // timer resolves to 0.1 ms).
+    const batch = Math.max(1, Math.ceil(20 / Math.max(time(search), 0.1)));
+    const times = [];
+    for (let i = 0; i < 3 || (i < 50 && times.reduce((a, b) => a + b, 0) * batch < 1000); i += 1) {
+      times.push(time(() => { for (let j = 0; j < batch; j += 1) search(); }) / batch);
+    }
+    figures[`search of ${name}, ms`] = median(times);
+  }
+  for (const [name, make] of Object.entries(calls(m))) {
+    const call = make();
+    for (let i = 0; i < 200; i += 1) call();
+    const rounds = Array.from({ length: 5 }, () => time(() => { for (let i = 0; i < 200; i += 1) call(); }) * 5);
+    figures[`${name}, µs`] = median(rounds);
+  }
+  return figures;
+}
 
 // Runs in the page: the same SQL as the engine's benchmark, through each
 // peer's JS API with prepared statements reused, `rounds` rounds of
@@ -307,6 +344,26 @@ try {
   if (json.sql) {
     json.peers = await page.evaluate(peerBench, { sql: json.sql, rounds: Number(rounds), iterations: Number(iterations) });
   }
+  // The split module against the whole one it was cut from: alternated
+  // fresh pages, each doing the same work (the split must cost no speed:
+  // calls that cross between its two parts are never inlined).
+  const designsDir = path.join(here, '..', '..', 'src', 'scenarios', 'reach');
+  const designs = Object.fromEntries(fs.readdirSync(designsDir).filter((f) => f.endsWith('.toml')).sort()
+    .map((f) => [f.replace(/\.toml$/, ''), fs.readFileSync(path.join(designsDir, f), 'utf8')]));
+  const pairs = [];
+  for (let i = 0; i < (FULL ? 4 : 1); i += 1) {
+    const pair = {};
+    for (const build of i % 2 ? ['whole', 'replayground'] : ['replayground', 'whole']) {
+      const context = await browser.newContext();
+      const fresh = await context.newPage();
+      await servePeers(fresh);
+      await fresh.goto(`${server.url}pkg/README.md`);
+      pair[build === 'whole' ? 'whole' : 'split'] = await fresh.evaluate(splitOrWhole, { build, designs });
+      await context.close();
+    }
+    pairs.push(pair);
+  }
+  json.splitVsWhole = pairs;
   // Navigation timing: a fresh context per repetition, so nothing is cached.
   const samples = [];
   for (let i = 0; i < LOADS.playground; i += 1) {
