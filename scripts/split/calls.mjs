@@ -10,29 +10,21 @@
 // Output: { workload: { counter index: calls } }, one workload per search
 // the benchmark times (the reach designs and the 8-attempt race, explored
 // as the page's worker does, in slices), per call of the benchmark page's
-// (www/js/bench-calls.js) and the engine's own benchmark; chosen.py weighs
+// (www/js/bench-calls.js) and the engine's own benchmark; hot.py weighs
 // each workload by its own total, so that a short one counts as much as a
 // long one.
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { counterReader } from './counters.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const [counted, edgesFile, glueDir] = process.argv.slice(2);
 const m = await import(pathToFileURL(path.join(glueDir, 'replayground.js')).href);
 const { calls } = await import(pathToFileURL(path.join(root, 'www', 'js', 'bench-calls.js')).href);
 const raw = m.initSync({ module: readFileSync(counted) });
-const edges = readFileSync(edgesFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('=\t')).length;
-
-// Every counter, as numbers.
-function dump() {
-  const bytes = edges * 8;
-  const ptr = raw.__wbindgen_malloc(bytes, 8);
-  raw.__count_dump(ptr);
-  const counters = new BigInt64Array(raw.memory.buffer, ptr, edges).slice();
-  raw.__wbindgen_free(ptr, bytes, 8);
-  return counters;
-}
+// Every counter, as BigInts.
+const dump = counterReader(raw, readFileSync(edgesFile, 'utf8'));
 
 // An exhaustive search as the page's worker runs one: slices of 200 runs.
 const explore = (scenario) => () => {

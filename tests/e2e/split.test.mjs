@@ -11,6 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openPage, serveAndLaunch } from './harness.mjs';
+import { counterReader } from '../../scripts/split/counters.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
@@ -60,18 +61,11 @@ test('the counted module answers as the whole one and counts each call it makes'
     const edgesFile = path.join(tmp, 'edges.tsv');
     execFileSync(path.join(root, 'target', 'split-tool', 'release', 'replayground-split'),
       ['count', path.join(root, 'target', 'split', 'whole.wasm'), counted, edgesFile], { stdio: 'pipe' });
-    const edges = readFileSync(edgesFile, 'utf8').split('\n').filter((l) => l && !l.startsWith('=\t')).length;
+    const edgesText = readFileSync(edgesFile, 'utf8');
     const whole = await import(`${glue}?count-whole`);
     whole.initSync({ module: readFileSync(path.join(root, 'target', 'split', 'whole.wasm')) });
     const m = await import(`${glue}?counted`);
-    const raw = m.initSync({ module: readFileSync(counted) });
-    const dump = () => {
-      const ptr = raw.__wbindgen_malloc(edges * 8, 8);
-      raw.__count_dump(ptr);
-      const counters = new BigInt64Array(raw.memory.buffer, ptr, edges).slice();
-      raw.__wbindgen_free(ptr, edges * 8, 8);
-      return counters;
-    };
+    const dump = counterReader(m.initSync({ module: readFileSync(counted) }), edgesText);
     const search = () => JSON.stringify(CALLS.explore(m));
     const start = dump();
     assert.equal(search(), JSON.stringify(CALLS.explore(whole)));
