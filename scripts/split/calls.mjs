@@ -60,6 +60,6 @@ for (const [name, run] of Object.entries(workloads)) {
   last = now;
   counts[name] = delta;
   const total = Object.values(delta).reduce((a, b) => a + b, 0);
-  process.stderr.write(`calls: ${name}: ${total.toLocaleString('en')} calls\n`);
+  process.stderr.write(`calls: ${name}: ${total.toLocaleString('en')} counted (calls and entries)\n`);
 }
 process.stdout.write(JSON.stringify(counts));

@@ -74,6 +74,19 @@ test('the counted module answers as the whole one and counts each call it makes'
     const twice = dump();
     const calls = (from, to) => to.reduce((sum, n, k) => sum + (n - from[k]), 0n);
     assert.ok(calls(start, once) > 100000n, String(calls(start, once)));
+    // Each function's entry counter counts every call, direct or not: at
+    // least the direct calls counted into it, and more for some (the
+    // exports JS calls, the table's calls). Imports have no entry counter.
+    const counters = edgesText.split('\n').filter((l) => l && !l.startsWith('=\t')).map((l) => l.split('\t'));
+    const direct = new Map();
+    const entered = new Map();
+    counters.forEach(([caller, callee], k) => {
+      const into = caller === '>' ? entered : direct;
+      into.set(callee, (into.get(callee) ?? 0n) + (once[k] - start[k]));
+    });
+    const short = [...direct].filter(([name, n]) => entered.has(name) && n > entered.get(name));
+    assert.deepEqual(short, [], 'functions entered fewer times than they were called');
+    assert.ok([...entered].some(([name, n]) => n > (direct.get(name) ?? 0n)), 'no function was entered other than by a direct call');
     // The search's own calls, counter by counter (the dump's allocation
     // and a first call's set-up may differ: compare where the second and
     // the third search agree).

@@ -8,15 +8,17 @@
 //! `ptr`, eight bytes each, in the order of the edge list written beside the
 //! module: a line `caller<TAB>callee` per counter (names without rustc's
 //! hash), preceded by a line per function, `=<TAB>name<TAB>instructions<TAB>
-//! pinned`, where `pinned` (1 or 0) says whether the split keeps it in the
-//! primary whatever the lists say (see `pinned`). scripts/split/calls.mjs
-//! runs the benchmark's work on the counted module; hot.py chooses.
+//! place`, where `place` is `copied`, `primary` or `listed` (see `Place`),
+//! and followed by a counter per function of the times it was entered
+//! however it was called (directly, through the table or from JS), a line
+//! `><TAB>name` each. scripts/split/calls.mjs runs the benchmark's work on the
+//! counted module; hot.py chooses.
 use std::collections::HashMap;
 
 use walrus::ir::{BinaryOp, Instr, InstrSeq, InstrSeqId, MemArg, StoreKind, Value, Visitor};
 use walrus::{ConstExpr, FunctionBuilder, FunctionId, FunctionKind, ValType};
 
-use crate::{canonical, memory_of, pinned, read};
+use crate::{canonical, memory_of, place, read, Place};
 
 /// The instruction sequences (blocks) of a function's body.
 #[derive(Default)]
@@ -46,7 +48,11 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
                 "=\t{}\t{}\t{}",
                 name_of(&m, f),
                 l.size(),
-                u8::from(pinned(&m, f))
+                match place(&m, f) {
+                    Place::Copied => "copied",
+                    Place::Primary => "primary",
+                    Place::Listed => "listed",
+                }
             ));
         }
     }
@@ -117,17 +123,52 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
             }
         }
     }
+    // A counter at each local function's entry.
+    let mut entries = Vec::new();
+    for &f in &order {
+        let FunctionKind::Local(l) = &mut m.funcs.get_mut(f).kind else {
+            continue;
+        };
+        let global =
+            m.globals
+                .add_local(ValType::I64, true, false, ConstExpr::Value(Value::I64(0)));
+        let entry = l.entry_block();
+        let block = l.block_mut(entry);
+        let at = block
+            .instrs
+            .first()
+            .map(|(_, loc)| *loc)
+            .unwrap_or_default();
+        let bump = [
+            Instr::GlobalGet(walrus::ir::GlobalGet { global }),
+            Instr::Const(walrus::ir::Const {
+                value: Value::I64(1),
+            }),
+            Instr::Binop(walrus::ir::Binop {
+                op: BinaryOp::I64Add,
+            }),
+            Instr::GlobalSet(walrus::ir::GlobalSet { global }),
+        ];
+        block.instrs.splice(0..0, bump.map(|i| (i, at)));
+        entries.push((f, global));
+    }
+    let mut dumped: Vec<walrus::GlobalId> = Vec::new();
     for &(f, g) in &edges {
         lines.push(format!("{}\t{}", name_of(&m, f), name_of(&m, g)));
+        dumped.push(counters[&(f, g)]);
+    }
+    for &(f, global) in &entries {
+        lines.push(format!(">\t{}", name_of(&m, f)));
+        dumped.push(global);
     }
     // __count_dump(ptr): every counter, in the edge list's order.
     let memory = memory_of(&m)?;
     let mut builder = FunctionBuilder::new(&mut m.types, &[ValType::I32], &[]);
     let ptr = m.locals.add(ValType::I32);
     let mut body = builder.func_body();
-    for (k, e) in edges.iter().enumerate() {
+    for (k, &global) in dumped.iter().enumerate() {
         let offset = u64::try_from(k * 8).map_err(|_| "too many counters")?;
-        body.local_get(ptr).global_get(counters[e]).store(
+        body.local_get(ptr).global_get(global).store(
             memory,
             StoreKind::I64 { atomic: false },
             MemArg { align: 8, offset },
@@ -138,7 +179,8 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
     std::fs::write(out, m.emit_wasm()).map_err(|e| format!("{out}: {e}"))?;
     std::fs::write(edges_out, lines.join("\n") + "\n").map_err(|e| format!("{edges_out}: {e}"))?;
     Ok(format!(
-        "{calls} calls counted by {} counters (caller, callee)",
-        edges.len()
+        "{calls} calls counted by {} counters (caller, callee), and {} functions' entries",
+        edges.len(),
+        entries.len()
     ))
 }

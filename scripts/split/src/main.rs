@@ -21,7 +21,7 @@
 //!
 //! Functions stay in the primary when a list names them (a name without
 //! its hash: monomorphised copies share a name, and all of them stay), and
-//! whatever the lists say (`pinned`) when they have no name, when they touch
+//! whatever the lists say (`place`) when they have no name, when they touch
 //! data or element segments (which stay in the primary), and when they are
 //! small (`SMALL`): those the rest calls are copied into it, so that its hot
 //! paths do not cross into the primary for a few instructions.
@@ -161,10 +161,29 @@ fn small(m: &Module, f: FunctionId) -> bool {
     matches!(&m.funcs.get(f).kind, FunctionKind::Local(l) if l.size() <= SMALL)
 }
 
-/// Whether function `f` stays in the primary whatever the lists say: it
-/// has no name (no list could name it), it touches a segment, or it is small.
-fn pinned(m: &Module, f: FunctionId) -> bool {
-    m.funcs.get(f).name.is_none() || refs(m, f).segments || small(m, f)
+/// Where a local function's body may be, whatever the lists say.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// Small and touching no segment: it stays in the primary and is
+    /// copied into the rest wherever the rest's bodies call it, so each
+    /// part calls a copy of its own.
+    Copied,
+    /// In the primary only: it has no name (no list could name it) or it
+    /// touches a data or element segment (which stay in the primary).
+    Primary,
+    /// Where the lists say: in the primary if one names it, else in the rest.
+    Listed,
+}
+
+fn place(m: &Module, f: FunctionId) -> Place {
+    let segments = refs(m, f).segments;
+    if small(m, f) && !segments {
+        Place::Copied
+    } else if segments || m.funcs.get(f).name.is_none() {
+        Place::Primary
+    } else {
+        Place::Listed
+    }
 }
 
 fn refs(m: &Module, f: FunctionId) -> Refs {
@@ -217,7 +236,7 @@ fn split(
                 continue;
             }
         }
-        if !pinned(&primary, f) {
+        if place(&primary, f) == Place::Listed {
             moved.push(i);
         }
     }
@@ -236,8 +255,7 @@ fn split(
                 continue;
             }
             if matches!(primary.funcs.get(g).kind, FunctionKind::Local(_))
-                && small(&primary, g)
-                && !refs(&primary, g).segments
+                && place(&primary, g) == Place::Copied
             {
                 copied.insert(gi);
                 work.push(g);
