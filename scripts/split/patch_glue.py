@@ -37,7 +37,7 @@ function __split_rest_url() {
     return new URL(__split_rest_file, import.meta.url);
 }
 
-// Compiles the rest in the background (`init()` calls it once the primary runs).
+// Compiles the rest in the background (`init()` starts it in the task after its own).
 function loadRest() {
     if (__split_rest_module !== undefined) return Promise.resolve();
     if (__split_rest_loading === undefined) {
@@ -123,7 +123,11 @@ def main():
                         "    wasm = instance.exports;\n    __split_attach(wasm);\n", "exports")
     glue = replace_once(glue, "    return __wbg_finalize_init(instance, module);\n}\n\nexport {",
                         "    const exports = __wbg_finalize_init(instance, module);\n"
-                        f"    if (exports.{names['loaderSlot']} !== undefined) loadRest().catch(() => {{}});\n"
+                        # In a task of its own: the caller's first call, which
+                        # follows `await init()`, then has both cores to itself
+                        # (the rest's compilation beside it made a first query
+                        # 5 ms later).
+                        f"    if (exports.{names['loaderSlot']} !== undefined) setTimeout(() => loadRest().catch(() => {{}}), 0);\n"
                         "    return exports;\n}\n\nexport {", "init")
     glue = replace_once(glue, "export { initSync, __wbg_init as default };",
                         "export { initSync, loadRest, provideRest, __wbg_init as default };", "export list")
