@@ -1,10 +1,16 @@
 // Reads the counters of a module written by `replayground-split count`
 // (scripts/split/src/count.rs), for calls.mjs and the split's tests.
 
-// The number of counters an edge list (EDGES.tsv) declares: a line per
-// counter, after the functions' lines (which start with `=`).
+// The counters an edge list (EDGES.tsv) declares, in order: a line per
+// counter, after the functions' lines (which start with `=`), each
+// [caller, callee] (caller `>` for a function's entry counter).
+export function counterEdges(edgesText) {
+  return edgesText.split('\n').filter((l) => l && !l.startsWith('=\t')).map((l) => l.split('\t'));
+}
+
+// The number of counters an edge list declares.
 export function counterCount(edgesText) {
-  return edgesText.split('\n').filter((l) => l && !l.startsWith('=\t')).length;
+  return counterEdges(edgesText).length;
 }
 
 // A function that returns every counter of the counted module whose raw

@@ -38,6 +38,9 @@ BUDGET = 40_000
 # The caller of the entries that are not direct calls: always the primary.
 OUTSIDE = ">"
 
+# A function's places, from the most mobile to the least (count.rs's `Place`).
+PLACES = ["listed", "copied", "primary"]
+
 
 def contract_copied(calls, copied):
     """`calls` ({(caller, callee): weight}) with each copied function's
@@ -81,8 +84,7 @@ def main():
             _, name, instructions, where = fields
             size[name] += int(instructions)
             # A name some of whose copies are pinned: the least mobile wins.
-            order = ["listed", "copied", "primary"]
-            place[name] = max(place.get(name, "listed"), where, key=order.index)
+            place[name] = max(place.get(name, "listed"), where, key=PLACES.index)
         elif fields[0] == OUTSIDE:
             edges.append((OUTSIDE, fields[1]))
         else:
@@ -91,8 +93,9 @@ def main():
     copied = {n for n, p in place.items() if p == "copied"}
     primary = {OUTSIDE} | {n for n, p in place.items() if p == "primary" or (p == "listed" and n in listed)}
 
+    workloads = json.load(open(counts_json))
     weight = collections.defaultdict(collections.Counter)
-    for counters in json.load(open(counts_json)).values():
+    for counters in workloads.values():
         direct = collections.Counter()
         entered = collections.Counter()
         for k, n in counters.items():
@@ -118,7 +121,10 @@ def main():
     def gain(name):
         return sum(w if other in primary else -w for other, w in weight[name].items())
 
-    crossing_before = sum(w for f in weight for g, w in weight[f].items() if (f in primary) != (g in primary)) / 2
+    def crossing():
+        return sum(w for f in weight for g, w in weight[f].items() if (f in primary) != (g in primary)) / 2
+
+    crossing_before = crossing()
     candidates = {n for n in weight if n not in primary}
     spent = 0
     chosen = []
@@ -134,11 +140,9 @@ def main():
         primary.add(name)
         spent += size[name]
         chosen.append(name)
-    crossing = sum(w for f in weight for g, w in weight[f].items() if (f in primary) != (g in primary)) / 2
-    workloads = len(json.load(open(counts_json)))
     print(
         f"hot: {len(chosen)} names, {spent:,} instructions of {BUDGET:,}; crossing calls per workload "
-        f"{crossing_before / workloads:.1%} -> {crossing / workloads:.1%}",
+        f"{crossing_before / len(workloads):.1%} -> {crossing() / len(workloads):.1%}",
         file=sys.stderr,
     )
     sys.stdout.write("".join(f"{n}\n" for n in sorted(chosen)))

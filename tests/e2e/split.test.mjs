@@ -11,7 +11,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { openPage, serveAndLaunch } from './harness.mjs';
-import { counterReader } from '../../scripts/split/counters.mjs';
+import { counterEdges, counterReader } from '../../scripts/split/counters.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
@@ -77,10 +77,9 @@ test('the counted module answers as the whole one and counts each call it makes'
     // Each function's entry counter counts every call, direct or not: at
     // least the direct calls counted into it, and more for some (the
     // exports JS calls, the table's calls). Imports have no entry counter.
-    const counters = edgesText.split('\n').filter((l) => l && !l.startsWith('=\t')).map((l) => l.split('\t'));
     const direct = new Map();
     const entered = new Map();
-    counters.forEach(([caller, callee], k) => {
+    counterEdges(edgesText).forEach(([caller, callee], k) => {
       const into = caller === '>' ? entered : direct;
       into.set(callee, (into.get(callee) ?? 0n) + (once[k] - start[k]));
     });

@@ -30,6 +30,25 @@ impl<'a> Visitor<'a> for Seqs {
     }
 }
 
+/// A new counter: a mutable i64 global, 0 to start with.
+fn counter(globals: &mut walrus::ModuleGlobals) -> walrus::GlobalId {
+    globals.add_local(ValType::I64, true, false, ConstExpr::Value(Value::I64(0)))
+}
+
+/// The instructions that add one to `counter`.
+fn bump(counter: walrus::GlobalId) -> [Instr; 4] {
+    [
+        Instr::GlobalGet(walrus::ir::GlobalGet { global: counter }),
+        Instr::Const(walrus::ir::Const {
+            value: Value::I64(1),
+        }),
+        Instr::Binop(walrus::ir::Binop {
+            op: BinaryOp::I64Add,
+        }),
+        Instr::GlobalSet(walrus::ir::GlobalSet { global: counter }),
+    ]
+}
+
 pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> {
     let bytes = std::fs::read(whole).map_err(|e| format!("{whole}: {e}"))?;
     let mut m = read(&bytes)?;
@@ -86,12 +105,7 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
                 .map(|&g| {
                     *counters.entry((f, g)).or_insert_with(|| {
                         edges.push((f, g));
-                        m.globals.add_local(
-                            ValType::I64,
-                            true,
-                            false,
-                            ConstExpr::Value(Value::I64(0)),
-                        )
+                        counter(&mut m.globals)
                     })
                 })
                 .collect();
@@ -105,19 +119,7 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
             for (instr, loc) in old {
                 if matches!(instr, Instr::Call(_)) {
                     let global = next.next().expect("one counter per call");
-                    block.instrs.extend(
-                        [
-                            Instr::GlobalGet(walrus::ir::GlobalGet { global }),
-                            Instr::Const(walrus::ir::Const {
-                                value: Value::I64(1),
-                            }),
-                            Instr::Binop(walrus::ir::Binop {
-                                op: BinaryOp::I64Add,
-                            }),
-                            Instr::GlobalSet(walrus::ir::GlobalSet { global }),
-                        ]
-                        .map(|i| (i, loc)),
-                    );
+                    block.instrs.extend(bump(global).map(|i| (i, loc)));
                 }
                 block.instrs.push((instr, loc));
             }
@@ -129,9 +131,7 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
         let FunctionKind::Local(l) = &mut m.funcs.get_mut(f).kind else {
             continue;
         };
-        let global =
-            m.globals
-                .add_local(ValType::I64, true, false, ConstExpr::Value(Value::I64(0)));
+        let global = counter(&mut m.globals);
         let entry = l.entry_block();
         let block = l.block_mut(entry);
         let at = block
@@ -139,17 +139,7 @@ pub fn count(whole: &str, out: &str, edges_out: &str) -> Result<String, String> 
             .first()
             .map(|(_, loc)| *loc)
             .unwrap_or_default();
-        let bump = [
-            Instr::GlobalGet(walrus::ir::GlobalGet { global }),
-            Instr::Const(walrus::ir::Const {
-                value: Value::I64(1),
-            }),
-            Instr::Binop(walrus::ir::Binop {
-                op: BinaryOp::I64Add,
-            }),
-            Instr::GlobalSet(walrus::ir::GlobalSet { global }),
-        ];
-        block.instrs.splice(0..0, bump.map(|i| (i, at)));
+        block.instrs.splice(0..0, bump(global).map(|i| (i, at)));
         entries.push((f, global));
     }
     let mut dumped: Vec<walrus::GlobalId> = Vec::new();
