@@ -132,7 +132,7 @@ record "replayground soak --runs 20000" "$(grep -o '[0-9]* schedules in [0-9.]* 
 
 # The conformance designs as a user's CI runs them: every verdict against its
 # declaration (`fails`), exit 1 if any is not as declared.
-run conformance cargo run -q --release --locked --bin replayground -- test tests/conformance
+run conformance env REPLAYGROUND_CHECK_RUNS=1 cargo run -q --release --locked --bin replayground -- test tests/conformance
 record "replayground test tests/conformance" "$(grep -o '^[0-9]* passed, [0-9]* failed' "$LOGS/conformance.log" || echo 'no summary')"
 
 # Release tests unwind, as every test does: with the release profile's
@@ -147,8 +147,10 @@ record "built-ins against their expected figures, every pair of values (release)
 
 # The reductions of the exhaustive search against each other and against
 # the unreduced search, on every built-in and design (the debug run above
-# compares fewer configurations).
-run reduction env CARGO_PROFILE_RELEASE_PANIC=unwind cargo test -q --release --locked --test reduction
+# compares fewer configurations). Here and in `replayground test` above,
+# every run a search ends is replayed from a fresh store and must end the
+# same (REPLAYGROUND_CHECK_RUNS; always on in debug builds).
+run reduction env CARGO_PROFILE_RELEASE_PANIC=unwind REPLAYGROUND_CHECK_RUNS=1 cargo test -q --release --locked --test reduction
 record "search reductions change no verdict, final state or shortest counterexample (release)" "$(cargo_counts "$LOGS/reduction.log")"
 
 run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all

@@ -79,7 +79,7 @@ fn prove_sliced(explorer: &Explorer, options: Options, slice: u64) -> Option<(Pr
 /// The proof of a search split across `workers` workers sharing a cache,
 /// advanced a few runs each in turn (as threads would, in one order of
 /// many), merged as the threads' and the page's workers' parts are.
-fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize) -> Proof {
+fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize, share: bool) -> Proof {
     let cache = std::sync::Arc::new(SharedCache::default());
     let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
         .map(|index| {
@@ -90,7 +90,9 @@ fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize) -> Proof {
                 }),
                 ..Options::default()
             });
-            search.share(cache.clone());
+            if share {
+                search.share(cache.clone());
+            }
             (Explorer::new(build()).unwrap(), search)
         })
         .collect();
@@ -190,11 +192,13 @@ fn same_proof_every_way(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> bo
     // Split across workers: the same proof.
     for workers in if FULL { &[2, 3][..] } else { &[2][..] } {
         let workers = *workers;
-        let split = prove_split(build, workers);
-        assert_eq!(
-            split, reference,
-            "{name}: split across {workers} workers, the proof differs"
-        );
+        for share in [true, false] {
+            let split = prove_split(build, workers, share);
+            assert_eq!(
+                split, reference,
+                "{name}: split across {workers} workers (sharing a cache: {share}), the proof differs"
+            );
+        }
     }
     let mut compared = 0;
     for (what, options) in configurations {
@@ -634,6 +638,30 @@ fn a_full_disk_anywhere_proves_the_same_with_and_without_each_reduction() {
         assert!(
             same_proof_every_way(&name, &build),
             "{name}: the unreduced search must fit its budget"
+        );
+    }
+}
+
+/// Designs whose connections hold state no file or lock shows
+/// ([`common::CONNECTION_DESIGNS`]): every configuration proves the same,
+/// the set of final states included, and the verdict is the one each file
+/// declares.
+#[test]
+fn what_a_connection_holds_proves_the_same_with_and_without_each_reduction() {
+    for (name, source) in common::CONNECTION_DESIGNS {
+        let file = catalog::parse(source, name).unwrap();
+        let build = || file.build(&serde_json::Value::Null).unwrap();
+        assert!(
+            same_proof_every_way(name, &build),
+            "{name}: the unreduced search must fit its budget"
+        );
+        let declared = build().declared().expect("each declares its verdict");
+        let explorer = Explorer::new(build()).unwrap();
+        let (proof, _) = prove(&explorer, Options::default()).unwrap();
+        assert_eq!(
+            declared.agrees(proof.violated, true),
+            Some(true),
+            "{name}: the verdict is not the one it declares"
         );
     }
 }

@@ -286,11 +286,20 @@ pub trait Attempt {
     /// A word for where the attempt is in its program.
     fn phase(&self) -> &'static str;
 
-    /// Hashes everything that determines the attempt's future: its position
-    /// and everything it has read. The runner adds its lock levels. Of an
-    /// attempt that saves itself ([`Attempt::save`]), only what the copy
+    /// Hashes everything that determines the attempt's future: its position,
+    /// everything it has read that it may still use, and what its
+    /// connections hold that a later statement can see (an open
+    /// transaction, counters it reads). The runner adds its lock levels. Of
+    /// an attempt that saves itself ([`Attempt::save`]), only what the copy
     /// keeps: a restored attempt's hash is taken from the checkpoint.
     fn hash_state(&self, state: &mut dyn Hasher);
+
+    /// Whether it holds state that [`Attempt::hash_state`] cannot hash (a
+    /// connection's TEMP tables): the run's key then keeps the whole path
+    /// that led there, so that the state is merged with no other.
+    fn opaque(&self) -> bool {
+        false
+    }
 
     /// Attempts with equal `class` and equal state behave identically, so
     /// the explorer need try only one of them (symmetry reduction).

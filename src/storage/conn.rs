@@ -73,6 +73,19 @@ pub struct Conn {
     flags: std::cell::RefCell<String>,
     /// Its `PRAGMA synchronous` (a pooled connection keeps it).
     synchronous: std::cell::Cell<Synchronous>,
+    /// Whether a statement it ran may have left state only it holds (see
+    /// [`super::local_use`]): such a connection is never pooled, and its
+    /// state cannot be copied, hashed or put back.
+    local: std::cell::Cell<bool>,
+}
+
+/// A connection's counters, as `last_insert_rowid()`, `changes()` and
+/// `total_changes()` read them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Counters {
+    pub rowid: i64,
+    pub changes: u64,
+    pub total: u64,
 }
 
 /// Checks a store label or a database file name (the names the VFS accepts).
@@ -132,14 +145,26 @@ fn empty_page_cache(sqlite: &rusqlite::Connection) -> Result<()> {
 }
 
 impl Conn {
-    pub(super) fn open(store: &Rc<StoreInner>, db: &str, label: &str) -> Result<Conn> {
+    /// A pooled connection is handed out as a new one would be to any SQL:
+    /// its `last_insert_rowid()` set back to 0; with `unchanged`, only one
+    /// that never changed a row is (its `changes()` and `total_changes()`
+    /// are 0, as a new one's), for a program that reads those.
+    pub(super) fn open(
+        store: &Rc<StoreInner>,
+        db: &str,
+        label: &str,
+        unchanged: bool,
+    ) -> Result<Conn> {
         check_name("database name", db)?;
         if label.is_empty() || label.chars().count() > 64 {
             return Err(Error::invalid("connection label", "use 1 to 64 characters"));
         }
         if store.pooling.get() && !store.track_changes.get() {
             let mut pool = store.pool.borrow_mut();
-            if let Some(i) = pool.iter().position(|p| p.db == db) {
+            if let Some(i) = pool
+                .iter()
+                .position(|p| p.db == db && !(unchanged && p.changed))
+            {
                 let pooled = pool.swap_remove(i);
                 drop(pool);
                 // Its page cache may hold pages of another run with the same
@@ -149,6 +174,8 @@ impl Conn {
                     let _active = ActiveConn::set(pooled.id);
                     empty_page_cache(&pooled.sqlite)?;
                 }
+                // SAFETY: the handle is this live connection's.
+                unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(pooled.sqlite.handle(), 0) };
                 store.add_conn(pooled.id, label);
                 // Opening reads the database header (the pager's page size,
                 // without a lock); a pooled connection does what a new one
@@ -165,6 +192,7 @@ impl Conn {
                     bounded: std::cell::Cell::new(pooled.bounded),
                     flags: std::cell::RefCell::new(pooled.flags),
                     synchronous: std::cell::Cell::new(pooled.synchronous),
+                    local: std::cell::Cell::new(false),
                 });
             }
         }
@@ -231,6 +259,7 @@ impl Conn {
                 bounded: std::cell::Cell::new(false),
                 flags: std::cell::RefCell::new(String::new()),
                 synchronous: std::cell::Cell::new(Synchronous::default()),
+                local: std::cell::Cell::new(false),
             }),
             Err(e) => {
                 store.remove_conn(id);
@@ -296,6 +325,7 @@ impl Conn {
     /// Runs one SQL statement to completion (see [`run_sql`]).
     pub fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<Rows> {
         let sqlite = self.sqlite()?;
+        self.note_local(sql);
         run_sql(&sqlite, sql, params)
     }
 
@@ -304,6 +334,7 @@ impl Conn {
     /// connection (its locks, its transaction), whose result is known.
     pub fn execute_discarding(&self, sql: &str, params: &[SqlValue]) -> Result<()> {
         let sqlite = self.sqlite()?;
+        self.note_local(sql);
         let mut statement = sqlite.prepare_cached(sql)?;
         let mut rows = statement.query(rusqlite::params_from_iter(params))?;
         while rows.next()?.is_some() {}
@@ -317,6 +348,7 @@ impl Conn {
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> Result<(Rows, Vec<SqlValue>)> {
         let sqlite = self.sqlite()?;
+        self.note_local(sql);
         run_sql_named(&sqlite, sql, bind)
     }
 
@@ -328,7 +360,10 @@ impl Conn {
         bind: &dyn Fn(&str) -> Option<SqlValue>,
     ) -> (Vec<SqlValue>, Result<Rows>) {
         match self.sqlite() {
-            Ok(sqlite) => run_sql_named_bound(&sqlite, sql, bind),
+            Ok(sqlite) => {
+                self.note_local(sql);
+                run_sql_named_bound(&sqlite, sql, bind)
+            }
             Err(e) => (Vec::new(), Err(e)),
         }
     }
@@ -415,7 +450,9 @@ impl Conn {
         if only_flags && *self.flags.borrow() == sql {
             return Ok(());
         }
-        self.execute_batch(sql)?;
+        // The database's own PRAGMAs, run on every connection it opens: not
+        // state of the connection's own (a step's PRAGMA is).
+        self.sqlite()?.execute_batch(sql)?;
         *self.flags.borrow_mut() = if only_flags {
             sql.to_string()
         } else {
@@ -457,7 +494,42 @@ impl Conn {
     /// Runs several SQL statements (a schema, seed rows).
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         let sqlite = self.sqlite()?;
+        self.note_local(sql);
         Ok(sqlite.execute_batch(sql)?)
+    }
+
+    /// Marks it as holding state of its own if `sql` may leave some.
+    fn note_local(&self, sql: &str) {
+        if !self.local.get() && super::local_use(sql).leaves {
+            self.local.set(true);
+        }
+    }
+
+    /// Whether a statement it ran may have left state only it holds (a TEMP
+    /// object, an attached database, a PRAGMA's setting; see
+    /// [`super::local_use`]): what no key, copy or rewind can take in.
+    pub fn holds_local_state(&self) -> bool {
+        self.local.get()
+    }
+
+    /// Its counters now (all 0 on a dead connection).
+    pub fn counters(&self) -> Counters {
+        self.sqlite
+            .as_ref()
+            .map_or(Counters::default(), |c| Counters {
+                rowid: c.last_insert_rowid(),
+                changes: c.changes(),
+                total: c.total_changes(),
+            })
+    }
+
+    /// Sets its `last_insert_rowid()` (a rewound connection takes back the
+    /// checkpoint's).
+    pub fn set_last_insert_rowid(&self, rowid: i64) {
+        if let Some(c) = &self.sqlite {
+            // SAFETY: the handle is this live connection's.
+            unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(c.handle(), rowid) };
+        }
     }
 
     /// Kills the connection as if its process called `_exit`: its locks
@@ -493,10 +565,12 @@ impl Drop for Conn {
             let _ = self.roll_back();
         }
         let reusable = poolable
+            && !self.local.get()
             && self.sqlite.as_ref().is_some_and(Connection::is_autocommit)
             && self.lock_level() == LockLevel::None;
         if reusable {
             if let Some(sqlite) = self.sqlite.take() {
+                let changed = sqlite.total_changes() > 0;
                 self.store.pool.borrow_mut().push(vfs::Pooled {
                     id: self.id,
                     db: self.db.clone(),
@@ -504,6 +578,7 @@ impl Drop for Conn {
                     bounded: self.bounded.get(),
                     flags: self.flags.take(),
                     synchronous: self.synchronous.get(),
+                    changed,
                 });
                 self.store.remove_conn(self.id);
                 return;

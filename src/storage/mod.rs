@@ -26,6 +26,8 @@
 //! - `sql.rs`: the values SQLite stores, and one statement run to its rows;
 //! - `bounds.rs`: what SQL a caller wrote may cost (the budgets, the
 //!   caller's interrupt) and may set (the PRAGMAs refused);
+//! - `local.rs`: what a statement may leave in, or read from, its
+//!   connection rather than the files (the rule the search's state keeps);
 //! - `conn.rs`: a connection (opened, pooled, killed) and what it runs;
 //!   `conn_locks.rs`: the locks it holds and the snapshot it reads;
 //! - `store.rs`: a store, and the snapshots of its files;
@@ -43,6 +45,7 @@ mod conn;
 mod conn_locks;
 mod faults;
 pub(crate) mod footprint;
+mod local;
 pub(crate) mod locks;
 mod modes;
 mod round_trip;
@@ -73,6 +76,7 @@ pub(crate) use bounds::{
 };
 pub use conn::{ChangeOp, Conn};
 pub use faults::{Death, IoCall};
+pub(crate) use local::{local_use, LocalUse};
 pub use locks::LockLevel;
 pub use modes::{Journal, Synchronous};
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};

@@ -124,7 +124,14 @@ impl Store {
     /// (created empty if it does not exist). `label` names the connection in
     /// traces and errors.
     pub fn connect(&self, db: &str, label: &str) -> Result<Conn> {
-        Conn::open(&self.inner, db, label)
+        Conn::open(&self.inner, db, label, false)
+    }
+
+    /// As [`Store::connect`], but a pooled connection is handed out only if
+    /// it never changed a row: for a program that reads `changes()` or
+    /// `total_changes()`, which a new connection has at 0.
+    pub fn connect_unchanged(&self, db: &str, label: &str) -> Result<Conn> {
+        Conn::open(&self.inner, db, label, true)
     }
 
     /// Keeps idle connections (no transaction, no lock) when they are

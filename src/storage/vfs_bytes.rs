@@ -173,34 +173,67 @@ const WAL_FRAME_HEADER: usize = 24;
 /// The magic number a rollback journal's header begins with.
 const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 
-/// Hashes a rollback journal as SQLite reads it back, without its nonce and
-/// checksums: SQLite draws the nonce at random for every journal, and seeds
-/// each page record's checksum with it, so two transactions that wrote the
-/// same pages leave journals that differ only there and roll back alike.
-/// Anything but one header (magic or zeros, record count, nonce, initial
-/// size, sector size, page size, padded to a sector) followed by whole
-/// records (page number, page, checksum) is hashed byte for byte.
+/// Hashes a rollback journal as SQLite reads it back, without its nonces and
+/// checksums: SQLite draws a nonce at random for every journal header, and
+/// seeds each page record's checksum with it, so two transactions that wrote
+/// the same pages leave journals that differ only there and roll back alike.
+/// A journal is one or more segments (a transaction that spills its cache
+/// syncs the journal and starts a new header on the next sector), each a
+/// header (magic or zeros, record count, nonce, initial size, sector size,
+/// page size, padded to a sector) followed by its records (page number,
+/// page, checksum); the last segment's records run to the end of the file
+/// when its count is not written yet. Anything else, and whatever follows
+/// what can be read so, is hashed byte for byte.
 pub(crate) fn hash_journal(data: &[u8], state: &mut dyn std::hash::Hasher) {
-    let whole = |state: &mut dyn std::hash::Hasher| {
-        state.write_u8(0);
-        state.write(data);
+    let word = |at: usize| u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+    let header_at = |at: usize| {
+        data.len() >= at + 28 && (data[at..at + 8] == JOURNAL_MAGIC || data[at..at + 8] == [0; 8])
     };
     // SQLite leaves the magic (and the record count) zero until it syncs
     // the journal, at commit.
-    if data.len() < 28 || (data[..8] != JOURNAL_MAGIC && data[..8] != [0; 8]) {
-        return whole(state);
+    if !header_at(0) {
+        state.write_u8(0);
+        state.write(data);
+        return;
     }
-    let word = |at: usize| u32::from_be_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
     let (sector, page) = (word(20) as usize, word(24) as usize);
     let record = page + 8;
-    if sector < 28 || page == 0 || data.len() < sector || (data.len() - sector) % record != 0 {
-        return whole(state);
+    if sector < 28 || page == 0 || data.len() < sector {
+        state.write_u8(0);
+        state.write(data);
+        return;
     }
     state.write_u8(1);
-    state.write(&data[..12]);
-    state.write(&data[16..sector]);
-    for r in data[sector..].chunks(record) {
-        state.write(&r[..4 + page]);
+    let mut at = 0;
+    while at < data.len() {
+        let segment = header_at(at)
+            && word(at + 20) as usize == sector
+            && word(at + 24) as usize == page
+            && data.len() >= at + sector;
+        let body = at + sector;
+        let left = data.len().saturating_sub(body);
+        let count = match word(at + 8) as usize {
+            // Not written yet (or no-sync mode): every whole record to the end.
+            0 | 0xffff_ffff if left % record == 0 => Some(left / record),
+            0 | 0xffff_ffff => None,
+            n => n.checked_mul(record).filter(|&b| b <= left).map(|_| n),
+        };
+        let (true, Some(count)) = (segment, count) else {
+            state.write_u8(2);
+            state.write(&data[at..]);
+            return;
+        };
+        state.write_u8(3);
+        state.write(&data[at..at + 12]);
+        state.write(&data[at + 16..body]);
+        let end = body + count * record;
+        for r in data[body..end].chunks(record) {
+            state.write(&r[..4 + page]);
+        }
+        // The next header starts on a sector; what lies between is hashed.
+        let next = end.div_ceil(sector) * sector;
+        state.write(&data[end..next.min(data.len())]);
+        at = next;
     }
 }
 
@@ -251,4 +284,58 @@ pub(crate) fn hash_wal_index(data: &[u8], state: &mut dyn std::hash::Hasher) {
         state.write(&copy[..24]);
     }
     state.write(&data[2 * COPY..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{hash_journal, JOURNAL_MAGIC};
+    use std::hash::Hasher;
+
+    const SECTOR: usize = 512;
+    const PAGE: usize = 1024;
+
+    /// A journal of `segments`, each `(nonce, pages)`: a header padded to a
+    /// sector, then each page's record with a checksum seeded by the nonce.
+    fn journal(segments: &[(u32, &[u8])]) -> Vec<u8> {
+        let mut data = Vec::new();
+        for &(nonce, pages) in segments {
+            data.extend_from_slice(&JOURNAL_MAGIC);
+            data.extend_from_slice(&(pages.len() as u32).to_be_bytes());
+            data.extend_from_slice(&nonce.to_be_bytes());
+            data.extend_from_slice(&2u32.to_be_bytes());
+            data.extend_from_slice(&(SECTOR as u32).to_be_bytes());
+            data.extend_from_slice(&(PAGE as u32).to_be_bytes());
+            data.resize(data.len().div_ceil(SECTOR) * SECTOR, 0);
+            for (i, &byte) in pages.iter().enumerate() {
+                data.extend_from_slice(&(i as u32 + 1).to_be_bytes());
+                data.extend(std::iter::repeat_n(byte, PAGE));
+                data.extend_from_slice(&nonce.wrapping_add(u32::from(byte)).to_be_bytes());
+            }
+            data.resize(data.len().div_ceil(SECTOR) * SECTOR, 0);
+        }
+        data
+    }
+
+    fn hash(data: &[u8]) -> u64 {
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        hash_journal(data, &mut h);
+        h.finish()
+    }
+
+    /// A journal of two segments (a transaction that spilled its cache)
+    /// hashes without either nonce: two runs that wrote the same pages are
+    /// one state. A page that differs, or a missing segment, is another.
+    #[test]
+    fn every_segment_is_hashed_without_its_nonce() {
+        let a = journal(&[(7, &[1, 2]), (8, &[3])]);
+        let b = journal(&[(1_000, &[1, 2]), (99, &[3])]);
+        assert_ne!(a, b);
+        assert_eq!(hash(&a), hash(&b));
+        assert_ne!(hash(&a), hash(&journal(&[(7, &[1, 2]), (8, &[4])])));
+        assert_ne!(hash(&a), hash(&journal(&[(7, &[1, 2])])));
+        // Bytes that are no segment are hashed as they are.
+        let mut torn = a.clone();
+        torn.truncate(a.len() - 600);
+        assert_ne!(hash(&torn), hash(&b[..b.len() - 600]));
+    }
 }

@@ -83,6 +83,9 @@ pub(crate) struct Pooled {
     pub flags: String,
     /// Its `PRAGMA synchronous` (see [`super::Conn::set_synchronous`]).
     pub synchronous: super::modes::Synchronous,
+    /// Whether it ever changed a row (`total_changes()` is not 0): only one
+    /// that never did can be handed to a program that reads the counters.
+    pub changed: bool,
 }
 
 impl std::fmt::Debug for Pooled {

@@ -54,3 +54,25 @@ pub const DESIGNS: &[(&str, &str)] = designs![
     "lost-reply-retry",
     "lost-reply-no-key",
 ];
+
+/// Designs whose attempts leave state in their connections that no file or
+/// lock shows (issue 65): a deferred transaction still open after a `goto`
+/// (holding no lock), a savepoint still open after one, a TEMP table, and
+/// `last_insert_rowid()`. A search whose state left the connection out
+/// called the first three right; one that handed a run an earlier run's
+/// connection saw its rowid.
+pub const CONNECTION_DESIGNS: &[(&str, &str)] = &[
+    (
+        "goto-open-transaction",
+        include_str!("../designs/goto-open-transaction.toml"),
+    ),
+    (
+        "savepoint-goto",
+        include_str!("../designs/savepoint-goto.toml"),
+    ),
+    (
+        "temp-table-goto",
+        include_str!("../designs/temp-table-goto.toml"),
+    ),
+    ("fresh-rowid", include_str!("../designs/fresh-rowid.toml")),
+];

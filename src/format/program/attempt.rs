@@ -462,7 +462,14 @@ impl ProgramAttempt {
     pub(super) fn open(&mut self, store: &Store, db: usize) -> Result<()> {
         if self.conns[db].is_none() {
             let file = self.instance.files[db];
-            let conn = store.connect(file, &self.instance.label)?;
+            // A program that reads `changes()` gets a connection that never
+            // changed a row, as a new one (a pooled one's `last_insert_rowid()`
+            // is 0 anyway): no run sees another's counters.
+            let conn = if self.instance.local.reads_changes {
+                store.connect_unchanged(file, &self.instance.label)?
+            } else {
+                store.connect(file, &self.instance.label)?
+            };
             conn.set_synchronous(self.instance.synchronous)?;
             conn.bound(MAX_VALUE_BYTES)?;
             let pragmas = &self.instance.pragmas[db];
@@ -472,6 +479,15 @@ impl ProgramAttempt {
             self.conns[db] = Some(conn);
         }
         Ok(())
+    }
+
+    /// Whether what `conn` holds of its own can be copied and put back:
+    /// nothing a step left in it (TEMP tables, attached databases, a
+    /// PRAGMA's setting), and, for a program that reads `changes()`, no row
+    /// changed yet (those counters cannot be set back).
+    pub(super) fn restorable(&self, conn: &Conn) -> bool {
+        let counted = self.instance.local.reads_changes && conn.counters().total > 0;
+        !(conn.holds_local_state() || counted)
     }
 
     /// The words `{because}` stands for.
@@ -533,6 +549,36 @@ impl Attempt for ProgramAttempt {
             }
         }
         self.state.log.hash(&mut h);
+        // What its connections hold that a later statement can see: an open
+        // transaction, even one holding no lock (a deferred BEGIN, a read
+        // refused), as the statements it ran; the counters it reads.
+        let local = self.instance.local;
+        for (db, conn) in self.conns.iter().enumerate() {
+            let Some(conn) = conn else { continue };
+            if conn.in_transaction() {
+                db.hash(&mut h);
+                for (index, values) in self.state.open_work[db].iter() {
+                    index.hash(&mut h);
+                    values.len().hash(&mut h);
+                    for value in values {
+                        hash_value(value, &mut h);
+                    }
+                }
+            }
+            if local.reads_rowid || local.reads_changes {
+                let counters = conn.counters();
+                if local.reads_rowid {
+                    counters.rowid.hash(&mut h);
+                }
+                if local.reads_changes {
+                    (counters.changes, counters.total).hash(&mut h);
+                }
+            }
+        }
+        if local.reads_rowid {
+            // `{rowid}`: the engine's copy, kept when a statement fails.
+            self.state.rowid.hash(&mut h);
+        }
         if let Some(crash) = &self.instance.crash {
             crash
                 .after
@@ -544,6 +590,10 @@ impl Attempt for ProgramAttempt {
 
     fn class(&self) -> u64 {
         self.instance.class
+    }
+
+    fn opaque(&self) -> bool {
+        self.conns.iter().flatten().any(Conn::holds_local_state)
     }
 
     fn connections(&self) -> &[Option<Conn>] {
@@ -572,6 +622,12 @@ impl Attempt for ProgramAttempt {
         // Each open transaction is kept as the work it did, with the lock
         // it holds: none, SHARED or RESERVED (a commit under way, or a
         // transaction holding more, may have written the database file).
+        // Nor a connection holding what cannot be put back: state of its
+        // own (TEMP tables), or counters it reads that a new connection would
+        // not have (the rowid alone is set back).
+        if !self.conns.iter().flatten().all(|c| self.restorable(c)) {
+            return None;
+        }
         let mut state = self.state.clone();
         for (db, conn) in self.conns.iter().enumerate() {
             match conn {
@@ -591,6 +647,11 @@ impl Attempt for ProgramAttempt {
         Some(Rc::new(Saved {
             instance: Rc::clone(&self.instance),
             open: self.conns.iter().map(Option::is_some).collect(),
+            rowids: self
+                .conns
+                .iter()
+                .map(|c| c.as_ref().map_or(0, |c| c.counters().rowid))
+                .collect(),
             state,
         }))
     }
@@ -629,10 +690,19 @@ impl Attempt for ProgramAttempt {
         for (db, &open) in saved.open.iter().enumerate() {
             match &self.conns[db] {
                 Some(_) if self.kept[db] => {}
+                // What it did since cannot be undone: a new one (it had
+                // none of it at the checkpoint, or there would be none).
+                Some(conn) if open && !self.restorable(conn) => {
+                    self.conns[db] = None;
+                    self.open(store, db)?;
+                }
                 Some(conn) if open => conn.forget_stale_cache()?,
                 // The pool empties the cache of what it hands out.
                 None if open => self.open(store, db)?,
                 _ => self.conns[db] = None,
+            }
+            if let Some(conn) = &self.conns[db] {
+                conn.set_last_insert_rowid(saved.rowids[db]);
             }
         }
         Ok(true)
@@ -672,5 +742,7 @@ impl Attempt for ProgramAttempt {
 pub(super) struct Saved {
     pub(super) instance: Rc<Instance>,
     pub(super) open: Vec<bool>,
+    /// Each connection's `last_insert_rowid()` (0 where none is open).
+    pub(super) rowids: Vec<i64>,
     pub(super) state: AttemptState,
 }

@@ -292,6 +292,10 @@ impl FileScenario {
                 InstanceKind::Program(steps) => first_present(steps, 0),
                 InstanceKind::Clock { .. } => 0,
             };
+            let local = match &kind {
+                InstanceKind::Program(steps) => self.local_use(steps),
+                InstanceKind::Clock { .. } => crate::storage::LocalUse::default(),
+            };
             instances.push(Rc::new(Instance {
                 index,
                 label: label.clone(),
@@ -308,9 +312,34 @@ impl FileScenario {
                 files: Rc::clone(&self.files),
                 pragmas: Rc::clone(&self.pragmas),
                 synchronous: super::super::file::synchronous_of(params),
+                local,
             }));
         }
         Ok(instances)
+    }
+
+    /// What a program's statements and the schemas' triggers may read of
+    /// its connections' own state ([`crate::storage::local_use`]); a
+    /// template reading `{rowid}` reads `last_insert_rowid()` through the
+    /// statement before it.
+    fn local_use(&self, steps: &[Step]) -> crate::storage::LocalUse {
+        let schemas = self
+            .file
+            .databases
+            .values()
+            .map(|d| crate::storage::local_use(&d.schema));
+        let statements = steps.iter().filter_map(|s| match &s.kind {
+            StepKind::Sql(sql) => Some(crate::storage::local_use(sql)),
+            _ => None,
+        });
+        let mut local = schemas.chain(statements).fold(
+            crate::storage::LocalUse::default(),
+            crate::storage::LocalUse::or,
+        );
+        if steps.iter().any(|s| s.live.iter().any(|n| n == "rowid")) {
+            local.reads_rowid = true;
+        }
+        local
     }
 
     /// Expands attempt `spec`'s program: `use` inlined, names filled in,

@@ -62,6 +62,10 @@ pub(super) struct Instance {
     pub(super) pragmas: Rc<[String]>,
     /// The `synchronous` level its connections run at.
     pub(super) synchronous: crate::storage::Synchronous,
+    /// What its statements, and the schemas' triggers, may read of its
+    /// connections' own state (a template's `{rowid}` counts as reading
+    /// `last_insert_rowid()`): what its state must then hold of them.
+    pub(super) local: crate::storage::LocalUse,
 }
 
 pub(super) enum InstanceKind {

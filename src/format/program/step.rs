@@ -218,11 +218,14 @@ impl ProgramAttempt {
         let refused = outcome.as_ref().is_err_and(Error::is_busy);
         if !in_transaction {
             self.state.forget_work(step.db);
-        } else if !refused && !ctx.narrate {
-            // A run that narrates is recorded, and a recorded run is never
-            // checkpointed: only the others keep the work. Their reports
-            // leave the values bound out.
-            let values = std::mem::take(&mut bound);
+        } else if !refused {
+            // Kept in every run: the state's key holds it. A run that does
+            // not narrate leaves the values bound out of its report.
+            let values = if ctx.narrate {
+                bound.clone()
+            } else {
+                std::mem::take(&mut bound)
+            };
             Rc::make_mut(&mut self.state.open_work[step.db]).push((self.state.pc, values));
         }
         let (answer, rows, error) = match outcome {

@@ -105,6 +105,18 @@ impl Run<'_> {
     /// status and lock. With `symmetric`, interchangeable attempts (same
     /// class, same state) are hashed as a multiset, so permutations of them
     /// count as one state.
+    ///
+    /// The rule every part of the key answers to: two states may have one
+    /// key only if no later statement of any attempt, and no check, can tell
+    /// them apart. So the key holds the files (and the clock), each
+    /// attempt's position, the captures it may still read and its log, its
+    /// locks, its status, what a check reads of its end, and what each of
+    /// its connections holds that SQL can see: an open transaction (with or
+    /// without a lock) as the statements it ran, and the counters
+    /// (`last_insert_rowid()`, `changes()`, `total_changes()`) when the
+    /// program reads them. What cannot be hashed (TEMP tables, attached
+    /// databases, a PRAGMA a step set: [`crate::storage::local_use`]) makes
+    /// the state unique: the key then holds the path that led there.
     pub fn state_key(&self, symmetric: bool) -> u64 {
         self.state_key_with(symmetric, &self.attempt_keys())
     }
@@ -133,6 +145,11 @@ impl Run<'_> {
         // A path that broke an invariant differs from one that did not.
         for slot in &self.broken {
             slot.is_some().hash(&mut hasher);
+        }
+        // What no key can read (a connection's TEMP tables): the path itself,
+        // so that the state is merged with no other (the rule above).
+        if self.attempts.iter().any(|a| a.opaque()) {
+            self.choices.hash(&mut hasher);
         }
         hasher.finish()
     }

@@ -246,6 +246,63 @@ impl Explorer {
         Run::start(self.scenario.as_ref(), &self.store, record)
     }
 
+    /// Replays the schedule of `run`, a run of this explorer's that ended,
+    /// from a store of its own made from the initial snapshot (new
+    /// connections: nothing pooled, nothing an earlier run left), and checks
+    /// that it ends where `run` ended: every step's attempt could take it,
+    /// and the statuses and the state's key come out the same. A search
+    /// rewinds, reuses connections and merges states; a run it explored
+    /// that a fresh replay does not reproduce means some state it kept or
+    /// merged was not the whole state (see [`Run::state_key`]). On in the
+    /// test suite ([`check_runs`]).
+    pub fn check_fresh(&self, run: &Run<'_>) -> Result<()> {
+        let schedule = run.schedule();
+        let store = Store::from_snapshot("fresh", &self.initial)?;
+        let mut fresh = Run::start(self.scenario.as_ref(), &store, false)?;
+        let differs = |what: String| {
+            Error::Defect(format!(
+                "the search's run {} of {} is not what a replay from a fresh store does: {what}",
+                self.show_schedule(&schedule),
+                self.scenario.id()
+            ))
+        };
+        for (i, &attempt) in schedule.steps().iter().enumerate() {
+            if !fresh.runnable().contains(&attempt) {
+                return Err(differs(format!("its step {} cannot be taken", i + 1)));
+            }
+            fresh.step(attempt)?;
+        }
+        if fresh.statuses() != run.statuses() {
+            return Err(differs(format!(
+                "the attempts end {:?} instead of {:?}",
+                fresh.statuses(),
+                run.statuses()
+            )));
+        }
+        if fresh.state_key(false) != run.state_key(false) {
+            let (files, fresh_files) = (run.store().files(), fresh.store().files());
+            let what = if files != fresh_files {
+                format!("its files are {files:?} instead of {fresh_files:?}")
+            } else if run.attempt_keys() != fresh.attempt_keys() {
+                let differ: Vec<usize> = (0..run.attempt_keys().len())
+                    .filter(|&i| run.attempt_keys()[i] != fresh.attempt_keys()[i])
+                    .collect();
+                format!("the state of attempts {differ:?} differs")
+            } else {
+                let differ: Vec<String> = files
+                    .iter()
+                    .filter(|(name, _)| {
+                        run.store().file_bytes(name) != fresh.store().file_bytes(name)
+                    })
+                    .map(|(name, _)| name.clone())
+                    .collect();
+                format!("the bytes of {differ:?} differ, or what the store keeps of them")
+            };
+            return Err(differs(format!("the state it ends in differs: {what}")));
+        }
+        Ok(())
+    }
+
     /// The result of a stopped run: its verdict and checks.
     pub fn finish(&self, run: &Run<'_>, with_trace: bool) -> Result<RunResult> {
         let verdict = run.verdict().ok_or_else(|| {
@@ -335,6 +392,9 @@ impl Explorer {
             let pick = scheduler.choose(&choice)?;
             run.step(pick)?;
             last = Some(pick);
+        }
+        if check_runs() {
+            self.check_fresh(&run)?;
         }
         self.finish(&run, record)
     }
@@ -430,6 +490,29 @@ impl Explorer {
             }
         }
         Ok(counts)
+    }
+}
+
+/// Whether searches replay every run they end from a fresh store
+/// ([`Explorer::check_fresh`]): on in debug builds (every `cargo test` and
+/// `wasm-pack test`), off in releases unless the native process's
+/// `REPLAYGROUND_CHECK_RUNS` is `1` (the test command sets it for the
+/// release steps that search).
+pub(crate) fn check_runs() -> bool {
+    use std::sync::atomic::{AtomicU8, Ordering};
+    const UNREAD: u8 = 2;
+    static CHECK_RUNS: AtomicU8 = AtomicU8::new(UNREAD);
+    match CHECK_RUNS.load(Ordering::Relaxed) {
+        UNREAD => {
+            #[cfg(not(target_family = "wasm"))]
+            let asked = std::env::var("REPLAYGROUND_CHECK_RUNS").is_ok_and(|v| v == "1");
+            #[cfg(target_family = "wasm")]
+            let asked = false;
+            let on = cfg!(debug_assertions) || asked;
+            CHECK_RUNS.store(u8::from(on), Ordering::Relaxed);
+            on
+        }
+        on => on == 1,
     }
 }
 

@@ -267,6 +267,9 @@ impl Endings {
         counted: impl FnOnce() -> Vec<usize>,
     ) -> Result<()> {
         stats.terminal_runs += 1;
+        if super::explorer::check_runs() {
+            explorer.check_fresh(run)?;
+        }
         stats.count_bounds(run.statuses());
         self.finals.insert(run.state_key(true));
         stats.final_states = self.finals.len() as u64;

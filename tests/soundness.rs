@@ -1,0 +1,155 @@
+//! The search proves the same under every configuration on the designs whose
+//! connections hold state no file or lock shows (issue 65), natively and in
+//! Chromium: with every reduction, with none, with each one off, replaying
+//! every run from the start, and split across 2 and 3 workers with and
+//! without their shared cache. Each gives the verdict its file declares and
+//! the same set of final states as the unreduced search. (Debug builds, which
+//! both targets' tests are, also replay every run a search ends from a fresh
+//! store: a run that inherited an earlier one's connection fails there.)
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+use std::collections::HashSet;
+
+use replayground::catalog;
+use replayground::search::{Dfs, Explorer, Options, Shard, SharedCache};
+use replayground::Scenario;
+
+mod common;
+
+/// A configuration: its name, its options, and how many workers split it
+/// (1: not split) and whether they share a cache.
+type Configuration = (&'static str, Options, usize, bool);
+
+/// The configuration every other is compared with.
+const UNREDUCED: &str = "no reduction";
+
+fn configurations() -> Vec<Configuration> {
+    let all = Options::default();
+    vec![
+        ("every reduction", all, 1, false),
+        (UNREDUCED, Options::NONE, 1, false),
+        (
+            "without state caching",
+            Options {
+                state_caching: false,
+                ..all
+            },
+            1,
+            false,
+        ),
+        (
+            "without symmetry",
+            Options {
+                symmetry: false,
+                ..all
+            },
+            1,
+            false,
+        ),
+        (
+            "without partial-order reduction",
+            Options {
+                partial_order: false,
+                ..all
+            },
+            1,
+            false,
+        ),
+        (
+            "replaying every run from the start",
+            Options {
+                rewind: false,
+                ..all
+            },
+            1,
+            false,
+        ),
+        ("2 workers sharing a cache", all, 2, true),
+        ("2 workers", all, 2, false),
+        ("3 workers sharing a cache", all, 3, true),
+        ("3 workers", all, 3, false),
+    ]
+}
+
+/// Whether some run violated the checks, and the set of final states.
+fn prove(
+    build: &dyn Fn() -> Box<dyn Scenario>,
+    (what, options, workers, share): Configuration,
+) -> (bool, HashSet<u64>) {
+    let cache = std::sync::Arc::new(SharedCache::default());
+    let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
+        .map(|index| {
+            let shard = (workers > 1).then_some(Shard {
+                index,
+                count: workers,
+            });
+            let mut search = Dfs::new(Options { shard, ..options });
+            if share {
+                search.share(cache.clone());
+            }
+            (Explorer::new(build()).unwrap(), search)
+        })
+        .collect();
+    // Advanced a few runs each in turn, as threads or the page's workers
+    // would be (in one order of many).
+    let mut done = vec![false; workers];
+    while done.iter().any(|d| !d) {
+        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
+            if !done[i] {
+                done[i] = search
+                    .advance(explorer, 7)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+        }
+    }
+    let parts: Vec<_> = shards.iter().map(|(_, search)| search.part()).collect();
+    let report = shards[0].0.report_parts(&parts, false).unwrap();
+    assert!(report.complete, "{what}: the search must finish");
+    let finals = parts
+        .iter()
+        .flat_map(|p| p.final_state_keys().unwrap())
+        .collect();
+    (report.stats.violations > 0, finals)
+}
+
+fn every_configuration_proves_what_each_design_declares() {
+    for (name, source) in common::CONNECTION_DESIGNS {
+        let file = catalog::parse(source, name).unwrap();
+        let build = || file.build(&serde_json::Value::Null).unwrap();
+        let declared = build().declared().expect("each declares its verdict");
+        let unreduced = configurations()
+            .into_iter()
+            .find(|(what, ..)| *what == UNREDUCED)
+            .unwrap();
+        let (violated, finals) = prove(&build, unreduced);
+        assert_eq!(
+            declared.agrees(violated, true),
+            Some(true),
+            "{name}: the unreduced search's verdict is not the one it declares"
+        );
+        for configuration in configurations()
+            .into_iter()
+            .filter(|(what, ..)| *what != UNREDUCED)
+        {
+            let what = configuration.0;
+            let (v, f) = prove(&build, configuration);
+            assert_eq!(v, violated, "{name}, {what}: the verdict differs");
+            assert_eq!(f, finals, "{name}, {what}: the final states differ");
+        }
+    }
+}
+
+#[cfg(not(target_family = "wasm"))]
+#[test]
+fn every_configuration_proves_what_each_connection_design_declares() {
+    every_configuration_proves_what_each_design_declares();
+}
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+#[wasm_bindgen_test::wasm_bindgen_test]
+async fn every_configuration_proves_what_each_connection_design_declares() {
+    common::let_the_browser_run().await;
+    every_configuration_proves_what_each_design_declares();
+}
