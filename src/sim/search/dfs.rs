@@ -199,16 +199,8 @@ impl Dfs {
                     self.por_off = Some("the scenario checks invariants after every step");
                 } else {
                     let mut por = self.partial_order_search(explorer)?;
-                    // Workers cut where another finished, unless a power
-                    // loss can happen: then a state another worker finished
-                    // may hide final states (found by tests/reduction.rs
-                    // with a power loss anywhere; the cause is not known
-                    // yet), so each worker searches its own tasks whole.
-                    if let Some(cache) = self
-                        .shared
-                        .as_ref()
-                        .filter(|_| !explorer.keeps_durability())
-                    {
+                    // Workers cut where another finished.
+                    if let Some(cache) = self.shared.as_ref() {
                         let odd = self.options.shard.is_some_and(|s| s.index % 2 == 1);
                         por.share(cache.clone(), odd);
                     }

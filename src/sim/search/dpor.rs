@@ -560,9 +560,23 @@ impl Dpor {
         for &w in &event.woken {
             join(clocks.row_mut(w), &event.clock);
         }
+        // A step that ends other attempts (a power loss kills every attempt
+        // with a connection on its machine) races with each one's next step,
+        // which no later step of this run can show, since it never comes:
+        // each of them that could run here is explored here too. (Found
+        // when a split search, whose odd workers take the last runnable
+        // attempt first, took the power loss before a commit and never
+        // tried the commit first.)
+        let node = self.path.last_mut().expect("a node");
+        let statuses = run.statuses();
+        for k in 0..node.live.len() {
+            let other = node.live[k];
+            if other != attempt && statuses[other].is_over() && node.enabled.contains(&other) {
+                node.add_backtrack(other);
+            }
+        }
         // The child's sleep set: what slept here or was explored here, and
         // stays independent of this step.
-        let node = self.path.last_mut().expect("a node");
         let mut sleep: Vec<(usize, Footprint)> = node
             .sleep
             .iter()
