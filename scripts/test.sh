@@ -153,6 +153,16 @@ record "built-ins against their expected figures, every pair of values (release)
 run reduction env CARGO_PROFILE_RELEASE_PANIC=unwind REPLAYGROUND_CHECK_RUNS=1 cargo test -q --release --locked --test reduction
 record "search reductions change no verdict, final state or shortest counterexample (release)" "$(cargo_counts "$LOGS/reduction.log")"
 
+# The search checks itself: random designs, each explored under every
+# configuration and compared with the unreduced search (a fixed seed), every
+# run replayed from a fresh store; and the fuzzer finds each soundness bug of
+# issue 65 put back (a switch compiled into the library's unit tests only).
+run fuzz-soundness env CARGO_PROFILE_RELEASE_PANIC=unwind cargo test -q --release --locked --lib fuzz::
+record "soundness fuzzer: a slice agrees, each bug put back is found (release)" "$(cargo_counts "$LOGS/fuzz-soundness.log")"
+
+run fuzz-designs env REPLAYGROUND_CHECK_RUNS=1 cargo run -q --release --locked --bin replayground -- fuzz --seed 1 --designs 400 --found target/fuzz-found.toml
+record "replayground fuzz --seed 1 --designs 400" "$(grep -o '^fuzz --seed 1: [0-9]* designs in [0-9.]* s: [0-9]* compared' "$LOGS/fuzz-designs.log" || echo 'no summary')"
+
 run crash-sweep cargo run -q --release --locked --bin replayground -- sweep --all
 record "crash at every step of every scenario" "$(grep -o '[0-9]* crash points in [0-9]* scenarios, [0-9]* violations' "$LOGS/crash-sweep.log" || echo 'no summary')"
 

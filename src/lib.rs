@@ -26,6 +26,11 @@ mod input;
 mod params;
 // Idempotency receipts, outbox and inbox: a request or event run alone, counts.
 mod patterns;
+// The soundness fuzzer: random designs, every configuration of the search compared.
+mod fuzz;
+// Soundness bugs put back on demand, in the library's unit tests only.
+#[cfg(test)]
+mod reintroduced;
 // The catalog of built-in scenarios (scenario files), the crash sweep.
 mod scenarios;
 // Attempts as step machines, schedulers, schedules and the search.
@@ -72,6 +77,15 @@ pub mod sweep {
     pub use crate::scenarios::sweep::{crash_sweep, SweepRow};
     pub use crate::sim::crash::{
         documented, power_sweep_all, sweep_all, CrashReport, PowerReport, TEARINGS,
+    };
+}
+
+/// The search checks itself: random designs explored under every
+/// configuration and compared with the unreduced search.
+pub mod soundness {
+    pub use crate::fuzz::{
+        configurations, design_seed, fuzz, judge, Configuration, Disagreement, Found, Proof,
+        Report, Search, Verdict, UNREDUCED, UNREDUCED_RUNS, UNREDUCED_STEPS,
     };
 }
 

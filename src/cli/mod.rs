@@ -7,6 +7,7 @@ mod book;
 mod check;
 mod engine;
 mod explore;
+mod fuzz;
 mod io_log;
 mod progress;
 mod run;
@@ -52,6 +53,11 @@ enum Command {
     /// declaration (`fails`): one line per scenario, then `N passed, N
     /// failed`; exits 0 only when every scenario behaves as declared.
     Test(test::Test),
+    /// Random designs, each explored under every configuration of the
+    /// search and compared with the unreduced search: the verdict, the set of
+    /// final states, and every failing schedule replayed. The first
+    /// disagreement is shrunk and written as a scenario file; exits 1 then.
+    Fuzz(fuzz::Fuzz),
     /// Replay an encoded schedule step by step.
     Replay(run::Replay),
     /// Write a run as a standalone Python script (or a Rust test) that
@@ -85,6 +91,7 @@ pub(crate) fn main() -> Result<(), Box<dyn std::error::Error>> {
         Command::Soak(command) => command.run(),
         Command::Sweep(command) => command.run(),
         Command::Test(command) => command.run(),
+        Command::Fuzz(command) => command.run(),
         Command::Replay(command) => command.run(),
         Command::Export(command) => command.run(),
         Command::Bench(command) => command.run(),

@@ -33,6 +33,15 @@ fn let_ctrl_c_end() {
     }
 }
 
+/// Runs `f` with Ctrl-C caught: `f` is given a function that says whether
+/// it was pressed (a second press after `f` returns ends the process).
+pub(super) fn with_ctrl_c<T>(f: impl FnOnce(&dyn Fn() -> bool) -> T) -> T {
+    catch_ctrl_c();
+    let result = f(&|| INTERRUPTED.load(std::sync::atomic::Ordering::SeqCst));
+    let_ctrl_c_end();
+    result
+}
+
 /// The progress display on standard error when it is a terminal: a bar
 /// of `planned` runs, or a spinner.
 fn progress_bar(planned: Option<u64>) -> Option<indicatif::ProgressBar> {

@@ -77,6 +77,9 @@ pub struct Conn {
     /// [`super::local_use`]): such a connection is never pooled, and its
     /// state cannot be copied, hashed or put back.
     local: std::cell::Cell<bool>,
+    /// Whether, of that state, some cannot be read back: an attached
+    /// database, a PRAGMA's setting (see [`Conn::temp_image`]).
+    unknowable: std::cell::Cell<bool>,
 }
 
 /// A connection's counters, as `last_insert_rowid()`, `changes()` and
@@ -145,21 +148,51 @@ fn empty_page_cache(sqlite: &rusqlite::Connection) -> Result<()> {
 }
 
 impl Conn {
-    /// A pooled connection is handed out as a new one would be to any SQL:
-    /// its `last_insert_rowid()` set back to 0; with `unchanged`, only one
-    /// that never changed a row is (its `changes()` and `total_changes()`
-    /// are 0, as a new one's), for a program that reads those.
+    /// Whether it has loaded a schema (`SQLITE_DBSTATUS_SCHEMA_USED`: a
+    /// loaded schema holds at least its schema table).
+    pub fn schema_loaded(&self) -> bool {
+        let Some(sqlite) = &self.sqlite else {
+            return false;
+        };
+        let (mut used, mut highest) = (0, 0);
+        // SAFETY: the handle is this live connection's; the two outputs are
+        // valid for the call.
+        unsafe {
+            rusqlite::ffi::sqlite3_db_status(
+                sqlite.handle(),
+                rusqlite::ffi::SQLITE_DBSTATUS_SCHEMA_USED,
+                &mut used,
+                &mut highest,
+                0,
+            )
+        };
+        used > 0
+    }
+
+    /// A pooled connection is handed out as a new one would be to the
+    /// statements `local` says they may run ([`super::local_use`]): its
+    /// `last_insert_rowid()` set back to 0; if they read `changes()` or
+    /// `total_changes()`, only one that never changed a row (as a new one);
+    /// if they may read the schema without reading the main database (a
+    /// query with no `FROM`, a TEMP table), none: such a statement reads the
+    /// main database's schema (taking its lock, rolling a hot journal back)
+    /// only on a connection that has never read it, and SQLite cannot make
+    /// one forget it has.
     pub(super) fn open(
         store: &Rc<StoreInner>,
         db: &str,
         label: &str,
-        unchanged: bool,
+        local: super::LocalUse,
     ) -> Result<Conn> {
+        let unchanged = local.reads_changes;
         check_name("database name", db)?;
         if label.is_empty() || label.chars().count() > 64 {
             return Err(Error::invalid("connection label", "use 1 to 64 characters"));
         }
-        if store.pooling.get() && !store.track_changes.get() {
+        #[cfg(test)]
+        let unchanged =
+            unchanged && !crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection);
+        if store.pooling.get() && !store.track_changes.get() && !local.schema_only {
             let mut pool = store.pool.borrow_mut();
             if let Some(i) = pool
                 .iter()
@@ -174,8 +207,17 @@ impl Conn {
                     let _active = ActiveConn::set(pooled.id);
                     empty_page_cache(&pooled.sqlite)?;
                 }
-                // SAFETY: the handle is this live connection's.
-                unsafe { rusqlite::ffi::sqlite3_set_last_insert_rowid(pooled.sqlite.handle(), 0) };
+                #[cfg(test)]
+                let inherit =
+                    crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection);
+                #[cfg(not(test))]
+                let inherit = false;
+                if !inherit {
+                    // SAFETY: the handle is this live connection's.
+                    unsafe {
+                        rusqlite::ffi::sqlite3_set_last_insert_rowid(pooled.sqlite.handle(), 0)
+                    };
+                }
                 store.add_conn(pooled.id, label);
                 // Opening reads the database header (the pager's page size,
                 // without a lock); a pooled connection does what a new one
@@ -193,6 +235,7 @@ impl Conn {
                     flags: std::cell::RefCell::new(pooled.flags),
                     synchronous: std::cell::Cell::new(pooled.synchronous),
                     local: std::cell::Cell::new(false),
+                    unknowable: std::cell::Cell::new(false),
                 });
             }
         }
@@ -260,6 +303,7 @@ impl Conn {
                 flags: std::cell::RefCell::new(String::new()),
                 synchronous: std::cell::Cell::new(Synchronous::default()),
                 local: std::cell::Cell::new(false),
+                unknowable: std::cell::Cell::new(false),
             }),
             Err(e) => {
                 store.remove_conn(id);
@@ -500,16 +544,67 @@ impl Conn {
 
     /// Marks it as holding state of its own if `sql` may leave some.
     fn note_local(&self, sql: &str) {
-        if !self.local.get() && super::local_use(sql).leaves {
+        if self.unknowable.get() {
+            return;
+        }
+        let used = super::local_use(sql);
+        if used.leaves {
             self.local.set(true);
+        }
+        if used.unknowable {
+            self.unknowable.set(true);
         }
     }
 
     /// Whether a statement it ran may have left state only it holds (a TEMP
     /// object, an attached database, a PRAGMA's setting; see
-    /// [`super::local_use`]): what no key, copy or rewind can take in.
+    /// [`super::local_use`]): what no copy or rewind can put back.
     pub fn holds_local_state(&self) -> bool {
         self.local.get()
+    }
+
+    /// Whether the state only it holds can be read back ([`Conn::temp_image`]).
+    pub fn local_state_known(&self) -> bool {
+        !self.local.get() || (!self.unknowable.get() && self.schema_loaded())
+    }
+
+    /// The state only it holds, as bytes: its temp database, page by page
+    /// (empty when it has none), read without touching any other database.
+    /// `None` where that cannot be known: it attached a database or set a
+    /// PRAGMA, or it has not loaded its schemas (reading the temp database
+    /// would then read the main one's first).
+    pub fn temp_image(&self) -> Option<Vec<u8>> {
+        if !self.local.get() {
+            return Some(Vec::new());
+        }
+        if !self.local_state_known() {
+            return None;
+        }
+        let sqlite = self.sqlite.as_ref()?;
+        let _active = ActiveConn::set(self.id);
+        // Its own statement, on the temp database alone (the schemas are
+        // loaded: none is read again); `sqlite3_serialize` would run
+        // `BEGIN IMMEDIATE` on every database for an empty one.
+        let pages: i64 = sqlite
+            .query_row("PRAGMA temp.page_count", [], |row| row.get(0))
+            .ok()?;
+        if pages == 0 {
+            return Some(Vec::new());
+        }
+        let mut size: rusqlite::ffi::sqlite3_int64 = 0;
+        // SAFETY: the handle is this live connection's; the schema name is
+        // NUL-terminated; the buffer SQLite returns is `size` bytes long and
+        // freed with `sqlite3_free`.
+        unsafe {
+            let bytes =
+                rusqlite::ffi::sqlite3_serialize(sqlite.handle(), c"temp".as_ptr(), &mut size, 0);
+            if bytes.is_null() {
+                return None;
+            }
+            let image = std::slice::from_raw_parts(bytes, usize::try_from(size).ok()?).to_vec();
+            rusqlite::ffi::sqlite3_free(bytes.cast());
+            Some(image)
+        }
     }
 
     /// Its counters now (all 0 on a dead connection).
@@ -564,8 +659,13 @@ impl Drop for Conn {
             // closing would, and keep the connection with its statements.
             let _ = self.roll_back();
         }
+        #[cfg(test)]
+        let local = self.local.get()
+            && !crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection);
+        #[cfg(not(test))]
+        let local = self.local.get();
         let reusable = poolable
-            && !self.local.get()
+            && !local
             && self.sqlite.as_ref().is_some_and(Connection::is_autocommit)
             && self.lock_level() == LockLevel::None;
         if reusable {

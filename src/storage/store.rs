@@ -124,14 +124,19 @@ impl Store {
     /// (created empty if it does not exist). `label` names the connection in
     /// traces and errors.
     pub fn connect(&self, db: &str, label: &str) -> Result<Conn> {
-        Conn::open(&self.inner, db, label, false)
+        Conn::open(&self.inner, db, label, super::LocalUse::default())
     }
 
-    /// As [`Store::connect`], but a pooled connection is handed out only if
-    /// it never changed a row: for a program that reads `changes()` or
-    /// `total_changes()`, which a new connection has at 0.
-    pub fn connect_unchanged(&self, db: &str, label: &str) -> Result<Conn> {
-        Conn::open(&self.inner, db, label, true)
+    /// As [`Store::connect`], for statements that may use `local` of their
+    /// connection's own state: a pooled connection is handed out as a new
+    /// one would be to them (see [`Conn`]'s `open`).
+    pub(crate) fn connect_for(
+        &self,
+        db: &str,
+        label: &str,
+        local: super::LocalUse,
+    ) -> Result<Conn> {
+        Conn::open(&self.inner, db, label, local)
     }
 
     /// Keeps idle connections (no transaction, no lock) when they are

@@ -177,6 +177,9 @@ const JOURNAL_MAGIC: [u8; 8] = [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7];
 /// checksums: SQLite draws a nonce at random for every journal header, and
 /// seeds each page record's checksum with it, so two transactions that wrote
 /// the same pages leave journals that differ only there and roll back alike.
+/// What a checksum says is whether its record belongs to its header (SQLite
+/// stops playing back at the first that does not: a record left by an
+/// earlier transaction, or torn by a power loss): that is what is hashed.
 /// A journal is one or more segments (a transaction that spills its cache
 /// syncs the journal and starts a new header on the next sector), each a
 /// header (magic or zeros, record count, nonce, initial size, sector size,
@@ -226,15 +229,30 @@ pub(crate) fn hash_journal(data: &[u8], state: &mut dyn std::hash::Hasher) {
         state.write_u8(3);
         state.write(&data[at..at + 12]);
         state.write(&data[at + 16..body]);
+        let nonce = word(at + 12);
         let end = body + count * record;
         for r in data[body..end].chunks(record) {
             state.write(&r[..4 + page]);
+            let stored = u32::from_be_bytes([r[4 + page], r[5 + page], r[6 + page], r[7 + page]]);
+            state.write_u8(u8::from(stored == checksum(nonce, &r[4..4 + page])));
         }
         // The next header starts on a sector; what lies between is hashed.
         let next = end.div_ceil(sector) * sector;
         state.write(&data[end..next.min(data.len())]);
         at = next;
     }
+}
+
+/// A journal record's checksum, as SQLite's `pager_cksum` computes it: the
+/// header's nonce plus every 200th byte of the page, from the end.
+fn checksum(nonce: u32, page: &[u8]) -> u32 {
+    let mut sum = nonce;
+    let mut i = page.len() as isize - 200;
+    while i > 0 {
+        sum = sum.wrapping_add(u32::from(page[i as usize]));
+        i -= 200;
+    }
+    sum
 }
 
 /// Hashes a WAL file as SQLite reads it, without its salts and checksums:
@@ -309,7 +327,8 @@ mod tests {
             for (i, &byte) in pages.iter().enumerate() {
                 data.extend_from_slice(&(i as u32 + 1).to_be_bytes());
                 data.extend(std::iter::repeat_n(byte, PAGE));
-                data.extend_from_slice(&nonce.wrapping_add(u32::from(byte)).to_be_bytes());
+                let page = vec![byte; PAGE];
+                data.extend_from_slice(&super::checksum(nonce, &page).to_be_bytes());
             }
             data.resize(data.len().div_ceil(SECTOR) * SECTOR, 0);
         }
@@ -333,6 +352,11 @@ mod tests {
         assert_eq!(hash(&a), hash(&b));
         assert_ne!(hash(&a), hash(&journal(&[(7, &[1, 2]), (8, &[4])])));
         assert_ne!(hash(&a), hash(&journal(&[(7, &[1, 2])])));
+        // A record whose checksum is not its header's (left by an earlier
+        // transaction, or torn) is one SQLite does not play back.
+        let mut stale = a.clone();
+        stale[SECTOR + 4 + PAGE] ^= 1;
+        assert_ne!(hash(&stale), hash(&a));
         // Bytes that are no segment are hashed as they are.
         let mut torn = a.clone();
         torn.truncate(a.len() - 600);

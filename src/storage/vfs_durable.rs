@@ -64,8 +64,12 @@ enum DirEntry {
     /// To the file that has the name now.
     Current,
     /// To a file deleted since (or replaced by another of the same name):
-    /// its synced bytes.
-    Gone(Option<Rc<Image>>),
+    /// the bytes it was written last and its synced bytes (a torn power
+    /// loss keeps some sectors of each).
+    Gone {
+        written: Rc<Image>,
+        synced: Option<Rc<Image>>,
+    },
 }
 
 /// One file operation that reaches the disk, as SQLite's unix VFS would make
@@ -249,7 +253,10 @@ impl StoreInner {
         for (name, cell) in dir {
             let entry = match files.get(name) {
                 Some(current) if Rc::ptr_eq(current, cell) => DirEntry::Current,
-                _ => DirEntry::Gone(cell.durable.borrow().clone()),
+                _ => DirEntry::Gone {
+                    written: cell.image(),
+                    synced: cell.durable.borrow().clone(),
+                },
             };
             image.dir.push((name.clone(), entry));
         }
@@ -279,8 +286,8 @@ impl StoreInner {
                     Some(cell) => Rc::clone(cell),
                     None => continue,
                 },
-                DirEntry::Gone(synced) => {
-                    let cell = FileCell::new(Vec::new());
+                DirEntry::Gone { written, synced } => {
+                    let cell = FileCell::from_image(written);
                     *cell.durable.borrow_mut() = synced.clone();
                     Rc::new(cell)
                 }
@@ -314,6 +321,7 @@ impl StoreInner {
                 _ => {
                     state.write_u8(2);
                     state.write_u64(synced(name, cell));
+                    state.write_u64(cell.hash(name));
                 }
             }
         }

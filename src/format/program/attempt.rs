@@ -462,14 +462,9 @@ impl ProgramAttempt {
     pub(super) fn open(&mut self, store: &Store, db: usize) -> Result<()> {
         if self.conns[db].is_none() {
             let file = self.instance.files[db];
-            // A program that reads `changes()` gets a connection that never
-            // changed a row, as a new one (a pooled one's `last_insert_rowid()`
-            // is 0 anyway): no run sees another's counters.
-            let conn = if self.instance.local.reads_changes {
-                store.connect_unchanged(file, &self.instance.label)?
-            } else {
-                store.connect(file, &self.instance.label)?
-            };
+            // A connection as new to what the program may run: no run sees
+            // another's counters or loaded schema.
+            let conn = store.connect_for(file, &self.instance.label, self.instance.local)?;
             conn.set_synchronous(self.instance.synchronous)?;
             conn.bound(MAX_VALUE_BYTES)?;
             let pragmas = &self.instance.pragmas[db];
@@ -486,6 +481,10 @@ impl ProgramAttempt {
     /// PRAGMA's setting), and, for a program that reads `changes()`, no row
     /// changed yet (those counters cannot be set back).
     pub(super) fn restorable(&self, conn: &Conn) -> bool {
+        #[cfg(test)]
+        if crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection) {
+            return true;
+        }
         let counted = self.instance.local.reads_changes && conn.counters().total > 0;
         !(conn.holds_local_state() || counted)
     }
@@ -553,7 +552,15 @@ impl Attempt for ProgramAttempt {
         // transaction, even one holding no lock (a deferred BEGIN, a read
         // refused), as the statements it ran; the counters it reads.
         let local = self.instance.local;
-        for (db, conn) in self.conns.iter().enumerate() {
+        #[cfg(test)]
+        let conns = if crate::reintroduced::on(crate::reintroduced::Bug::KeyWithoutConnection) {
+            &[][..]
+        } else {
+            &self.conns[..]
+        };
+        #[cfg(not(test))]
+        let conns = &self.conns[..];
+        for (db, conn) in conns.iter().enumerate() {
             let Some(conn) = conn else { continue };
             if conn.in_transaction() {
                 db.hash(&mut h);
@@ -564,6 +571,15 @@ impl Attempt for ProgramAttempt {
                         hash_value(value, &mut h);
                     }
                 }
+            }
+            if local.schema_only {
+                // Whether a statement that reads no table would read the
+                // main schema (see `Store::connect_for`).
+                conn.schema_loaded().hash(&mut h);
+            }
+            if local.leaves {
+                // Its TEMP objects, read back (what cannot be: `opaque`).
+                conn.temp_image().hash(&mut h);
             }
             if local.reads_rowid || local.reads_changes {
                 let counters = conn.counters();
@@ -593,7 +609,11 @@ impl Attempt for ProgramAttempt {
     }
 
     fn opaque(&self) -> bool {
-        self.conns.iter().flatten().any(Conn::holds_local_state)
+        #[cfg(test)]
+        if crate::reintroduced::on(crate::reintroduced::Bug::KeyWithoutConnection) {
+            return false;
+        }
+        self.conns.iter().flatten().any(|c| !c.local_state_known())
     }
 
     fn connections(&self) -> &[Option<Conn>] {
@@ -652,6 +672,11 @@ impl Attempt for ProgramAttempt {
                 .iter()
                 .map(|c| c.as_ref().map_or(0, |c| c.counters().rowid))
                 .collect(),
+            schemas: self
+                .conns
+                .iter()
+                .map(|c| c.as_ref().is_some_and(Conn::schema_loaded))
+                .collect(),
             state,
         }))
     }
@@ -663,10 +688,15 @@ impl Attempt for ProgramAttempt {
         for (db, slot) in self.conns.iter_mut().enumerate() {
             // The same transaction as the checkpoint's, nothing done since
             // (its work is the very list the checkpoint holds) and the same
-            // lock: kept as it is, instead of rolled back and redone.
+            // lock, at least SHARED: kept as it is, instead of rolled back
+            // and redone. (Without a lock, a statement refused since may
+            // have filled its page cache in the branch left, where others
+            // committed: under the same change counter in the next branch,
+            // it would read those pages.)
             let same = saved.is_some_and(|saved| {
                 !saved.state.open_work[db].is_empty()
                     && Rc::ptr_eq(&saved.state.open_work[db], &self.state.open_work[db])
+                    && saved.state.levels[db] > LockLevel::None
                     && slot.as_ref().is_some_and(|c| {
                         c.in_transaction() && c.lock_level() == saved.state.levels[db]
                     })
@@ -701,8 +731,18 @@ impl Attempt for ProgramAttempt {
                 None if open => self.open(store, db)?,
                 _ => self.conns[db] = None,
             }
+            #[cfg(test)]
+            if crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection) {
+                continue;
+            }
             if let Some(conn) = &self.conns[db] {
                 conn.set_last_insert_rowid(saved.rowids[db]);
+                // For a program that may read the schema alone, whether it
+                // has as it had (a schema cannot be forgotten, nor read
+                // without reading the database: otherwise start anew).
+                if self.instance.local.schema_only && conn.schema_loaded() != saved.schemas[db] {
+                    return Ok(false);
+                }
             }
         }
         Ok(true)
@@ -744,5 +784,7 @@ pub(super) struct Saved {
     pub(super) open: Vec<bool>,
     /// Each connection's `last_insert_rowid()` (0 where none is open).
     pub(super) rowids: Vec<i64>,
+    /// Whether each connection had loaded its schema.
+    pub(super) schemas: Vec<bool>,
     pub(super) state: AttemptState,
 }

@@ -388,13 +388,18 @@ impl Dpor {
                 None => explorer.start(false)?,
             };
             let checkpoint = self.path[at].checkpoint.as_ref().expect("found above");
-            if matches!(run.restore(checkpoint), Ok(true))
-                && run.state_key_with(self.options.symmetry, &run.attempt_keys())
-                    == self.path[at].key
-            {
-                from = Some((at, run));
-            } else {
-                self.rewind_misses += 1;
+            // A restore may decline (a connection whose own state cannot be
+            // put back): the run then starts anew, as it does after a miss,
+            // which is a restore that claimed success and was wrong.
+            match run.restore(checkpoint) {
+                Ok(true)
+                    if run.state_key_with(self.options.symmetry, &run.attempt_keys())
+                        == self.path[at].key =>
+                {
+                    from = Some((at, run));
+                }
+                Ok(false) => {}
+                _ => self.rewind_misses += 1,
             }
         } else {
             drop(last);
@@ -569,7 +574,13 @@ impl Dpor {
         // tried the commit first.)
         let node = self.path.last_mut().expect("a node");
         let statuses = run.statuses();
-        for k in 0..node.live.len() {
+        #[cfg(test)]
+        let statuses = if crate::reintroduced::on(crate::reintroduced::Bug::KillWithoutRace) {
+            &[][..]
+        } else {
+            statuses
+        };
+        for k in 0..node.live.len().min(statuses.len()) {
             let other = node.live[k];
             if other != attempt && statuses[other].is_over() && node.enabled.contains(&other) {
                 node.add_backtrack(other);

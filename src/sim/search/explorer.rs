@@ -46,6 +46,10 @@ pub struct RunResult {
     /// design fails; a passing one shows nothing of the others.
     #[serde(flatten)]
     pub declaration: Option<AsDeclared>,
+    /// The key of the state it ended in (symmetric: see
+    /// [`Run::state_key`]); a search's final states are these keys.
+    #[serde(skip)]
+    pub final_state: u64,
 }
 
 impl RunResult {
@@ -315,6 +319,9 @@ impl Explorer {
     /// ([`Verdict::Loops`]) fails its completion and has no end state for
     /// the scenario's checks to read.
     fn result(&self, run: &Run<'_>, verdict: Verdict, with_trace: bool) -> Result<RunResult> {
+        // Before the checks, whose reading may change the files (a hot
+        // journal rolled back).
+        let final_state = run.state_key(true);
         // An attempt a bound stopped did not complete, whatever else holds.
         let labels = run.labels();
         let stopped: Vec<String> = run
@@ -369,6 +376,7 @@ impl Explorer {
                 None
             },
             declaration: self.scenario.declared().map(|d| d.judge(!passed, false)),
+            final_state,
         })
     }
 
