@@ -43,6 +43,16 @@ pub(crate) struct LocalUse {
 }
 
 impl LocalUse {
+    /// What a connection opened for no program in particular watches: every
+    /// statement's words, for state it leaves (it is pooled as before).
+    pub(crate) const WATCHED: LocalUse = LocalUse {
+        leaves: true,
+        unknowable: false,
+        reads_rowid: false,
+        reads_changes: false,
+        schema_only: false,
+    };
+
     /// Either's uses.
     pub(crate) fn or(self, other: LocalUse) -> LocalUse {
         LocalUse {

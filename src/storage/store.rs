@@ -124,7 +124,7 @@ impl Store {
     /// (created empty if it does not exist). `label` names the connection in
     /// traces and errors.
     pub fn connect(&self, db: &str, label: &str) -> Result<Conn> {
-        Conn::open(&self.inner, db, label, super::LocalUse::default())
+        Conn::open(&self.inner, db, label, super::LocalUse::WATCHED)
     }
 
     /// As [`Store::connect`], for statements that may use `local` of their

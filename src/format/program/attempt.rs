@@ -667,15 +667,21 @@ impl Attempt for ProgramAttempt {
         Some(Rc::new(Saved {
             instance: Rc::clone(&self.instance),
             open: self.conns.iter().map(Option::is_some).collect(),
+            // Read only for the programs that can see them.
             rowids: self
                 .conns
                 .iter()
-                .map(|c| c.as_ref().map_or(0, |c| c.counters().rowid))
+                .map(|c| match c {
+                    Some(c) if self.instance.local.reads_rowid => c.counters().rowid,
+                    _ => 0,
+                })
                 .collect(),
             schemas: self
                 .conns
                 .iter()
-                .map(|c| c.as_ref().is_some_and(Conn::schema_loaded))
+                .map(|c| {
+                    self.instance.local.schema_only && c.as_ref().is_some_and(Conn::schema_loaded)
+                })
                 .collect(),
             state,
         }))
@@ -735,8 +741,13 @@ impl Attempt for ProgramAttempt {
             if crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection) {
                 continue;
             }
-            if let Some(conn) = &self.conns[db] {
+            if let Some(conn) = self.conns[db]
+                .as_ref()
+                .filter(|_| self.instance.local.reads_rowid)
+            {
                 conn.set_last_insert_rowid(saved.rowids[db]);
+            }
+            if let Some(conn) = &self.conns[db] {
                 // For a program that may read the schema alone, whether it
                 // has as it had (a schema cannot be forgotten, nor read
                 // without reading the database: otherwise start anew).
