@@ -12,7 +12,6 @@ use std::collections::HashSet;
 
 use replayground::catalog;
 use replayground::search::Shard;
-use replayground::search::SharedCache;
 use replayground::search::{self, Explorer};
 use replayground::search::{Dfs, Options};
 use replayground::Scenario;
@@ -80,33 +79,8 @@ fn prove_sliced(explorer: &Explorer, options: Options, slice: u64) -> Option<(Pr
 /// advanced a few runs each in turn (as threads would, in one order of
 /// many), merged as the threads' and the page's workers' parts are.
 fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize, share: bool) -> Proof {
-    let cache = std::sync::Arc::new(SharedCache::default());
-    let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
-        .map(|index| {
-            let mut search = Dfs::new(Options {
-                shard: Some(Shard {
-                    index,
-                    count: workers,
-                }),
-                ..Options::default()
-            });
-            if share {
-                search.share(cache.clone());
-            }
-            (Explorer::new(build()).unwrap(), search)
-        })
-        .collect();
-    let mut done = vec![false; workers];
-    while done.iter().any(|d| !d) {
-        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
-            if !done[i] {
-                done[i] = search.advance(explorer, 7).unwrap();
-            }
-        }
-    }
-    let parts: Vec<_> = shards.iter().map(|(_, search)| search.part()).collect();
-    let report = shards[0].0.report_parts(&parts, false).unwrap();
-    assert!(report.complete);
+    let what = format!("split across {workers} workers");
+    let (report, parts) = common::search_in_turn(&what, build, Options::default(), workers, share);
     Proof {
         violated: report.stats.violations > 0,
         final_states: parts

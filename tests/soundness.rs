@@ -13,7 +13,7 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 use std::collections::HashSet;
 
 use replayground::catalog;
-use replayground::search::{Dfs, Explorer, Options, Shard, SharedCache};
+use replayground::search::Options;
 use replayground::Scenario;
 
 mod common;
@@ -78,35 +78,7 @@ fn prove(
     build: &dyn Fn() -> Box<dyn Scenario>,
     (what, options, workers, share): Configuration,
 ) -> (bool, HashSet<u64>) {
-    let cache = std::sync::Arc::new(SharedCache::default());
-    let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
-        .map(|index| {
-            let shard = (workers > 1).then_some(Shard {
-                index,
-                count: workers,
-            });
-            let mut search = Dfs::new(Options { shard, ..options });
-            if share {
-                search.share(cache.clone());
-            }
-            (Explorer::new(build()).unwrap(), search)
-        })
-        .collect();
-    // Advanced a few runs each in turn, as threads or the page's workers
-    // would be (in one order of many).
-    let mut done = vec![false; workers];
-    while done.iter().any(|d| !d) {
-        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
-            if !done[i] {
-                done[i] = search
-                    .advance(explorer, 7)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-            }
-        }
-    }
-    let parts: Vec<_> = shards.iter().map(|(_, search)| search.part()).collect();
-    let report = shards[0].0.report_parts(&parts, false).unwrap();
-    assert!(report.complete, "{what}: the search must finish");
+    let (report, parts) = common::search_in_turn(what, build, options, workers, share);
     let finals = parts
         .iter()
         .flat_map(|p| p.final_state_keys().unwrap())

@@ -75,7 +75,8 @@ pub struct Conn {
     synchronous: std::cell::Cell<Synchronous>,
     /// Whether a statement it ran may have left state only it holds (see
     /// [`super::local_use`]): such a connection is never pooled, and its
-    /// state cannot be copied, hashed or put back.
+    /// state cannot be copied or put back (TEMP objects are hashed:
+    /// [`Conn::temp_image`]).
     local: std::cell::Cell<bool>,
     /// Whether, of that state, some cannot be read back: an attached
     /// database, a PRAGMA's setting (see [`Conn::temp_image`]).

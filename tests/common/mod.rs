@@ -76,3 +76,49 @@ pub const CONNECTION_DESIGNS: &[(&str, &str)] = &[
     ),
     ("fresh-rowid", include_str!("../designs/fresh-rowid.toml")),
 ];
+
+/// A search of `build`'s scenario with `options`, split across `workers`
+/// shards (1: the whole search) that share a cache of finished states if
+/// `share`, advanced a few runs each in turn as threads or the page's
+/// workers would be (in one order of many): the merged report (asserted
+/// complete) and the shards' parts. `what` names it in a failure.
+pub fn search_in_turn(
+    what: &str,
+    build: &dyn Fn() -> Box<dyn replayground::Scenario>,
+    options: replayground::search::Options,
+    workers: usize,
+    share: bool,
+) -> (
+    replayground::search::ExploreReport,
+    Vec<replayground::search::Part>,
+) {
+    use replayground::search::{Dfs, Options, Shard, SharedCache};
+    let cache = std::sync::Arc::new(SharedCache::default());
+    let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
+        .map(|index| {
+            let shard = (workers > 1).then_some(Shard {
+                index,
+                count: workers,
+            });
+            let mut search = Dfs::new(Options { shard, ..options });
+            if share {
+                search.share(cache.clone());
+            }
+            (Explorer::new(build()).unwrap(), search)
+        })
+        .collect();
+    let mut done = vec![false; workers];
+    while done.iter().any(|d| !d) {
+        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
+            if !done[i] {
+                done[i] = search
+                    .advance(explorer, 7)
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+        }
+    }
+    let parts: Vec<_> = shards.iter().map(|(_, search)| search.part()).collect();
+    let report = shards[0].0.report_parts(&parts, false).unwrap();
+    assert!(report.complete, "{what}: the search must finish");
+    (report, parts)
+}
