@@ -38,6 +38,8 @@ struct Proof {
     final_states: HashSet<u64>,
     /// Steps of the shortest counterexample, and whether it is proved shortest.
     shortest: Option<(usize, bool)>,
+    /// Whether some run went round for ever.
+    loops: bool,
 }
 
 /// The search's proof, or `None` if it did not finish within the budget.
@@ -70,6 +72,7 @@ fn prove_sliced(explorer: &Explorer, options: Options, slice: u64) -> Option<(Pr
             violated: report.stats.violations > 0,
             final_states: search.final_states().clone(),
             shortest: report.counterexample.map(|c| (c.steps, c.shortest)),
+            loops: report.stats.loops(),
         },
         report.stats.runs,
     ))
@@ -88,6 +91,7 @@ fn prove_split(build: &dyn Fn() -> Box<dyn Scenario>, workers: usize, share: boo
             .flat_map(|p| p.final_state_keys().unwrap())
             .collect(),
         shortest: report.counterexample.map(|c| (c.steps, c.shortest)),
+        loops: report.stats.loops(),
     }
 }
 
@@ -183,6 +187,13 @@ fn same_proof_every_way(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> bo
             proof.violated, reference.violated,
             "{name}: the verdict {what} differs"
         );
+        // Partial-order reduction without state caching cannot tell a state
+        // met again: it runs a loop to the step bound, where the run ends in
+        // a state the others never reach (the verdict is the same).
+        if reference.loops && options.partial_order && !options.state_caching {
+            compared += 1;
+            continue;
+        }
         assert_eq!(
             proof.final_states.len(),
             reference.final_states.len(),
@@ -616,13 +627,13 @@ fn a_full_disk_anywhere_proves_the_same_with_and_without_each_reduction() {
     }
 }
 
-/// Designs whose connections hold state no file or lock shows
-/// ([`common::CONNECTION_DESIGNS`]): every configuration proves the same,
-/// the set of final states included, and the verdict is the one each file
-/// declares.
+/// Designs a configuration once called wrong ([`common::SOUNDNESS_DESIGNS`]):
+/// every configuration proves the same, the set of final states included
+/// (but for runs that go round for ever), and the verdict is the one each
+/// file declares.
 #[test]
-fn what_a_connection_holds_proves_the_same_with_and_without_each_reduction() {
-    for (name, source) in common::CONNECTION_DESIGNS {
+fn every_soundness_design_proves_the_same_with_and_without_each_reduction() {
+    for (name, source) in common::SOUNDNESS_DESIGNS {
         let file = catalog::parse(source, name).unwrap();
         let build = || file.build(&serde_json::Value::Null).unwrap();
         assert!(

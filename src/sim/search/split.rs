@@ -16,11 +16,20 @@
 //! summed: workers do not share caches, so a state reached from two tasks
 //! on two workers is counted (and explored) twice.
 //!
+//! The top keeps each distinct state once, so a cycle whose states were
+//! first reached along different prefixes closes on no prefix's own path
+//! (a state met again is dropped as seen, not recognized as an ancestor).
+//! Such a cycle may also lie above every task, unreachable from all of
+//! them. So the top keeps its graph (every edge from a state it expanded,
+//! to a state seen or not), and each of its strongly connected parts with a
+//! cycle the top did not report becomes a task too: that task's search
+//! starts on the cycle and finds it as any search does.
+//!
 //! A part's result ([`Part`]) is plain data, so that it can cross a thread or
 //! a `postMessage`; [`super::Explorer::report_parts`] merges
 //! them into one report.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -57,6 +66,9 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
     let mut stats = Stats::default();
     let mut endings = Endings::default();
     let mut seen = HashSet::new();
+    // The top's graph: each expanded state's successors, and the prefix
+    // that first reached each state; the states at which a cycle was found.
+    let mut graph = Graph::default();
     // Each prefix with the keys of the states along it, the last included
     // (and their attempts' keys): a child back at one of them is a cycle.
     let mut level: Vec<(Vec<usize>, Vec<StateKeys>)> = vec![(Vec::new(), Vec::new())];
@@ -81,13 +93,17 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
             if path.is_empty() {
                 path.push((run.state_key(options.symmetry), run.attempt_keys()));
             }
+            let parent = path.last().expect("the state itself").0;
+            graph.reached(parent, prefix);
             drop(run);
             for choice in choices {
                 let mut child = prefix.clone();
                 child.push(choice);
                 let (run, counted) = replay(explorer, &child, &mut stats)?;
                 let key = run.state_key(options.symmetry);
+                graph.edge(parent, key);
                 if let Some(from) = path.iter().position(|(k, _)| *k == key) {
+                    graph.closed.insert(key);
                     let cycle =
                         Cycle::new(run.schedule(), from, &path[from].1, &run.attempt_keys())?;
                     endings.record_cycle(&mut stats, cycle);
@@ -112,11 +128,83 @@ pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> R
         level = next;
     }
     stats.distinct_states = seen.len() as u64;
+    let mut tasks: Vec<Vec<usize>> = level.into_iter().map(|(prefix, _)| prefix).collect();
+    tasks.extend(graph.unreported_cycles());
     Ok(Top {
-        tasks: level.into_iter().map(|(prefix, _)| prefix).collect(),
+        tasks,
         stats,
         endings,
     })
+}
+
+/// The part of the state graph the top expanded.
+#[derive(Default)]
+struct Graph {
+    /// Each expanded state's successors, in the order met.
+    successors: HashMap<u64, Vec<u64>>,
+    /// The expanded states in the order met, each with the prefix that
+    /// first reached it.
+    expanded: Vec<(u64, Vec<usize>)>,
+    /// The states a cycle the top reported goes back to.
+    closed: HashSet<u64>,
+}
+
+impl Graph {
+    /// Notes that `key`, reached by `prefix`, is expanded.
+    fn reached(&mut self, key: u64, prefix: &[usize]) {
+        if let std::collections::hash_map::Entry::Vacant(entry) = self.successors.entry(key) {
+            entry.insert(Vec::new());
+            self.expanded.push((key, prefix.to_vec()));
+        }
+    }
+
+    fn edge(&mut self, from: u64, to: u64) {
+        let successors = self.successors.entry(from).or_default();
+        if !successors.contains(&to) {
+            successors.push(to);
+        }
+    }
+
+    /// The states reachable from `from` in one step or more.
+    fn reachable(&self, from: u64) -> HashSet<u64> {
+        let mut found = HashSet::new();
+        let mut stack = vec![from];
+        while let Some(key) = stack.pop() {
+            for &next in self.successors.get(&key).map_or(&[][..], Vec::as_slice) {
+                if found.insert(next) {
+                    stack.push(next);
+                }
+            }
+        }
+        found
+    }
+
+    /// For each strongly connected part with a cycle that holds no state a
+    /// reported cycle goes back to, the prefix of its first expanded state.
+    fn unreported_cycles(&self) -> Vec<Vec<usize>> {
+        let mut covered: HashSet<u64> = HashSet::new();
+        let mut tasks = Vec::new();
+        for (key, prefix) in &self.expanded {
+            if covered.contains(key) {
+                continue;
+            }
+            let below = self.reachable(*key);
+            if !below.contains(key) {
+                continue;
+            }
+            // Its part: the states below it that reach it back.
+            let part: Vec<u64> = below
+                .into_iter()
+                .filter(|&k| k == *key || self.reachable(k).contains(key))
+                .collect();
+            let reported = part.iter().any(|k| self.closed.contains(k));
+            covered.extend(part);
+            if !reported {
+                tasks.push(prefix.clone());
+            }
+        }
+        tasks
+    }
 }
 
 /// What one worker's search found, as plain data.
@@ -277,4 +365,39 @@ pub(crate) fn merge(parts: &[Part]) -> Result<Merged> {
         frontier,
         interrupted,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Graph;
+
+    fn graph(edges: &[(u64, u64)]) -> Graph {
+        let mut graph = Graph::default();
+        for &(from, to) in edges {
+            graph.reached(from, &[from as usize]);
+            graph.edge(from, to);
+        }
+        graph
+    }
+
+    #[test]
+    fn a_cycle_the_top_did_not_report_becomes_one_task() {
+        // 1 -> 2 -> 3 -> 2, 1 -> 4 (a task): one part with a cycle, {2, 3},
+        // whose first expanded state is 2.
+        let g = graph(&[(1, 2), (1, 4), (2, 3), (3, 2)]);
+        assert_eq!(g.unreported_cycles(), vec![vec![2]]);
+        // Two separate cycles: one task each; a self-loop is a cycle.
+        let g = graph(&[(1, 2), (2, 1), (1, 3), (3, 3)]);
+        assert_eq!(g.unreported_cycles(), vec![vec![1], vec![3]]);
+    }
+
+    #[test]
+    fn no_task_for_a_graph_without_cycles_or_a_cycle_reported() {
+        // A diamond has no cycle.
+        let g = graph(&[(1, 2), (1, 3), (2, 4), (3, 4)]);
+        assert!(g.unreported_cycles().is_empty());
+        let mut g = graph(&[(1, 2), (2, 3), (3, 2)]);
+        g.closed.insert(3);
+        assert!(g.unreported_cycles().is_empty());
+    }
 }
