@@ -152,6 +152,13 @@ fn empty_page_cache(sqlite: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
+/// See [`Conn::forget_schema`].
+fn forget_schema(sqlite: &Connection, id: ConnId) -> Result<()> {
+    let _active = ActiveConn::set(id);
+    super::bounds::as_engine(|| sqlite.execute_batch("PRAGMA writable_schema = RESET"))
+        .map_err(|e| Error::System(format!("cannot make a connection forget its schema: {e}")))
+}
+
 impl Conn {
     /// Whether it has loaded a schema (`SQLITE_DBSTATUS_SCHEMA_USED`: a
     /// loaded schema holds at least its schema table).
@@ -178,11 +185,9 @@ impl Conn {
     /// statements `local` says they may run ([`super::local_use`]): its
     /// `last_insert_rowid()` set back to 0; if they read `changes()` or
     /// `total_changes()`, only one that never changed a row (as a new one);
-    /// if they may read the schema without reading the main database (a
-    /// query with no `FROM`, a TEMP table), none: such a statement reads the
-    /// main database's schema (taking its lock, rolling a hot journal back)
-    /// only on a connection that has never read it, and SQLite cannot make
-    /// one forget it has.
+    /// its schema forgotten ([`Conn::forget_schema`]); if they may read the
+    /// schema without reading the main database (a query with no `FROM`, a
+    /// TEMP table) or leave state in the connection, none.
     pub(super) fn open(
         store: &Rc<StoreInner>,
         db: &str,
@@ -225,6 +230,13 @@ impl Conn {
                     };
                 }
                 store.add_conn(pooled.id, label);
+                // It forgets the schema it read, as a new connection has
+                // none: otherwise a statement on a table that does not
+                // exist fails at once where a new connection's reads the
+                // schema first and may meet BUSY (a fuzzer's find).
+                if !inherit && local.schema_state {
+                    forget_schema(&pooled.sqlite, pooled.id)?;
+                }
                 // Opening reads the database header (the pager's page size,
                 // without a lock); a pooled connection does what a new one
                 // would, so that a step's footprint does not depend on
@@ -624,6 +636,50 @@ impl Conn {
                 changes: c.changes(),
                 total: c.total_changes(),
             })
+    }
+
+    /// Makes it forget the schemas it has read (`PRAGMA
+    /// writable_schema = RESET`, which takes no lock and reads nothing):
+    /// its next statement that needs one reads it from the file, as a new
+    /// connection's does, taking SHARED (and meeting BUSY, or rolling a hot
+    /// journal back). A connection that has read it instead prepares a
+    /// statement on a table that does not exist with no lock at all. Not in
+    /// a transaction (refused).
+    pub fn forget_schema(&self) -> Result<()> {
+        let Some(sqlite) = &self.sqlite else {
+            return Ok(());
+        };
+        if !sqlite.is_autocommit() {
+            return Err(Error::Defect(
+                "a schema forgotten inside a transaction".to_string(),
+            ));
+        }
+        forget_schema(sqlite, self.id)
+    }
+
+    /// Reads the schema, as its first statement that needs one would (a
+    /// rewound connection takes back the checkpoint's schema): takes SHARED
+    /// and lets it go. Declines (false) inside a transaction, beside a
+    /// rollback journal (reading might roll it back: the state would not be
+    /// the checkpoint's), or when the lock is refused.
+    pub fn load_schema(&self) -> Result<bool> {
+        let Some(sqlite) = &self.sqlite else {
+            return Ok(false);
+        };
+        let journal = self.journal();
+        let beside_journal = self
+            .store
+            .file_names()
+            .iter()
+            .any(|(name, len)| *name == journal && *len > 0);
+        if !sqlite.is_autocommit() || beside_journal {
+            return Ok(false);
+        }
+        let _active = ActiveConn::set(self.id);
+        match sqlite.prepare("SELECT 1 FROM sqlite_schema LIMIT 0") {
+            Ok(_) => Ok(self.schema_loaded()),
+            Err(_) => Ok(false),
+        }
     }
 
     /// Sets its `last_insert_rowid()` (a rewound connection takes back the

@@ -40,6 +40,17 @@ pub(crate) struct LocalUse {
     /// rolling a hot journal back), and on one that has read it it does not.
     /// Its program gets new connections, never pooled ones.
     pub schema_only: bool,
+    /// It changes the main schema (`CREATE`, `DROP`, `ALTER`).
+    pub changes_schema: bool,
+    /// Whether a connection has read the schema can show (the scenario
+    /// may name a table that does not exist, or changes its schema): a
+    /// statement on an object the schema it has lacks fails at once, with no
+    /// lock, where a connection that has not read it reads it first, taking
+    /// SHARED (and meeting BUSY, or rolling a hot journal back). Then a
+    /// pooled connection forgets the schema it read, and whether one has is
+    /// part of the state. Set for a whole scenario, by the file that
+    /// compiles its programs.
+    pub schema_state: bool,
 }
 
 impl LocalUse {
@@ -51,6 +62,8 @@ impl LocalUse {
         reads_rowid: false,
         reads_changes: false,
         schema_only: false,
+        changes_schema: false,
+        schema_state: false,
     };
 
     /// Either's uses.
@@ -61,7 +74,15 @@ impl LocalUse {
             reads_rowid: self.reads_rowid || other.reads_rowid,
             reads_changes: self.reads_changes || other.reads_changes,
             schema_only: self.schema_only || other.schema_only,
+            changes_schema: self.changes_schema || other.changes_schema,
+            schema_state: self.schema_state || other.schema_state,
         }
+    }
+
+    /// Whether the connection's own knowledge of the schema must be kept
+    /// as a new connection's would be, and hashed.
+    pub(crate) fn schema_matters(self) -> bool {
+        self.schema_only || self.schema_state
     }
 }
 
@@ -87,6 +108,11 @@ pub(crate) fn local_use(sql: &str) -> LocalUse {
     if query && !words().any(|w| w.eq_ignore_ascii_case("from")) {
         used.schema_only = true;
     }
+    used.changes_schema = words().next().is_some_and(|w| {
+        ["create", "drop", "alter"]
+            .iter()
+            .any(|d| w.eq_ignore_ascii_case(d))
+    });
     for word in words() {
         if TEMP.iter().any(|l| word.eq_ignore_ascii_case(l)) {
             used.leaves = true;
@@ -126,5 +152,8 @@ mod tests {
         assert!(local_use(" values (1)").schema_only);
         assert!(!local_use("SELECT count(*) FROM t").schema_only);
         assert!(local_use("CREATE TEMP TABLE x (a)").schema_only);
+        assert!(local_use("drop table t").changes_schema);
+        assert!(local_use("ALTER TABLE t ADD c").changes_schema);
+        assert!(!local_use("INSERT INTO created (a) VALUES (1)").changes_schema);
     }
 }

@@ -63,7 +63,10 @@ pub const DESIGNS: &[(&str, &str)] = designs![
 /// right; one that handed a run an earlier run's connection saw its rowid.
 /// The fifth goes round for ever through states the split search's top
 /// first reached along different prefixes (found by the fuzzer, issue 66):
-/// split across workers, the search called it right.
+/// split across workers, the search called it right. In the sixth (found by
+/// the fuzzer too), a statement on a missing table waits for the lock to
+/// read the schema on a new connection, and failed at once on a pooled one
+/// that had read it.
 pub const SOUNDNESS_DESIGNS: &[(&str, &str)] = &[
     (
         "goto-open-transaction",
@@ -81,6 +84,10 @@ pub const SOUNDNESS_DESIGNS: &[(&str, &str)] = &[
     (
         "split-cycle-disk-full",
         include_str!("../designs/split-cycle-disk-full.toml"),
+    ),
+    (
+        "pooled-schema",
+        include_str!("../designs/pooled-schema.toml"),
     ),
 ];
 

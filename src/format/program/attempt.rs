@@ -572,9 +572,11 @@ impl Attempt for ProgramAttempt {
                     }
                 }
             }
-            if local.schema_only {
-                // Whether a statement that reads no table would read the
-                // main schema (see `Store::connect_for`).
+            if local.schema_matters() {
+                // Whether its next statement reads the schema first (taking
+                // SHARED, meeting BUSY) or prepares from the one it has (a
+                // table that does not exist: an error, with no lock): see
+                // `LocalUse::schema_state`.
                 conn.schema_loaded().hash(&mut h);
             }
             if local.leaves {
@@ -680,7 +682,8 @@ impl Attempt for ProgramAttempt {
                 .conns
                 .iter()
                 .map(|c| {
-                    self.instance.local.schema_only && c.as_ref().is_some_and(Conn::schema_loaded)
+                    self.instance.local.schema_matters()
+                        && c.as_ref().is_some_and(Conn::schema_loaded)
                 })
                 .collect(),
             state,
@@ -747,11 +750,23 @@ impl Attempt for ProgramAttempt {
             {
                 conn.set_last_insert_rowid(saved.rowids[db]);
             }
-            if let Some(conn) = &self.conns[db] {
-                // For a program that may read the schema alone, whether it
-                // has as it had (a schema cannot be forgotten, nor read
-                // without reading the database: otherwise start anew).
-                if self.instance.local.schema_only && conn.schema_loaded() != saved.schemas[db] {
+            if let Some(conn) = self.conns[db]
+                .as_ref()
+                .filter(|_| self.instance.local.schema_matters())
+            {
+                // Whether it has read the schema, as it had: one read since
+                // is forgotten, one it had is read again (outside a
+                // transaction; otherwise, or if reading it could change the
+                // files, the run starts anew).
+                let same = match (conn.schema_loaded(), saved.schemas[db]) {
+                    (true, false) if !conn.in_transaction() => {
+                        conn.forget_schema()?;
+                        true
+                    }
+                    (false, true) => conn.load_schema()?,
+                    (loaded, had) => loaded == had,
+                };
+                if !same {
                     return Ok(false);
                 }
             }

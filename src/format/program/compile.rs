@@ -315,6 +315,20 @@ impl FileScenario {
                 local,
             }));
         }
+        // Whether a connection has read the schema can show in the whole
+        // scenario or nowhere (see `LocalUse::schema_state`).
+        let schema_state =
+            self.file.allow_sql_errors || instances.iter().any(|i| i.local.changes_schema);
+        if schema_state {
+            for instance in &mut instances {
+                Rc::get_mut(instance)
+                    .ok_or_else(|| {
+                        crate::Error::Defect("an instance shared while compiled".into())
+                    })?
+                    .local
+                    .schema_state = true;
+            }
+        }
         Ok(instances)
     }
 
@@ -327,7 +341,11 @@ impl FileScenario {
             .file
             .databases
             .values()
-            .map(|d| crate::storage::local_use(&d.schema));
+            .map(|d| crate::storage::LocalUse {
+                // Its own tables are the schema, not a change of it.
+                changes_schema: false,
+                ..crate::storage::local_use(&d.schema)
+            });
         let statements = steps.iter().filter_map(|s| match &s.kind {
             StepKind::Sql(sql) => Some(crate::storage::local_use(sql)),
             _ => None,
