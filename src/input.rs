@@ -75,7 +75,6 @@ fn text_noted(
 }
 
 /// An optional true or false.
-#[cfg(target_family = "wasm")]
 pub(crate) fn flag(map: &Map<String, Value>, field: &'static str) -> Result<Option<bool>> {
     match map.get(field) {
         None | Some(Value::Null) => Ok(None),

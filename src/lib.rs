@@ -84,8 +84,8 @@ pub mod sweep {
 /// configuration and compared with the unreduced search.
 pub mod soundness {
     pub use crate::fuzz::{
-        configurations, design_seed, fuzz, judge, Configuration, Disagreement, Found, Proof,
-        Report, Search, Verdict, UNREDUCED, UNREDUCED_RUNS, UNREDUCED_STEPS,
+        configurations, design_seed, design_source, fuzz, judge, Configuration, Disagreement,
+        Found, Proof, Report, Search, Verdict, UNREDUCED, UNREDUCED_RUNS, UNREDUCED_STEPS,
     };
 }
 

@@ -38,6 +38,11 @@ pub(super) struct Explore {
     /// search at a point that depends on each thread's speed.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(0..=16))]
     workers: u16,
+    /// Exhaustive search: print a digest of the set of final states that
+    /// does not depend on the machine (their tables and outcomes), to
+    /// compare with another search's, the page's included.
+    #[arg(long)]
+    final_digest: bool,
     #[command(flatten)]
     out: Json,
 }
@@ -51,6 +56,7 @@ impl Explore {
             } else {
                 self.without.into_iter().collect()
             },
+            final_digests: self.final_digest,
             ..self.strategy.settings()
         };
         let workers = match self.workers {
@@ -132,6 +138,9 @@ fn explore(
                 count(s.cycles, "run"),
                 if s.cycles == 1 { "its" } else { "their" }
             );
+        }
+        if let Some(digest) = &report.final_digest {
+            println!("  final states' digest: {digest}");
         }
         if s.loops() {
             println!("  naive interleavings: unbounded (an attempt can loop)");

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use replayground::soundness::{fuzz, Report, UNREDUCED_RUNS, UNREDUCED_STEPS};
+use replayground::soundness::{design_source, fuzz, Report, UNREDUCED_RUNS, UNREDUCED_STEPS};
 
 use super::args::Json;
 use super::progress::with_ctrl_c;
@@ -29,6 +29,10 @@ pub(super) struct Fuzz {
     /// Where the shrunk design of a disagreement is written.
     #[arg(long, default_value = "fuzz-found.toml")]
     found: PathBuf,
+    /// Write the designs into this folder (`seed-S-design-N.toml`) instead
+    /// of comparing them: to read them, or search them elsewhere (the page).
+    #[arg(long, value_name = "FOLDER", conflicts_with_all = ["duration", "json"])]
+    emit: Option<PathBuf>,
     #[command(flatten)]
     out: Json,
 }
@@ -60,6 +64,21 @@ impl Fuzz {
             (None, Some(_)) => u64::MAX,
             (None, None) => DEFAULT_DESIGNS,
         };
+        if let Some(folder) = &self.emit {
+            std::fs::create_dir_all(folder)
+                .map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+            for index in 0..designs {
+                let path = folder.join(format!("seed-{}-design-{index}.toml", self.seed));
+                std::fs::write(&path, design_source(self.seed, index))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
+            println!(
+                "{designs} designs of seed {} written to {}",
+                self.seed,
+                folder.display()
+            );
+            return Ok(());
+        }
         let started = Instant::now();
         let deadline = self.duration.map(|d| started + d);
         let bar = bar(self.designs.or(self.duration.is_none().then_some(designs)));

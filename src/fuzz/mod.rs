@@ -428,6 +428,13 @@ pub(crate) fn design(seed: u64, index: u64) -> Design {
     Design::random(&mut fastrand::Rng::with_seed(design_seed(seed, index)))
 }
 
+/// Design `index` of a fuzzing run seeded `seed`, as a scenario file.
+pub fn design_source(seed: u64, index: u64) -> String {
+    design(seed, index).to_toml(&format!(
+        "Design {index} of `replayground fuzz --seed {seed}`.\n"
+    ))
+}
+
 /// A disagreement found, shrunk.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

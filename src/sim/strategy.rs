@@ -136,6 +136,9 @@ pub struct Strategy {
     /// Exhaustive search: this worker's part of a search split across
     /// several (`None`: the whole search).
     pub shard: Option<Shard>,
+    /// Exhaustive search: keep a digest of the final states that does not
+    /// depend on the machine ([`search::Options::final_digests`]).
+    pub final_digests: bool,
 }
 
 /// The reductions a search goes without, one bit each.
@@ -183,6 +186,7 @@ impl Strategy {
             preemption_bound: None,
             without: Without::NOTHING,
             shard: None,
+            final_digests: false,
         }
     }
 
@@ -212,7 +216,8 @@ impl Strategy {
     }
 
     /// A strategy from JSON options (`strategy`, `seed`, `runs`, `depth`,
-    /// `preemptionBound`, `without`: reductions' names), `default` when
+    /// `preemptionBound`, `without`: reductions' names, `shard`,
+    /// `finalDigests`), `default` when
     /// `strategy` is absent. The caller has checked that no other field is
     /// present.
     pub fn from_json(options: &Map<String, Value>, default: Kind) -> Result<Strategy> {
@@ -229,6 +234,7 @@ impl Strategy {
             preemption_bound: whole(options, "preemptionBound", 0, 1000)?.map(|b| b as u32),
             without: without(options)?,
             shard: shard(options, kind)?,
+            final_digests: crate::input::flag(options, "finalDigests")?.unwrap_or(false),
         }
         .checked()
     }
@@ -243,6 +249,7 @@ impl Strategy {
             max_runs: self.runs,
             shard: self.shard,
             rewind: true,
+            final_digests: self.final_digests,
         }
     }
 

@@ -77,6 +77,9 @@ export interface ExploreOptions {
   without?: ("state-caching" | "symmetry" | "partial-order")[];
   /** Exhaustive search: this worker's part of a search split across `count` workers (see `mergeExplorations`). */
   shard?: { index: number; count: number };
+  /** Exhaustive search: the report's `finalDigest`, a digest of the set of final states that
+   * does not depend on the machine (the command line's `--final-digest` gives the same). */
+  finalDigests?: boolean;
 }
 /** One idempotent request for `IdempotencySession.execute`. */
 export interface RequestInput { tenant: string; operation: string; key: string; quantity: number; now: number; }
@@ -431,6 +434,7 @@ pub(super) const EXPLORE_OPTIONS: &[&str] = &[
     "preemptionBound",
     "without",
     "shard",
+    "finalDigests",
 ];
 
 /// The most words one `addFinished` call takes (32 MiB).

@@ -274,6 +274,49 @@ test('an exhaustive search stopped by its budget says what it covered, and Conti
   await context.close();
 });
 
+test('split across 2 and 3 workers, the page proves on random designs what the command line proves', async () => {
+  // tests/designs/split-sample: designs of `replayground fuzz --seed 11`,
+  // with the command line's answers (tests/cli.rs keeps them true): the
+  // verdict, whether a run loops, and a digest of the set of final states
+  // that does not depend on the machine (their tables and outcomes).
+  const folder = new URL('../designs/split-sample/', import.meta.url);
+  const expected = JSON.parse(fs.readFileSync(new URL('expected.json', folder), 'utf8'));
+  const designs = Object.keys(expected).map((name) => ({ name, source: fs.readFileSync(new URL(name, folder), 'utf8') }));
+  assert.ok(designs.length >= 10, `${designs.length} designs`);
+  const { context, page, seen } = await open('?s=idem-race');
+  const answers = await page.evaluate(async (designs) => {
+    const engine = await import('/js/engine.js');
+    const answer = (report) => ({
+      violated: report.counterexample != null,
+      loops: report.loops,
+      finalStates: report.stats.finalStates,
+      finalDigest: report.finalDigest,
+      complete: report.complete,
+      workers: report.workers,
+    });
+    const out = {};
+    for (const { name, source } of designs) {
+      const scenario = { source, name: name.replace(/\.toml$/, '') };
+      out[name] = {};
+      for (const count of [2, 3]) {
+        out[name][count] = answer(await engine.exploreSplit(scenario, { finalDigests: true }, null, count).promise);
+      }
+    }
+    return out;
+  }, designs);
+  for (const [name, want] of Object.entries(expected)) {
+    for (const count of ['2', '3']) {
+      const got = answers[name][count];
+      assert.equal(got.complete, true, `${name}, ${count} workers: incomplete`);
+      assert.equal(got.workers, Number(count), `${name}: not split ${count} ways`);
+      const { violated, loops, finalStates, finalDigest } = got;
+      assert.deepEqual({ violated, loops, finalStates, finalDigest }, want, `${name}, split across ${count} workers`);
+    }
+  }
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
 test('a long exhaustive search is split across the workers and proves what one worker proves, before and after the helpers warm up', async () => {
   const { context, page, seen } = await open('?s=idem-race');
   const cold = await page.evaluate(() => document.body.dataset.searchWorkers ?? 'not yet');

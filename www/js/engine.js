@@ -392,6 +392,21 @@ export const SPLIT_WARM_MS = 100;
 // they have loaded the module when it splits.
 const PREPARE_AFTER_MS = 100;
 
+// Starts an exhaustive search split across `count` workers at once (the
+// engine's and count - 1 helpers), as `explore` splits one that runs long:
+// a run budget is shared out among them. Returns { promise, cancel() }.
+// The end-to-end suite compares it with the command line on random designs.
+export function exploreSplit(id, options, onProgress, count = SEARCH_WORKERS) {
+  const runs = options?.runs;
+  const shardOptions = (index) => ({
+    ...options,
+    shard: { index, count },
+    ...(runs == null ? {} : { runs: Math.max(1, Math.ceil(runs / count)) }),
+  });
+  lastSplit = null;
+  return split(count, id, options, 'explore', (index) => [id, shardOptions(index)], onProgress);
+}
+
 // Starts a search; returns { promise, cancel() }; onProgress gets { done, stats, plannedRuns }.
 // An exhaustive search still running after SPLIT_AFTER_MS starts over split
 // across SEARCH_WORKERS workers (a run budget shared out among them); its
@@ -405,17 +420,7 @@ export function explore(id, options, onProgress) {
   let current = null;
   let cancelled = false;
   let splitUp = null;
-  const startSplit = () => {
-    const count = SEARCH_WORKERS;
-    const runs = options?.runs;
-    const shardOptions = (index) => ({
-      ...options,
-      shard: { index, count },
-      ...(runs == null ? {} : { runs: Math.max(1, Math.ceil(runs / count)) }),
-    });
-    lastSplit = null;
-    return split(count, id, options, 'explore', (index) => [id, shardOptions(index)], onProgress);
-  };
+  const startSplit = () => exploreSplit(id, options, onProgress);
   let prepared = false;
   const warm = helpersReady();
   current = search('explore', [id, options], (progress) => {

@@ -663,6 +663,44 @@ impl<'s> Run<'s> {
         self.tables_seen(false)
     }
 
+    /// A digest of the run's end that does not depend on the machine (the
+    /// state key does: its hasher folds differently on 32-bit targets): the
+    /// committed tables of every database (or why SQLite cannot read one)
+    /// and every attempt's status, the statuses of attempts of one class
+    /// taken as a multiset, as the symmetric state key takes them. Equal
+    /// keys give equal digests; the digest forgets what the key holds
+    /// beyond that (a file's free pages, an attempt's captures). It lets
+    /// the page's search and the command line's compare their sets of final
+    /// states.
+    pub fn final_digest(&self) -> Result<u64> {
+        let (tables, unreadable) = self.tables_readable(false)?;
+        let mut statuses: Vec<String> = self
+            .statuses
+            .iter()
+            .map(serde_json::to_string)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|e| Error::Defect(format!("a status as JSON: {e}")))?;
+        // Within each class (the first attempt of it names it), the
+        // statuses sorted and dealt back in the attempts' order.
+        let classes: Vec<u64> = (0..statuses.len()).map(|i| self.class_of(i)).collect();
+        for (first, &class) in classes.iter().enumerate() {
+            if classes[..first].contains(&class) {
+                continue;
+            }
+            let members: Vec<usize> = (first..classes.len())
+                .filter(|&i| classes[i] == class)
+                .collect();
+            let mut own: Vec<String> = members.iter().map(|&i| statuses[i].clone()).collect();
+            own.sort_unstable();
+            for (&i, status) in members.iter().zip(own) {
+                statuses[i] = status;
+            }
+        }
+        let text = serde_json::to_string(&(&tables, &unreadable, &statuses))
+            .map_err(|e| Error::Defect(format!("a final state as JSON: {e}")))?;
+        Ok(fnv1a(text.as_bytes()))
+    }
+
     /// The committed contents a power loss now would leave (see
     /// [`Store::copy_durable_files_from`]); `None` unless the store keeps
     /// durability.
@@ -885,6 +923,13 @@ pub(crate) fn run_alone(
             Progress::Progressed => {}
         }
     }
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: the same on every machine.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Every table of `conn`'s database with its rows, by name.

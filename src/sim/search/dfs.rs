@@ -64,7 +64,7 @@ impl Dfs {
             stack: vec![(Vec::new(), 0, PathKeys::new())],
             visited: HashSet::new(),
             stats: Stats::default(),
-            endings: Endings::default(),
+            endings: Endings::new(&options),
             por: None,
             por_off: None,
             decided: false,
@@ -258,7 +258,12 @@ impl Dfs {
         Ok(if shard.index == 0 {
             Dpor::from_roots(self.options, roots, top.stats, top.endings)
         } else {
-            Dpor::from_roots(self.options, roots, Stats::default(), Endings::default())
+            Dpor::from_roots(
+                self.options,
+                roots,
+                Stats::default(),
+                Endings::new(&self.options),
+            )
         })
     }
 
@@ -276,14 +281,15 @@ impl Dfs {
             Some(por) => por.endings(),
             None => &self.endings,
         };
-        let (final_states, violation, steps_per_attempt) = endings.to_part_fields();
+        let fields = endings.to_part_fields();
         let stats = self.stats();
         Part {
             shard: self.options.shard,
             stats,
-            final_states,
-            violation,
-            steps_per_attempt,
+            final_states: fields.final_states,
+            final_digests: fields.final_digests,
+            violation: fields.violation,
+            steps_per_attempt: fields.steps_per_attempt,
             reductions: self.reductions(),
             budget_spent: self.budget_spent() && self.is_bounded(),
             cut_by_bound: stats.cut_by_bound > 0,

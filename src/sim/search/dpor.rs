@@ -232,7 +232,7 @@ impl Dpor {
             options,
             vec![Vec::new()],
             Stats::default(),
-            Endings::default(),
+            Endings::new(&options),
         )
     }
 

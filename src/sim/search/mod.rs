@@ -217,6 +217,13 @@ impl Explorer {
             naive_interleavings_uniform: format_log10(uniform_log10),
             counterexample,
             frontier,
+            final_digest: merged.final_digests.map(|digests| {
+                let mut bytes = Vec::with_capacity(digests.len() * 8);
+                for digest in &digests {
+                    bytes.extend_from_slice(&digest.to_le_bytes());
+                }
+                format!("{:016x}", crate::sim::run::fnv1a(&bytes))
+            }),
         })
     }
 }

@@ -173,6 +173,15 @@ pub struct ExploreReport {
     /// What each run was allowed to spend ([`crate::sim::BUDGETS`]); the runs
     /// a budget stopped are counted in `stats`.
     pub budgets: crate::sim::Budgets,
+    /// When the search kept them ([`super::Options::final_digests`], the
+    /// option `finalDigests`, `replayground explore --final-digest`): one
+    /// digest of the set of final states, as 16 hexadecimal digits, that
+    /// does not depend on the machine: each final state's committed tables
+    /// and its attempts' statuses ([`crate::sim::Run::final_digest`]), the
+    /// set's digests sorted and hashed again. Equal on the command line and
+    /// in the page for the same set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub final_digest: Option<String>,
     /// How many workers the search was split across (1: not split); the
     /// counts of a split search are the workers' summed.
     pub workers: usize,

@@ -103,6 +103,7 @@ impl<'m> Sampler<'m> {
             .map(|s| explorer.counterexample(s))
             .transpose()?;
         Ok(ExploreReport {
+            final_digest: None,
             budgets: crate::sim::BUDGETS,
             workers: 1,
             cancelled,

@@ -64,7 +64,7 @@ type StateKeys = (u64, Vec<u64>);
 /// states (or every run has ended).
 pub(super) fn top(explorer: &Explorer, options: &Options, min_tasks: usize) -> Result<Top> {
     let mut stats = Stats::default();
-    let mut endings = Endings::default();
+    let mut endings = Endings::new(options);
     let mut seen = HashSet::new();
     // The top's graph: each expanded state's successors, and the prefix
     // that first reached each state; the states at which a cycle was found.
@@ -219,6 +219,10 @@ pub struct Part {
     /// digits, one after the other (a key does not fit a JavaScript number,
     /// and one string crosses to another worker in one piece).
     pub final_states: String,
+    /// The digests of its final states ([`crate::sim::Run::final_digest`]),
+    /// as `final_states` gives keys, when the search kept them.
+    #[serde(default)]
+    pub final_digests: Option<String>,
     /// Its first failing run, encoded.
     pub violation: Option<String>,
     /// Steps each attempt took in its first complete run.
@@ -243,6 +247,7 @@ impl Part {
     /// hexadecimal, a schedule that decodes.
     pub fn validate(&self) -> Result<()> {
         self.final_state_keys()?;
+        self.final_digests()?;
         if let Some(violation) = &self.violation {
             Schedule::decode(violation)?;
         }
@@ -251,34 +256,64 @@ impl Part {
 
     /// The keys of its final states.
     pub fn final_state_keys(&self) -> Result<Vec<u64>> {
-        let bad = || crate::Error::invalid("part", "finalStates is not a list of state keys");
-        let text = self.final_states.as_bytes();
-        if text.len() % 16 != 0 {
-            return Err(bad());
-        }
-        text.chunks(16)
-            .map(|key| {
-                std::str::from_utf8(key)
-                    .ok()
-                    .and_then(|k| u64::from_str_radix(k, 16).ok())
-                    .ok_or_else(bad)
-            })
-            .collect()
+        words(
+            &self.final_states,
+            "finalStates is not a list of state keys",
+        )
+    }
+
+    /// The digests of its final states, if kept.
+    pub fn final_digests(&self) -> Result<Option<Vec<u64>>> {
+        self.final_digests
+            .as_deref()
+            .map(|text| words(text, "finalDigests is not a list of digests"))
+            .transpose()
     }
 }
 
+/// 64-bit words written as 16 hexadecimal digits each, one after the other.
+fn words(text: &str, what: &str) -> Result<Vec<u64>> {
+    let bad = || crate::Error::invalid("part", what);
+    let text = text.as_bytes();
+    if text.len() % 16 != 0 {
+        return Err(bad());
+    }
+    text.chunks(16)
+        .map(|word| {
+            std::str::from_utf8(word)
+                .ok()
+                .and_then(|w| u64::from_str_radix(w, 16).ok())
+                .ok_or_else(bad)
+        })
+        .collect()
+}
+
+/// `words` as [`words`] reads them.
+fn hex_words<'a>(words: impl IntoIterator<Item = &'a u64>) -> String {
+    words.into_iter().map(|w| format!("{w:016x}")).collect()
+}
+
 impl Endings {
-    /// These endings as a part's fields: final state keys, violation,
-    /// steps per attempt.
-    pub(super) fn to_part_fields(&self) -> (String, Option<String>, Option<Vec<usize>>) {
+    /// These endings as a part's fields: final state keys, their digests
+    /// if kept, violation, steps per attempt.
+    pub(super) fn to_part_fields(&self) -> PartFields {
         let mut finals: Vec<u64> = self.finals().iter().copied().collect();
         finals.sort_unstable();
-        (
-            finals.iter().map(|k| format!("{k:016x}")).collect(),
-            self.first_violation().map(Schedule::encode),
-            self.steps_per_attempt().map(<[usize]>::to_vec),
-        )
+        PartFields {
+            final_states: hex_words(&finals),
+            final_digests: self.digests().map(hex_words),
+            violation: self.first_violation().map(Schedule::encode),
+            steps_per_attempt: self.steps_per_attempt().map(<[usize]>::to_vec),
+        }
     }
+}
+
+/// What a part holds of its endings ([`Endings::to_part_fields`]).
+pub(super) struct PartFields {
+    pub final_states: String,
+    pub final_digests: Option<String>,
+    pub violation: Option<String>,
+    pub steps_per_attempt: Option<Vec<usize>>,
 }
 
 /// The parts merged: counters summed (final states counted once across
@@ -294,6 +329,8 @@ pub(crate) struct Merged {
     pub frontier: Option<Frontier>,
     /// Whether a part was interrupted in the middle of a run.
     pub interrupted: bool,
+    /// The final states' digests, each once, if every part kept them.
+    pub final_digests: Option<std::collections::BTreeSet<u64>>,
 }
 
 /// Merges the parts of one search: one whole search, or every shard of a
@@ -317,6 +354,7 @@ pub(crate) fn merge(parts: &[Part]) -> Result<Merged> {
     }
     let mut stats = Stats::default();
     let mut finals = HashSet::new();
+    let mut digests = Some(std::collections::BTreeSet::new());
     let mut violation: Option<Schedule> = None;
     let mut frontier: Option<Frontier> = None;
     // One part's lost branch leaves the whole search without a frontier:
@@ -327,6 +365,13 @@ pub(crate) fn merge(parts: &[Part]) -> Result<Merged> {
         let s = &part.stats;
         stats.add(s);
         finals.extend(part.final_state_keys()?);
+        digests = match (digests, part.final_digests()?) {
+            (Some(mut all), Some(own)) => {
+                all.extend(own);
+                Some(all)
+            }
+            _ => None,
+        };
         if let Some(v) = &part.violation {
             let v = Schedule::decode(v)?;
             let better = violation
@@ -364,6 +409,7 @@ pub(crate) fn merge(parts: &[Part]) -> Result<Merged> {
         cut_by_bound: parts.iter().any(|p| p.cut_by_bound),
         frontier,
         interrupted,
+        final_digests: digests,
     })
 }
 

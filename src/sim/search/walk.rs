@@ -43,6 +43,12 @@ pub struct Options {
     /// from the start. Not a reduction: it changes how fast a state is
     /// reached, not which are explored (only the partial-order search does it).
     pub rewind: bool,
+    /// Keep a digest of each final state that does not depend on the
+    /// machine ([`crate::sim::Run::final_digest`]), to compare the set of
+    /// final states with a search elsewhere (the page's, the command
+    /// line's): [`super::ExploreReport::final_digest`]. Costs a read of
+    /// every table at each new final state.
+    pub final_digests: bool,
 }
 
 impl Options {
@@ -55,6 +61,7 @@ impl Options {
         partial_order: false,
         shard: None,
         rewind: true,
+        final_digests: false,
     };
 }
 
@@ -68,6 +75,7 @@ impl Default for Options {
             partial_order: true,
             shard: None,
             rewind: true,
+            final_digests: false,
         }
     }
 }
@@ -250,6 +258,8 @@ pub(super) fn replay<'e>(
 #[derive(Debug, Default)]
 pub(super) struct Endings {
     finals: HashSet<u64>,
+    /// The final states' digests, when kept ([`Options::final_digests`]).
+    digests: Option<std::collections::BTreeSet<u64>>,
     first_violation: Option<Schedule>,
     steps_per_attempt: Option<Vec<usize>>,
     /// The first cycle found, until it is unrolled ([`Endings::settle`]).
@@ -257,6 +267,14 @@ pub(super) struct Endings {
 }
 
 impl Endings {
+    /// Nothing recorded yet; keeping digests if `options` ask for them.
+    pub(super) fn new(options: &Options) -> Self {
+        Endings {
+            digests: options.final_digests.then(Default::default),
+            ..Endings::default()
+        }
+    }
+
     /// Records the run `run`, which has stopped; `counted` gives the steps
     /// each attempt took (blocked steps not counted), asked for once.
     pub(super) fn record(
@@ -271,7 +289,11 @@ impl Endings {
             explorer.check_fresh(run)?;
         }
         stats.count_bounds(run.statuses());
-        self.finals.insert(run.state_key(true));
+        if self.finals.insert(run.state_key(true)) {
+            if let Some(digests) = &mut self.digests {
+                digests.insert(run.final_digest()?);
+            }
+        }
         stats.final_states = self.finals.len() as u64;
         if self.steps_per_attempt.is_none() {
             self.steps_per_attempt = Some(counted());
@@ -309,6 +331,11 @@ impl Endings {
     /// The keys of the final states (symmetric).
     pub(super) fn finals(&self) -> &HashSet<u64> {
         &self.finals
+    }
+
+    /// The final states' digests, if kept.
+    pub(super) fn digests(&self) -> Option<&std::collections::BTreeSet<u64>> {
+        self.digests.as_ref()
     }
 
     /// The first failing run.
