@@ -55,8 +55,8 @@ pub mod search {
     #[cfg(not(target_family = "wasm"))]
     pub use crate::sim::search::Watch;
     pub use crate::sim::search::{
-        Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, Options, RunResult, Shard,
-        Stats, Used,
+        in_turn, Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, Options,
+        RunResult, Shard, Stats, Used,
     };
 }
 

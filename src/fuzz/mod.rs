@@ -27,9 +27,8 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::sim::scheduler::{Pct, Random};
-use crate::sim::search::cache::SharedCache;
 use crate::sim::search::split::Part;
-use crate::sim::search::{Dfs, Explorer, Options, Shard};
+use crate::sim::search::{in_turn, Explorer, Options};
 use crate::sim::Scenario;
 use crate::{Error, Result};
 pub(crate) use design::Design;
@@ -343,38 +342,17 @@ fn split(
     share: bool,
     budget: u64,
 ) -> Result<Option<Vec<Part>>> {
-    let cache = std::sync::Arc::new(SharedCache::default());
-    let mut shards = Vec::with_capacity(workers);
-    for index in 0..workers {
-        let shard = (workers > 1 || share).then_some(Shard {
-            index,
-            count: workers,
-        });
-        let mut search = Dfs::new(Options {
-            shard,
-            max_runs: Some(budget),
-            ..options
-        });
-        if share {
-            search.share(cache.clone());
-        }
-        shards.push((Explorer::new(build()?)?, search));
-    }
-    let mut done = vec![false; workers];
-    while done.iter().any(|d| !d) {
-        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
-            if !done[i] {
-                done[i] = search.advance(explorer, 7)?;
-            }
-        }
-        let (runs, steps) = shards.iter().fold((0, 0), |(runs, steps), (_, s)| {
-            (runs + s.stats().runs, steps + s.stats().steps)
-        });
-        if runs > budget || steps > budget * (UNREDUCED_STEPS / UNREDUCED_RUNS) {
-            return Ok(None);
-        }
-    }
-    let parts: Vec<Part> = shards.iter().map(|(_, search)| search.part()).collect();
+    let options = Options {
+        max_runs: Some(budget),
+        ..options
+    };
+    let too_many = |total: &crate::sim::search::Stats| {
+        total.runs > budget || total.steps > budget * (UNREDUCED_STEPS / UNREDUCED_RUNS)
+    };
+    let explorer = || Explorer::new(build()?);
+    let Some((_, parts)) = in_turn(&explorer, options, workers, share, 7, &too_many)? else {
+        return Ok(None);
+    };
     if parts.iter().any(|p| p.budget_spent || p.frontier.is_some()) {
         return Ok(None);
     }

@@ -106,33 +106,12 @@ pub fn search_in_turn(
     replayground::search::ExploreReport,
     Vec<replayground::search::Part>,
 ) {
-    use replayground::search::{Dfs, Options, Shard, SharedCache};
-    let cache = std::sync::Arc::new(SharedCache::default());
-    let mut shards: Vec<(Explorer, Dfs)> = (0..workers)
-        .map(|index| {
-            let shard = (workers > 1).then_some(Shard {
-                index,
-                count: workers,
-            });
-            let mut search = Dfs::new(Options { shard, ..options });
-            if share {
-                search.share(cache.clone());
-            }
-            (Explorer::new(build()).unwrap(), search)
-        })
-        .collect();
-    let mut done = vec![false; workers];
-    while done.iter().any(|d| !d) {
-        for (i, (explorer, search)) in shards.iter_mut().enumerate() {
-            if !done[i] {
-                done[i] = search
-                    .advance(explorer, 7)
-                    .unwrap_or_else(|e| panic!("{what}: {e}"));
-            }
-        }
-    }
-    let parts: Vec<_> = shards.iter().map(|(_, search)| search.part()).collect();
-    let report = shards[0].0.report_parts(&parts, false).unwrap();
+    let explorer = || Explorer::new(build());
+    let (explorers, parts) =
+        replayground::search::in_turn(&explorer, options, workers, share, 7, &|_| false)
+            .unwrap_or_else(|e| panic!("{what}: {e}"))
+            .expect("no limit");
+    let report = explorers[0].report_parts(&parts, false).unwrap();
     assert!(report.complete, "{what}: the search must finish");
     (report, parts)
 }

@@ -27,6 +27,7 @@ pub use explorer::{Explorer, RunResult};
 pub(crate) use report::{format_log10, naive_interleavings_log10, uniform_interleavings_log10};
 pub use report::{Bounded, Counterexample, ExploreReport, Used};
 pub(crate) use sample::Sampler;
+pub use split::in_turn;
 pub use walk::{Frontier, Options, Shard, Stats};
 
 use crate::Result;
