@@ -66,7 +66,8 @@ pub const DESIGNS: &[(&str, &str)] = designs![
 /// split across workers, the search called it right. In the sixth (found by
 /// the fuzzer too), a statement on a missing table waits for the lock to
 /// read the schema on a new connection, and failed at once on a pooled one
-/// that had read it.
+/// that had read it. In the seventh, a transaction holding no lock was kept
+/// across a rewind with a page cache of the branch left.
 pub const SOUNDNESS_DESIGNS: &[(&str, &str)] = &[
     (
         "goto-open-transaction",
@@ -88,6 +89,10 @@ pub const SOUNDNESS_DESIGNS: &[(&str, &str)] = &[
     (
         "pooled-schema",
         include_str!("../designs/pooled-schema.toml"),
+    ),
+    (
+        "stale-cache-savepoint",
+        include_str!("../designs/stale-cache-savepoint.toml"),
     ),
 ];
 

@@ -364,11 +364,23 @@ impl Run<'_> {
         // page caches are checked below, as every connection's is after a
         // rewind (without that check the three-producer search split four
         // ways found false violations: a relay read another branch's rows).
+        // A transaction open without a lock (a deferred BEGIN or SAVEPOINT
+        // that has read nothing yet) guards nothing: others committed since,
+        // maybe with the same change counter its page cache trusts (a page
+        // read in another branch, before a rollback); it is redone, as an
+        // attempt that changed is (a fuzzer's find: D's insert wrote over
+        // A's row from such a page).
         let unchanged: Vec<bool> = self
             .saved
             .iter()
             .zip(&checkpoint.attempts)
-            .map(|(kept, saved)| kept.borrow().as_ref().is_some_and(|k| Rc::ptr_eq(k, saved)))
+            .zip(&self.attempts)
+            .map(|((kept, saved), attempt)| {
+                kept.borrow().as_ref().is_some_and(|k| Rc::ptr_eq(k, saved))
+                    && !attempt.connections().iter().flatten().any(|c| {
+                        c.in_transaction() && c.lock_level() == crate::storage::LockLevel::None
+                    })
+            })
             .collect();
         // The others go back: rolled back, restored, their transactions redone.
         let rewound: Vec<usize> = (0..self.attempts.len())
