@@ -55,7 +55,7 @@ pub mod search {
     #[cfg(not(target_family = "wasm"))]
     pub use crate::sim::search::Watch;
     pub use crate::sim::search::{
-        in_turn, Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, Options,
+        in_turn, Bounded, Counterexample, Dfs, ExploreReport, Explorer, Frontier, LiveRun, Options,
         RunResult, Shard, Stats, Used,
     };
 }

@@ -6,16 +6,17 @@ use wasm_bindgen::prelude::*;
 
 use super::boundary::js_to_json;
 use super::{options_arg, string_arg, to_js, ScenarioArg};
-use crate::sim::search::{Explorer, RunResult};
+use crate::sim::search::{Explorer, LiveRun, RunResult};
 use crate::sim::{Status, Verdict};
 use crate::{input, Error};
 
 /// Manual stepping: a person picks the attempt that takes each step; undo
-/// takes one step back. Every state is the exact replay of its schedule.
+/// takes one step back. Every state is the exact replay of its schedule;
+/// the run is kept between calls, so a step runs one statement
+/// ([`LiveRun`]).
 #[wasm_bindgen]
 pub struct Stepper {
-    explorer: Explorer,
-    choices: Vec<usize>,
+    live: LiveRun,
     /// Where the cycle of a schedule that goes round for ever starts, while
     /// the choices are that schedule's ([`Stepper::set_schedule`]).
     cycle_from: Option<usize>,
@@ -81,8 +82,7 @@ impl Stepper {
             initial_tables.clear();
         }
         Ok(Stepper {
-            explorer,
-            choices: Vec::new(),
+            live: LiveRun::new(explorer),
             cycle_from: None,
             fails: scenario.fails(),
             initial_tables,
@@ -92,9 +92,9 @@ impl Stepper {
 
     /// The current state: runnable attempts, statuses, trace, and the
     /// result once the run is over.
-    pub fn state(&self) -> Result<JsValue, JsError> {
-        let run = self.replay()?;
-        to_js(&self.view(run, self.cycle_from)?)
+    pub fn state(&mut self) -> Result<JsValue, JsError> {
+        let cycle_from = self.cycle_from;
+        to_js(&self.view(cycle_from)?)
     }
 
     /// Lets attempt `attempt` (0 for A) take the next step.
@@ -106,20 +106,16 @@ impl Stepper {
         let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)?
             .ok_or_else(|| Error::invalid("attempt", "is required"))?
             as usize;
-        let mut run = self.replay()?;
-        run.step(attempt)?;
-        // The run now is the replay of the choices and this step: its view
-        // is the new state (no second replay). A step taken from a run that
-        // goes round for ever is a run of its own, whose cycle is not known.
-        let view = self.view(run, None)?;
-        self.choices.push(attempt);
+        self.live.step(attempt)?;
+        // A step taken from a run that goes round for ever is a run of its
+        // own, whose cycle is not known.
         self.cycle_from = None;
-        to_js(&view)
+        to_js(&self.view(None)?)
     }
 
     /// Takes back the last step.
     pub fn undo(&mut self) -> Result<JsValue, JsError> {
-        self.choices.pop();
+        self.live.undo();
         self.cycle_from = None;
         self.state()
     }
@@ -131,22 +127,22 @@ impl Stepper {
         #[wasm_bindgen(unchecked_param_type = "string")] schedule: JsValue,
     ) -> Result<JsValue, JsError> {
         let text = string_arg("schedule", &schedule)?;
-        let schedule = self.explorer.parse_schedule(&text)?;
+        let schedule = self.live.explorer().parse_schedule(&text)?;
         if schedule.cycle_from().is_some() {
-            // Its cycle must bring the run back where it started.
-            self.explorer.replay(&schedule, false)?;
+            // Its cycle must bring the run back where it started (a replay
+            // on the explorer's store: the kept run lets it go first).
+            self.live.release();
+            self.live.explorer().replay(&schedule, false)?;
         }
-        let previous = (
-            std::mem::replace(&mut self.choices, schedule.steps().to_vec()),
-            std::mem::replace(&mut self.cycle_from, schedule.cycle_from()),
-        );
-        let view = self
-            .replay()
-            .and_then(|run| self.view(run, self.cycle_from));
-        match view {
-            Ok(view) => to_js(&view),
+        let previous = self.live.choices().to_vec();
+        self.live.set_choices(schedule.steps().to_vec())?;
+        match self.view(schedule.cycle_from()) {
+            Ok(view) => {
+                self.cycle_from = schedule.cycle_from();
+                to_js(&view)
+            }
             Err(e) => {
-                (self.choices, self.cycle_from) = previous;
+                self.live.set_choices(previous)?;
                 Err(JsError::from(e))
             }
         }
@@ -154,26 +150,41 @@ impl Stepper {
 }
 
 impl Stepper {
-    fn replay(&self) -> Result<crate::sim::Run<'_>, Error> {
-        let mut run = self.explorer.start(true)?;
-        for (i, &choice) in self.choices.iter().enumerate() {
-            run.step(choice).map_err(|e| {
-                Error::invalid("schedule", format!("step {} does not fit: {e}", i + 1))
-            })?;
-        }
-        Ok(run)
+    /// What the run at this stepper's choices shows (`cycle_from`: where
+    /// the cycle of a schedule that goes round for ever starts).
+    fn view(&mut self, cycle_from: Option<usize>) -> Result<StepperView, Error> {
+        let (initial_tables, initial_tables_left_out, fails) = (
+            &self.initial_tables,
+            self.initial_tables_left_out,
+            self.fails,
+        );
+        self.live.with_run(|explorer, run| {
+            view(
+                explorer,
+                run,
+                cycle_from,
+                initial_tables,
+                initial_tables_left_out,
+                fails,
+            )
+        })
     }
+}
 
-    /// What `run` (a replay of this stepper's choices) shows.
-    fn view(
-        &self,
-        run: crate::sim::Run<'_>,
-        cycle_from: Option<usize>,
-    ) -> Result<StepperView, Error> {
+/// What `run` (a replay of a stepper's choices) shows.
+fn view(
+    explorer: &Explorer,
+    run: &crate::sim::Run<'_>,
+    cycle_from: Option<usize>,
+    initial_tables: &Tables,
+    initial_tables_left_out: bool,
+    fails: bool,
+) -> Result<StepperView, Error> {
+    {
         let result = if let Some(from) = cycle_from {
-            Some(self.explorer.looping(&run, from, false)?)
+            Some(explorer.looping(run, from, false)?)
         } else if run.is_stopped() {
-            Some(self.explorer.finish(&run, false)?)
+            Some(explorer.finish(run, false)?)
         } else {
             None
         };
@@ -184,13 +195,13 @@ impl Stepper {
                 .map_or(&Verdict::Completed, |result| &result.verdict),
         );
         Ok(StepperView {
-            scenario: self.explorer.scenario_id().to_string(),
-            params: self.explorer.params(),
+            scenario: explorer.scenario_id().to_string(),
+            params: explorer.params(),
             labels: run.labels(),
-            letters: self.explorer.schedule_letters().to_vec(),
+            letters: explorer.schedule_letters().to_vec(),
             schedule: match &result {
                 Some(result) => result.schedule.clone(),
-                None => self.explorer.show_schedule(&run.schedule()),
+                None => explorer.show_schedule(&run.schedule()),
             },
             runnable: run.runnable(),
             statuses: run.statuses().to_vec(),
@@ -198,9 +209,9 @@ impl Stepper {
             result,
             explanation,
             trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
-            initial_tables: self.initial_tables.clone(),
-            initial_tables_left_out: self.initial_tables_left_out,
-            expected_to_fail: self.fails,
+            initial_tables: initial_tables.clone(),
+            initial_tables_left_out,
+            expected_to_fail: fails,
         })
     }
 }
