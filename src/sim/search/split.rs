@@ -207,56 +207,6 @@ impl Graph {
     }
 }
 
-/// A search with `options` split across `workers` shards (1: the whole
-/// search, a shard of one if it shares a cache), each with its own explorer
-/// from `explorer`, sharing a cache of finished states if `share`, advanced
-/// `slice` runs each in turn as threads or the page's workers would be (in
-/// one order of many, the same every time): the shards' explorers and
-/// parts, or `None` once `enough` says the summed counters are too many.
-/// The soundness fuzzer and the tests compare it with a whole search.
-#[allow(clippy::type_complexity)]
-pub fn in_turn(
-    explorer: &dyn Fn() -> Result<Explorer>,
-    options: Options,
-    workers: usize,
-    share: bool,
-    slice: u64,
-    enough: &dyn Fn(&Stats) -> bool,
-) -> Result<Option<(Vec<Explorer>, Vec<Part>)>> {
-    let cache = std::sync::Arc::new(super::cache::SharedCache::default());
-    let mut explorers = Vec::with_capacity(workers);
-    let mut searches = Vec::with_capacity(workers);
-    for index in 0..workers {
-        let shard = (workers > 1 || share).then_some(Shard {
-            index,
-            count: workers,
-        });
-        let mut search = super::Dfs::new(Options { shard, ..options });
-        if share {
-            search.share(cache.clone());
-        }
-        explorers.push(explorer()?);
-        searches.push(search);
-    }
-    let mut done = vec![false; workers];
-    while done.iter().any(|d| !d) {
-        for (i, search) in searches.iter_mut().enumerate() {
-            if !done[i] {
-                done[i] = search.advance(&explorers[i], slice)?;
-            }
-        }
-        let mut total = Stats::default();
-        for search in &searches {
-            total.add(&search.stats());
-        }
-        if enough(&total) {
-            return Ok(None);
-        }
-    }
-    let parts = searches.iter().map(super::Dfs::part).collect();
-    Ok(Some((explorers, parts)))
-}
-
 /// What one worker's search found, as plain data.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
