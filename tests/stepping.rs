@@ -57,7 +57,10 @@ fn same(kept: &str, replayed: &str, what: &str) {
 }
 
 /// Steps `build`'s scenario along a seeded random run, comparing the kept
-/// run with a replay at every step, one undo and one refused step.
+/// run with a replay at every step; at every step also a step refused, and
+/// a branch: an undo, another attempt's step, an undo and the step again
+/// (each a rewind to a checkpoint); at the end a jump back to a third of
+/// the run and forward to its end.
 fn compare(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> usize {
     let explorer = Explorer::new(build()).unwrap();
     let result = explorer.run(&mut Random::new(7), false).unwrap();
@@ -79,18 +82,49 @@ fn compare(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> usize {
             &replayed(build, &choices[..=i]),
             &format!("{name}, step {}", i + 1),
         );
-        if i == choices.len() / 2 {
-            live.undo();
-            let back = live.with_run(|_, run| Ok(seen(run))).unwrap();
+        live.undo();
+        let back = live.with_run(|_, run| Ok(seen(run))).unwrap();
+        same(
+            &back,
+            &replayed(build, &choices[..i]),
+            &format!("{name}, undo at step {}", i + 1),
+        );
+        let other = live
+            .with_run(|_, run| Ok(run.runnable().into_iter().find(|&a| a != choice)))
+            .unwrap();
+        if let Some(other) = other {
+            live.step(other).unwrap();
+            let branch = live.with_run(|_, run| Ok(seen(run))).unwrap();
+            let mut path = choices[..i].to_vec();
+            path.push(other);
             same(
-                &back,
-                &replayed(build, &choices[..i]),
-                &format!("{name}, undo"),
+                &branch,
+                &replayed(build, &path),
+                &format!("{name}, {other} instead at step {}", i + 1),
             );
-            live.step(choice).unwrap();
+            live.undo();
         }
+        live.step(choice).unwrap();
+        let again = live.with_run(|_, run| Ok(seen(run))).unwrap();
+        same(&again, &kept, &format!("{name}, step {} again", i + 1));
     }
+    let third = choices.len() / 3;
+    live.set_choices(choices[..third].to_vec()).unwrap();
+    let back = live.with_run(|_, run| Ok(seen(run))).unwrap();
+    same(
+        &back,
+        &replayed(build, &choices[..third]),
+        &format!("{name}, jump back to step {third}"),
+    );
+    live.set_choices(choices.clone()).unwrap();
+    let forward = live.with_run(|_, run| Ok(seen(run))).unwrap();
+    same(
+        &forward,
+        &replayed(build, &choices),
+        &format!("{name}, jump forward"),
+    );
     assert_eq!(live.choices(), &choices[..], "{name}: its steps");
+    assert_eq!(live.rewind_misses(), 0, "{name}: rewinds that missed");
     choices.len()
 }
 

@@ -64,6 +64,19 @@ impl Snapshot {
         }
     }
 
+    /// Only the files named (those it holds), without durability or faults:
+    /// for [`Store::put_back`].
+    pub fn only(&self, names: &[String]) -> Snapshot {
+        let mut files = self.files.clone();
+        files.retain(|name, _| names.contains(name));
+        Snapshot {
+            store: self.store.clone(),
+            files,
+            durable: None,
+            faults: None,
+        }
+    }
+
     /// The files it holds, with their sizes in bytes.
     pub fn files(&self) -> Vec<(String, usize)> {
         self.files
@@ -411,6 +424,20 @@ impl Store {
     /// it reads again; the schema must be the one every snapshot of the
     /// store shares. The pool is kept whatever snapshot was restored before
     /// (it does the same for each connection it hands out).
+    /// Puts back those of the files `snapshot` holds that are missing,
+    /// leaving every other file, durability and the faults as they are. A
+    /// snapshot of another store is refused.
+    pub(crate) fn put_back_missing(&self, snapshot: &Snapshot) -> Result<()> {
+        if snapshot.store != self.inner.name {
+            return Err(Error::Refused(format!(
+                "a snapshot of store {:?} cannot be put back into store {:?}",
+                snapshot.store, self.inner.name
+            )));
+        }
+        self.inner.put_missing(&snapshot.files);
+        Ok(())
+    }
+
     pub fn rewind(&self, snapshot: &Snapshot, keep: &[String]) -> Result<()> {
         if snapshot.store != self.inner.name || self.inner.pool_keeps_caches.get() {
             return self.restore(snapshot);

@@ -4,7 +4,8 @@
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use super::vfs_bytes::{hash_wal_index, FileCell, Image};
+use super::shm::ShmNode;
+use super::vfs_bytes::{hash_wal_index, FileCell, FileData, Image};
 use super::vfs_store::{is_shm_name, StoreInner};
 
 impl StoreInner {
@@ -84,39 +85,61 @@ impl StoreInner {
         let mut current = self.files.borrow_mut();
         current.retain(|name, _| files.contains_key(name) || keep.contains(name));
         for (name, bytes) in files {
-            if is_shm_name(name) {
-                shm.entry(name.clone()).or_default().set_bytes(bytes);
-                continue;
+            put(&mut current, &mut shm, name, bytes);
+        }
+    }
+
+    /// Creates those of `files` that do not exist; every other file stays.
+    pub(crate) fn put_missing(&self, files: &BTreeMap<String, Rc<Image>>) {
+        let mut shm = self.shm.borrow_mut();
+        let mut current = self.files.borrow_mut();
+        for (name, bytes) in files {
+            if !current.contains_key(name) && !shm.contains_key(name) {
+                put(&mut current, &mut shm, name, bytes);
             }
-            match current.get(name) {
-                // Unchanged since it was restored from these same bytes.
-                Some(data)
-                    if data
-                        .copy_of
-                        .borrow()
-                        .as_ref()
-                        .is_some_and(|from| Rc::ptr_eq(from, bytes)) => {}
-                Some(data) => {
-                    let (hash, version) = (data.hash.get(), data.version.get());
-                    let mut copy = data.borrow_mut();
-                    let same = copy.as_slice() == &bytes[..];
-                    if !same {
-                        copy.clear();
-                        copy.extend_from_slice(bytes);
-                    }
-                    drop(copy);
-                    if same {
-                        data.hash.set(hash);
-                        data.version.set(version);
-                    } else {
-                        data.took(bytes);
-                    }
-                    *data.copy_of.borrow_mut() = Some(Rc::clone(bytes));
-                }
-                None => {
-                    current.insert(name.clone(), Rc::new(FileCell::from_image(bytes)));
-                }
+        }
+    }
+}
+
+/// Writes `bytes` over file `name` in `current` (or the shared memory of
+/// that name in `shm`), in place, or creates it.
+fn put(
+    current: &mut BTreeMap<String, FileData>,
+    shm: &mut BTreeMap<String, Rc<ShmNode>>,
+    name: &str,
+    bytes: &Rc<Image>,
+) {
+    if is_shm_name(name) {
+        shm.entry(name.to_string()).or_default().set_bytes(bytes);
+        return;
+    }
+    match current.get(name) {
+        // Unchanged since it was restored from these same bytes.
+        Some(data)
+            if data
+                .copy_of
+                .borrow()
+                .as_ref()
+                .is_some_and(|from| Rc::ptr_eq(from, bytes)) => {}
+        Some(data) => {
+            let (hash, version) = (data.hash.get(), data.version.get());
+            let mut copy = data.borrow_mut();
+            let same = copy.as_slice() == &bytes[..];
+            if !same {
+                copy.clear();
+                copy.extend_from_slice(bytes);
             }
+            drop(copy);
+            if same {
+                data.hash.set(hash);
+                data.version.set(version);
+            } else {
+                data.took(bytes);
+            }
+            *data.copy_of.borrow_mut() = Some(Rc::clone(bytes));
+        }
+        None => {
+            current.insert(name.to_string(), Rc::new(FileCell::from_image(bytes)));
         }
     }
 }

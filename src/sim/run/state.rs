@@ -14,6 +14,12 @@ use crate::Result;
 /// the steps that led there (see [`Run::checkpoint`]).
 pub struct Checkpoint {
     files: Snapshot,
+    /// The journals of the write transactions open then, as they were: put
+    /// back after those transactions are redone where the redo did not
+    /// write them (a journal another connection left behind, not hot, that
+    /// the writer has not written to yet). One the redo wrote stays as it
+    /// wrote it: its header holds the connection's own random nonce.
+    journals: Option<Snapshot>,
     attempts: Vec<Rc<dyn std::any::Any>>,
     /// Each attempt's own state hashed, where the run had it then: an
     /// attempt's [`Attempt::hash_state`] reads only what its copy keeps.
@@ -30,6 +36,9 @@ pub struct Checkpoint {
     clock: i64,
     broken: Vec<Option<(usize, Check)>>,
     spent: Spent,
+    /// The trace's length and its tables' bytes, if the run records one
+    /// (a restore cuts the trace back to it).
+    trace: Option<(usize, u64)>,
 }
 
 impl std::fmt::Debug for Checkpoint {
@@ -263,11 +272,13 @@ impl Run<'_> {
     /// and each open transaction as the statements it ran. A transaction
     /// holding more than RESERVED (a commit under way) may have written the
     /// database file: then none is taken. A writer's journal is left out
-    /// (redoing its statements writes it again); a hot journal a killed
-    /// connection left is kept. Not in WAL mode (a connection remembers the
-    /// wal-index it last read), nor while recording.
+    /// (redoing its statements writes it again), and put back after them if
+    /// they did not (before, it would look hot to them); a hot journal a
+    /// killed connection left is kept. Not in WAL mode (a connection remembers the
+    /// wal-index it last read). A recording run's trace is cut back to its
+    /// length then.
     pub fn checkpoint(&self) -> Option<Checkpoint> {
-        if self.trace.is_some() || self.scenario.journal() == crate::storage::Journal::Wal {
+        if self.scenario.journal() == crate::storage::Journal::Wal {
             return None;
         }
         let attempts = self
@@ -289,6 +300,7 @@ impl Run<'_> {
         }
         let files = self.store.snapshot();
         Some(Checkpoint {
+            journals: (!journals.is_empty()).then(|| files.only(&journals)),
             files: if journals.is_empty() {
                 files
             } else {
@@ -305,6 +317,10 @@ impl Run<'_> {
             clock: self.clock.get(),
             broken: self.broken.clone(),
             spent: self.spent,
+            trace: self
+                .trace
+                .as_ref()
+                .map(|trace| (trace.len(), self.trace_bytes)),
         })
     }
 
@@ -350,7 +366,7 @@ impl Run<'_> {
     /// is not of this scenario's attempts; after `false` or an error the run
     /// is in no defined state and must not be stepped.
     pub fn restore(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
-        if self.trace.is_some()
+        if self.trace.is_some() != checkpoint.trace.is_some()
             || checkpoint.attempts.len() != self.attempts.len()
             || !checkpoint.files.is_of(self.store)
         {
@@ -406,6 +422,19 @@ impl Run<'_> {
         self.store.resume_faults(faults);
         if !redone? {
             return Ok(false);
+        }
+        if let Some(journals) = &checkpoint.journals {
+            self.store.put_back_missing(journals)?;
+        }
+        if let (Some(trace), Some((len, bytes))) = (&mut self.trace, checkpoint.trace) {
+            trace.truncate(len);
+            self.trace_bytes = bytes;
+            // What the redone statements wrote is not a step's.
+            for attempt in &self.attempts {
+                for conn in attempt.connections().iter().flatten() {
+                    conn.take_changes();
+                }
+            }
         }
         self.statuses.clone_from(&checkpoint.statuses);
         self.choices.clone_from(&checkpoint.choices);
