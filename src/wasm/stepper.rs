@@ -46,14 +46,23 @@ struct StepperView {
     statuses: Vec<Status>,
     verdict: Option<Verdict>,
     result: Option<RunResult>,
+    /// The index of the first step `trace` holds: 0 in a whole view; in
+    /// the changes a step or an undo made ([`Stepper::step_changes`]), the
+    /// first step that is new (the steps before it are the last view's).
+    trace_from: usize,
+    /// The steps from `trace_from` on.
     trace: Vec<crate::sim::TraceStep>,
-    /// One sentence per step, and for a run that goes round for ever the
-    /// steps that repeat ([`crate::sim::search::explain`]).
+    /// One sentence per step from `trace_from` on, and for a run that goes
+    /// round for ever the steps that repeat
+    /// ([`crate::sim::search::explain`]).
     explanation: Vec<String>,
-    /// Committed tables before the first step.
-    initial_tables: Tables,
-    /// Whether they were left out, being more than a trace may keep.
-    initial_tables_left_out: bool,
+    /// Committed tables before the first step (in a whole view only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    initial_tables: Option<Tables>,
+    /// Whether they were left out, being more than a trace may keep (in a
+    /// whole view only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    initial_tables_left_out: Option<bool>,
     /// Whether the scenario is expected to fail under some schedule.
     expected_to_fail: bool,
 }
@@ -94,30 +103,47 @@ impl Stepper {
     /// result once the run is over.
     pub fn state(&mut self) -> Result<JsValue, JsError> {
         let cycle_from = self.cycle_from;
-        to_js(&self.view(cycle_from)?)
+        to_js(&self.view(cycle_from, None)?)
     }
 
-    /// Lets attempt `attempt` (0 for A) take the next step.
+    /// Lets attempt `attempt` (0 for A) take the next step: the whole view.
     pub fn step(
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "number")] attempt: JsValue,
     ) -> Result<JsValue, JsError> {
-        let map = serde_json::json!({ "attempt": js_to_json(&attempt)? });
-        let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)?
-            .ok_or_else(|| Error::invalid("attempt", "is required"))?
-            as usize;
-        self.live.step(attempt)?;
-        // A step taken from a run that goes round for ever is a run of its
-        // own, whose cycle is not known.
-        self.cycle_from = None;
-        to_js(&self.view(None)?)
+        self.take_step(&attempt)?;
+        to_js(&self.view(None, None)?)
     }
 
-    /// Takes back the last step.
+    /// As [`Stepper::step`], answered with what changed: the view whose
+    /// `trace` and `explanation` hold only the steps from `traceFrom` on (the
+    /// new step), without the initial tables. What it costs does not grow
+    /// with the run's length; the page's adapter puts the view together.
+    #[wasm_bindgen(js_name = stepChanges)]
+    pub fn step_changes(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "number")] attempt: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let from = self.live.choices().len();
+        self.take_step(&attempt)?;
+        to_js(&self.view(None, Some(from))?)
+    }
+
+    /// Takes back the last step: the whole view.
     pub fn undo(&mut self) -> Result<JsValue, JsError> {
         self.live.undo();
         self.cycle_from = None;
         self.state()
+    }
+
+    /// As [`Stepper::undo`], answered with what changed (see
+    /// [`Stepper::step_changes`]): no step, from the one taken back.
+    #[wasm_bindgen(js_name = undoChanges)]
+    pub fn undo_changes(&mut self) -> Result<JsValue, JsError> {
+        self.live.undo();
+        self.cycle_from = None;
+        let from = self.live.choices().len();
+        to_js(&self.view(None, Some(from))?)
     }
 
     /// Replaces the steps with an encoded schedule (all of it must fit).
@@ -136,7 +162,7 @@ impl Stepper {
         }
         let previous = self.live.choices().to_vec();
         self.live.set_choices(schedule.steps().to_vec())?;
-        match self.view(schedule.cycle_from()) {
+        match self.view(schedule.cycle_from(), None) {
             Ok(view) => {
                 self.cycle_from = schedule.cycle_from();
                 to_js(&view)
@@ -150,9 +176,27 @@ impl Stepper {
 }
 
 impl Stepper {
+    /// Lets `attempt` (a JS value, checked) take the next step.
+    fn take_step(&mut self, attempt: &JsValue) -> Result<(), Error> {
+        let map = serde_json::json!({ "attempt": js_to_json(attempt)? });
+        let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)?
+            .ok_or_else(|| Error::invalid("attempt", "is required"))?
+            as usize;
+        self.live.step(attempt)?;
+        // A step taken from a run that goes round for ever is a run of its
+        // own, whose cycle is not known.
+        self.cycle_from = None;
+        Ok(())
+    }
+
     /// What the run at this stepper's choices shows (`cycle_from`: where
-    /// the cycle of a schedule that goes round for ever starts).
-    fn view(&mut self, cycle_from: Option<usize>) -> Result<StepperView, Error> {
+    /// the cycle of a schedule that goes round for ever starts): whole, or
+    /// from step `from` on.
+    fn view(
+        &mut self,
+        cycle_from: Option<usize>,
+        from: Option<usize>,
+    ) -> Result<StepperView, Error> {
         let (initial_tables, initial_tables_left_out, fails) = (
             &self.initial_tables,
             self.initial_tables_left_out,
@@ -163,21 +207,22 @@ impl Stepper {
                 explorer,
                 run,
                 cycle_from,
-                initial_tables,
-                initial_tables_left_out,
+                from.map_or(Some((initial_tables, initial_tables_left_out)), |_| None),
+                from.unwrap_or(0),
                 fails,
             )
         })
     }
 }
 
-/// What `run` (a replay of a stepper's choices) shows.
+/// What `run` (at a stepper's choices) shows: its steps from `from` on,
+/// and the initial tables if given.
 fn view(
     explorer: &Explorer,
     run: &crate::sim::Run<'_>,
     cycle_from: Option<usize>,
-    initial_tables: &Tables,
-    initial_tables_left_out: bool,
+    initial: Option<(&Tables, bool)>,
+    from: usize,
     fails: bool,
 ) -> Result<StepperView, Error> {
     {
@@ -188,8 +233,10 @@ fn view(
         } else {
             None
         };
+        let trace = run.trace().unwrap_or_default();
+        let trace = trace.get(from..).unwrap_or_default();
         let explanation = crate::sim::search::explain(
-            run.trace().unwrap_or_default(),
+            trace,
             result
                 .as_ref()
                 .map_or(&Verdict::Completed, |result| &result.verdict),
@@ -208,9 +255,10 @@ fn view(
             verdict: result.as_ref().map(|result| result.verdict.clone()),
             result,
             explanation,
-            trace: run.trace().map(<[_]>::to_vec).unwrap_or_default(),
-            initial_tables: initial_tables.clone(),
-            initial_tables_left_out,
+            trace_from: from,
+            trace: trace.to_vec(),
+            initial_tables: initial.map(|(tables, _)| tables.clone()),
+            initial_tables_left_out: initial.map(|(_, left_out)| left_out),
             expected_to_fail: fails,
         })
     }

@@ -456,6 +456,38 @@ try {
     await context.close();
   }
   json.pageSearch = searches;
+  // Stepping by hand in the page: the long design of 400 heavy steps
+  // (bench-calls.js) stepped by 400 keys sent at once, the attempts in
+  // turn; each step's handling (the engine's answer and the drawing) as the
+  // page measures it ('replayground:step', www/js/run.js), in a fresh page.
+  {
+    const context = await browser.newContext();
+    const fresh = await context.newPage();
+    await fresh.setViewportSize({ width: 1280, height: 800 });
+    await fresh.goto(`${server.url}?s=idem-race`);
+    await fresh.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
+    const source = await fresh.evaluate(async () => (await import('/js/bench-calls.js')).longDesign());
+    await fresh.click('[data-action="new-design"]');
+    await fresh.locator('#source').fill(source);
+    await fresh.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 60000 });
+    await fresh.click('[data-action="apply-source"]');
+    await fresh.locator('#scenario-title', { hasText: '400 heavy steps' }).waitFor({ timeout: 60000 });
+    await fresh.locator('#lanes').click({ position: { x: 5, y: 5 } });
+    const started = Date.now();
+    for (let i = 0; i < 400; i += 1) await fresh.keyboard.press(i % 2 ? 'b' : 'a');
+    await fresh.locator('#lanes .step[data-step="399"]').waitFor({ timeout: 600000 });
+    const wallMs = Date.now() - started;
+    const handling = await fresh.evaluate(() => performance.getEntriesByName('replayground:step').map((e) => e.duration));
+    const sorted = [...handling].sort((a, b) => a - b);
+    json.pageStepping = {
+      steps: handling.length,
+      medianMs: sorted[sorted.length >> 1],
+      maxMs: sorted[sorted.length - 1],
+      totalMs: handling.reduce((a, b) => a + b, 0),
+      wallMs,
+    };
+    await context.close();
+  }
   // The page's exhaustive search of a large design, on one worker and split
   // across the workers the page uses (full budget only: about a minute).
   if (FULL) {

@@ -3,7 +3,7 @@
 // the page's own thread (no worker): scripts/serve.py serves this page
 // cross-origin isolated, so that performance.now() resolves finely here.
 import init, * as wasm from '../pkg/replayground.js';
-import { calls } from './bench-calls.js';
+import { calls, stepping } from './bench-calls.js';
 
 const ui = {
   status: document.getElementById('bench-status'),
@@ -65,6 +65,7 @@ async function run() {
     // Fewer calls per round than engine operations: the sessions' tables
     // grow with every call, as a user's would.
     report.calls = measureCalls(rounds, Math.min(iterations, 200), iterations);
+    report.stepping = stepping(wasm);
     ui.table.replaceChildren(
       row(['operation', 'median µs', 'min µs', 'max µs', 'rounds × ops'], 'th'),
       ...[...report.measurements, ...report.calls].map((m) => row([

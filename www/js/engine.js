@@ -2,6 +2,7 @@
 // a Web Worker (js/worker.js), which alone knows the wasm exports; this
 // module turns its messages into promises. The rest of the page is
 // wasm-agnostic.
+import { withChanges } from './parts/changes.js';
 
 let worker = null;
 let nextId = 1;
@@ -469,13 +470,19 @@ export async function stepper(id, options, schedule = null) {
   const method = (name, arg) => (current()
     ? call('stepper', [handle, name, arg]).promise
     : Promise.reject(new Error('the engine was restarted since this scenario was opened; reload it')));
+  // The last whole view: a step or an undo is answered with what changed,
+  // and the view is put together here (parts/changes.js). Answers arrive in
+  // the order asked.
+  let last = state;
+  const whole = (view) => { last = view; return view; };
+  const changed = (changes) => whole(withChanges(last, changes));
   return {
     state,
     scheduleError,
-    refresh: () => method('state'),
-    step: (attempt) => method('step', attempt),
-    undo: () => method('undo'),
-    setSchedule: (schedule) => method('setSchedule', schedule),
+    refresh: () => method('state').then(whole),
+    step: (attempt) => method('stepChanges', attempt).then(changed),
+    undo: () => method('undoChanges').then(changed),
+    setSchedule: (schedule) => method('setSchedule', schedule).then(whole),
     close: () => (current() ? call('closeStepper', [handle]).promise : Promise.resolve(true)),
   };
 }

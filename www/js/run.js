@@ -35,8 +35,15 @@ let view = null;
 let selected = -1;
 // The schedule of the run the explanation list explains (showExplanation).
 let explained = null;
-// Whether an action is under way (the controls are disabled meanwhile).
+// Whether an action is under way (the controls are disabled meanwhile),
+// and the promise that settles when it is over.
 let working = false;
+let settled = Promise.resolve();
+// Steps and undos asked for by key while an action was under way: each is
+// applied, in order, once the one before is drawn (a key is never dropped).
+const queued = [];
+// Keys queued at most: a key held down repeats about 30 times a second.
+const MAX_QUEUED = 1000;
 // Called after each drawing (the controls of other parts, the address).
 const drawn = [];
 
@@ -55,6 +62,7 @@ export function onRender(listener) {
 // Shows the run of a scenario's new `next` stepper, at its last step; the
 // stepper it replaces is closed.
 export function start(next) {
+  queued.length = 0;
   stepper?.close();
   stepper = next;
   view = next.state;
@@ -122,6 +130,19 @@ export function render() {
   keepInView(selectedBox);
 }
 
+// Disables the controls while an action is under way (and tells the other
+// parts, which disable theirs), without drawing the run again: it is drawn
+// once the action is over.
+function renderControls() {
+  if (!view) return;
+  for (const button of ui.lanes.querySelectorAll('[data-action="step"]')) {
+    /** @type {HTMLButtonElement} */ (button).disabled = true;
+  }
+  ui.undo.disabled = true;
+  ui.reset.disabled = true;
+  for (const listener of drawn) listener();
+}
+
 // Draws the database panel after the selected step: locks, uncommitted
 // changes of that step, and the committed tables.
 function renderDatabase() {
@@ -146,8 +167,10 @@ function renderChecks() {
 // anything, and returns whether it went right.
 export async function busy(work) {
   working = true;
+  let done = () => {};
+  settled = new Promise((resolve) => { done = resolve; });
   try {
-    render();
+    renderControls();
     await work();
     return true;
   } catch (error) {
@@ -156,7 +179,46 @@ export async function busy(work) {
   } finally {
     working = false;
     render();
+    done();
   }
+}
+
+// Applies the keys queued, in order, each after the one before is drawn.
+// A key whose attempt cannot step by then says why; the rest still apply.
+// Each step's handling (the engine's answer and the drawing) is a
+// performance measure named 'replayground:step', which the benchmark reads.
+let draining = false;
+async function drain() {
+  if (draining) return;
+  draining = true;
+  try {
+    while (queued.length > 0) {
+      while (working) await settled;
+      const next = queued.shift();
+      if (!view || !stepper) continue;
+      if (next === 'undo') {
+        if (view.trace.length > 0) await actions.undo();
+      } else if (view.runnable.includes(next)) {
+        await actions.step({ dataset: { attempt: String(next) } });
+      } else {
+        status(cannotStep(next));
+      }
+    }
+  } finally {
+    draining = false;
+  }
+}
+
+// Why attempt `attempt` cannot step now: "B cannot step now: it has
+// finished: created (A holds RESERVED)."
+function cannotStep(attempt) {
+  const holders = lockItemsText();
+  const st = view.statuses[attempt];
+  // "it has finished: created", "it failed: …", "it is waiting for a lock".
+  const why = st.kind === 'finished' ? `it has finished: ${st.outcome.kind}`
+    : st.kind === 'failed' ? `it failed: ${st.error}`
+      : `it is ${statusWord(st, view.labels)}`;
+  return `${view.labels[attempt]} cannot step now: ${why}${holders ? ` (${holders})` : ''}.`;
 }
 
 // The run view's buttons, by their data-action.
@@ -164,10 +226,12 @@ export const actions = {
   // Lets an attempt take its next step.
   async step(target) {
     const attempt = Number(target.dataset.attempt);
+    const mark = performance.mark('replayground:step-start');
     await busy(async () => {
       view = await stepper.step(attempt);
       selected = view.trace.length - 1;
     });
+    performance.measure('replayground:step', { start: mark.startTime });
   },
   // Takes back one step.
   async undo() {
@@ -213,7 +277,10 @@ document.addEventListener('keydown', (event) => {
   const radio = target.matches?.('input[type="radio"]');
   if (target.closest?.('input, select, textarea, [role="listbox"]') && !(radio && /^[a-z]$/.test(key))) return;
   if (key === 'u') {
-    if (!ui.undo.disabled) actions.undo();
+    if (working || queued.length > 0) {
+      if (queued.length < MAX_QUEUED) queued.push('undo');
+      drain();
+    } else if (!ui.undo.disabled) actions.undo();
   } else if (key === 'arrowleft' || key === 'arrowright') {
     const last = view.trace.length - 1;
     selected = Math.max(-1, Math.min(last, selected + (key === 'arrowleft' ? -1 : 1)));
@@ -224,18 +291,16 @@ document.addEventListener('keydown', (event) => {
     const attempt = view.letters.findIndex((l) => l.toLowerCase() === key);
     const label = view.labels[attempt];
     if (label === undefined) return;
-    if (working) return;
-    if (view.runnable.includes(attempt)) {
+    if (working || queued.length > 0) {
+      // Applied once the action under way (and the keys before) are done.
+      if (queued.length < MAX_QUEUED) queued.push(attempt);
+      else status(`${MAX_QUEUED} keys are waiting already; this one was not kept.`, 'fail');
+      drain();
+    } else if (view.runnable.includes(attempt)) {
       actions.step({ dataset: { attempt: String(attempt) } });
     } else {
       // Say why nothing happened.
-      const holders = lockItemsText();
-      const st = view.statuses[attempt];
-      // "it has finished: created", "it failed: …", "it is waiting for a lock".
-      const why = st.kind === 'finished' ? `it has finished: ${st.outcome.kind}`
-        : st.kind === 'failed' ? `it failed: ${st.error}`
-          : `it is ${statusWord(st, view.labels)}`;
-      status(`${label} cannot step now: ${why}${holders ? ` (${holders})` : ''}.`);
+      status(cannotStep(attempt));
     }
   } else {
     return;

@@ -191,7 +191,7 @@ const ops = {
   stepper: ([handle, method, arg]) => {
     const stepper = steppers.get(handle);
     if (!stepper) throw new Error('this scenario was closed; reload it');
-    if (!['state', 'step', 'undo', 'setSchedule'].includes(method)) throw new Error(`no stepper method ${method}`);
+    if (!['state', 'step', 'undo', 'setSchedule', 'stepChanges', 'undoChanges'].includes(method)) throw new Error(`no stepper method ${method}`);
     return stepper[method](arg);
   },
   // A real trap: a failed allocation aborts inside the module (see engine.js).

@@ -26,6 +26,48 @@ function stepClasses(step, selected) {
   return classes.join(' ');
 }
 
+// The box drawn for each step of each container's views: a step of a view
+// put together from changes is the same object as in the view before
+// (parts/changes.js), so a step adds one box and moves none, however long
+// the run.
+const drawnBoxes = new WeakMap();
+
+// A step's box (its class is set by the caller).
+function stepBox(step) {
+  const box = el('button', '', 'step');
+  box.type = 'button';
+  box.dataset.action = 'select';
+  box.dataset.step = String(step.index);
+  box.style.gridColumn = String(step.attempt + 1);
+  box.style.gridRow = String(step.index + 2);
+  // A power loss says so first, in words (its name is the scenario's own).
+  if (step.powerLoss) box.append(powerLossBadge());
+  box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
+  if (step.sql) box.append(el('code', step.sql, 'step-sql'));
+  const result = resultText(step.result);
+  if (result) box.append(el('span', result, 'step-result'));
+  if (step.progress.kind === 'finished') box.append(el('span', step.progress.outcome.kind, 'step-outcome'));
+  box.append(el('span', step.note, 'step-note'));
+  // Which committed rows it destroyed, as text (their values are the
+  // scenario's, and may be anyone's); losing none is no alarm.
+  if (step.powerLoss) box.append(el('span', lostSentence(step), lostCount(step) ? 'step-lost' : 'step-lost lost-none'));
+  return box;
+}
+
+// Makes `container`'s children `nodes`, in order, moving only what differs:
+// the nodes that are not wanted go first, then each wanted one that is not
+// in its place is put there.
+function reconcile(container, nodes) {
+  const wanted = new Set(nodes);
+  for (const child of [...container.children]) {
+    if (!wanted.has(child)) child.remove();
+  }
+  nodes.forEach((node, i) => {
+    const there = container.children[i];
+    if (there !== node) container.insertBefore(node, there ?? null);
+  });
+}
+
 // Fills `container` (a grid) with the lanes of `view`; options:
 // { selected, busy, stepButtons }. Returns the selected step's box.
 export function renderTimeline(container, view, { selected = -1, busy = false, stepButtons = true } = {}) {
@@ -67,29 +109,24 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
     }
     nodes.push(head);
   });
+  let boxes = drawnBoxes.get(container);
+  if (!boxes) {
+    boxes = new WeakMap();
+    drawnBoxes.set(container, boxes);
+  }
   let selectedBox = null;
   for (const step of trace) {
-    const box = el('button', '', stepClasses(step, selected));
-    box.type = 'button';
-    box.dataset.action = 'select';
-    box.dataset.step = String(step.index);
-    box.style.gridColumn = String(step.attempt + 1);
-    box.style.gridRow = String(step.index + 2);
-    // A power loss says so first, in words (its name is the scenario's own).
-    if (step.powerLoss) box.append(powerLossBadge());
-    box.append(el('span', `${step.index + 1}. ${step.name}`, 'step-name'));
-    if (step.sql) box.append(el('code', step.sql, 'step-sql'));
-    const result = resultText(step.result);
-    if (result) box.append(el('span', result, 'step-result'));
-    if (step.progress.kind === 'finished') box.append(el('span', step.progress.outcome.kind, 'step-outcome'));
-    box.append(el('span', step.note, 'step-note'));
-    // Which committed rows it destroyed, as text (their values are the
-    // scenario's, and may be anyone's); losing none is no alarm.
-    if (step.powerLoss) box.append(el('span', lostSentence(step), lostCount(step) ? 'step-lost' : 'step-lost lost-none'));
+    let box = boxes.get(step);
+    if (!box) {
+      box = stepBox(step);
+      boxes.set(step, box);
+    }
+    const classes = stepClasses(step, selected);
+    if (box.className !== classes) box.className = classes;
     if (step.index === selected) selectedBox = box;
     nodes.push(box);
   }
-  container.replaceChildren(...nodes);
+  reconcile(container, nodes);
   return selectedBox;
 }
 

@@ -1,0 +1,60 @@
+// Stepping by hand from the keyboard on a long run: 400 step keys sent as
+// fast as the browser takes them are all applied, in order (a key pressed
+// while a step is under way waits for it; none is dropped), and each step's
+// handling is measured by the page ('replayground:step', which the
+// benchmark reports; no time is asserted here). The stepper keeps its run,
+// so the 400th step runs one statement, not 400.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { openReady, screenshot, serveAndLaunch } from './harness.mjs';
+
+const env = serveAndLaunch();
+
+// Opens the page on the long design of the benchmark (bench-calls.js):
+// two attempts of 200 heavy statements each.
+async function openLong(viewport = { width: 1280, height: 800 }) {
+  const opened = await openReady(env, '?s=idem-race', viewport);
+  const { page } = opened;
+  const source = await page.evaluate(async () => (await import('/js/bench-calls.js')).longDesign());
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(source);
+  await page.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 30000 });
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: '400 heavy steps' }).waitFor({ timeout: 30000 });
+  await page.locator('#lanes').click({ position: { x: 5, y: 5 } });
+  return opened;
+}
+
+test('400 step keys sent at once are all applied, in order', async (t) => {
+  const { page, seen } = await openLong();
+  // a, b, a, b, … then the rest of b: an order a dropped or swapped key
+  // would break. 100 alternating pairs, then runs of 50.
+  const keys = [...Array.from({ length: 100 }, () => ['a', 'b']).flat(), ...Array(50).fill('a'), ...Array(50).fill('b'), ...Array(50).fill('a'), ...Array(50).fill('b')];
+  assert.equal(keys.length, 400);
+  for (const key of keys) await page.keyboard.press(key);
+  await page.locator('#lanes .step[data-step="399"]').waitFor({ timeout: 120000 });
+  const texts = await page.locator('#lanes .step').evaluateAll((steps) => steps.map((s) => [Number(s.getAttribute('data-step')), s.textContent]));
+  texts.sort((x, y) => x[0] - y[0]);
+  assert.equal(texts.length, 400);
+  const counts = { a: 0, b: 0 };
+  keys.forEach((key, i) => {
+    const name = `${key}${counts[key]}`;
+    counts[key] += 1;
+    assert.match(texts[i][1], new RegExp(`\\b${name}\\b`), `step ${i + 1} is ${name}`);
+  });
+  // Every step's handling was measured, once.
+  const handling = await page.evaluate(() => performance.getEntriesByName('replayground:step').map((e) => e.duration));
+  assert.equal(handling.length, 400);
+  handling.sort((x, y) => x - y);
+  t.diagnostic(`each step's handling: median ${handling[200].toFixed(1)} ms, slowest ${handling[399].toFixed(1)} ms (measured, not asserted)`);
+  // The run is over: both attempts finished; the verdict says so.
+  await page.locator('#verdict[data-kind]').waitFor();
+  assert.match(await page.locator('#run-status').textContent(), /^(?!.*cannot step)/);
+  await screenshot(page, 'keys-400-steps', false);
+  // Undo by key, then a key for an attempt that has finished: said, not dropped silently.
+  await page.keyboard.press('u');
+  await page.locator('#lanes .step[data-step="399"]').waitFor({ state: 'detached' });
+  await page.keyboard.press('a');
+  await page.locator('#run-status', { hasText: 'cannot step now' }).waitFor();
+  assert.deepEqual(seen.errors, []);
+});
