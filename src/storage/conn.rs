@@ -152,13 +152,6 @@ fn empty_page_cache(sqlite: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
-/// See [`Conn::forget_schema`].
-fn forget_schema(sqlite: &Connection, id: ConnId) -> Result<()> {
-    let _active = ActiveConn::set(id);
-    super::bounds::as_engine(|| sqlite.execute_batch("PRAGMA writable_schema = RESET"))
-        .map_err(|e| Error::System(format!("cannot make a connection forget its schema: {e}")))
-}
-
 impl Conn {
     /// Whether it has loaded a schema (`SQLITE_DBSTATUS_SCHEMA_USED`: a
     /// loaded schema holds at least its schema table).
@@ -185,9 +178,9 @@ impl Conn {
     /// statements `local` says they may run ([`super::local_use`]): its
     /// `last_insert_rowid()` set back to 0; if they read `changes()` or
     /// `total_changes()`, only one that never changed a row (as a new one);
-    /// its schema forgotten ([`Conn::forget_schema`]); if they may read the
-    /// schema without reading the main database (a query with no `FROM`, a
-    /// TEMP table) or leave state in the connection, none.
+    /// if whether it has read the schema can show to them
+    /// ([`super::LocalUse::schema_matters`]) or they may leave state in the
+    /// connection, none.
     pub(super) fn open(
         store: &Rc<StoreInner>,
         db: &str,
@@ -203,7 +196,11 @@ impl Conn {
         #[cfg(test)]
         let unchanged =
             unchanged && !crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection);
-        if store.pooling.get() && !store.track_changes.get() && !local.schema_only {
+        // A program for which whether a connection has read the schema can
+        // show gets a new one: a pooled one cannot be made to forget it as
+        // if new (SQLite keeps the text encoding it read fixed, so a query
+        // with no FROM no longer reads the schema: a fuzzer's find).
+        if store.pooling.get() && !store.track_changes.get() && !local.schema_matters() {
             let mut pool = store.pool.borrow_mut();
             if let Some(i) = pool
                 .iter()
@@ -230,13 +227,6 @@ impl Conn {
                     };
                 }
                 store.add_conn(pooled.id, label);
-                // It forgets the schema it read, as a new connection has
-                // none: otherwise a statement on a table that does not
-                // exist fails at once where a new connection's reads the
-                // schema first and may meet BUSY (a fuzzer's find).
-                if !inherit && local.schema_state {
-                    forget_schema(&pooled.sqlite, pooled.id)?;
-                }
                 // Opening reads the database header (the pager's page size,
                 // without a lock); a pooled connection does what a new one
                 // would, so that a step's footprint does not depend on
@@ -636,25 +626,6 @@ impl Conn {
                 changes: c.changes(),
                 total: c.total_changes(),
             })
-    }
-
-    /// Makes it forget the schemas it has read (`PRAGMA
-    /// writable_schema = RESET`, which takes no lock and reads nothing):
-    /// its next statement that needs one reads it from the file, as a new
-    /// connection's does, taking SHARED (and meeting BUSY, or rolling a hot
-    /// journal back). A connection that has read it instead prepares a
-    /// statement on a table that does not exist with no lock at all. Not in
-    /// a transaction (refused).
-    pub fn forget_schema(&self) -> Result<()> {
-        let Some(sqlite) = &self.sqlite else {
-            return Ok(());
-        };
-        if !sqlite.is_autocommit() {
-            return Err(Error::Defect(
-                "a schema forgotten inside a transaction".to_string(),
-            ));
-        }
-        forget_schema(sqlite, self.id)
     }
 
     /// Reads the schema, as its first statement that needs one would (a

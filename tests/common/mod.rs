@@ -67,7 +67,9 @@ pub const DESIGNS: &[(&str, &str)] = designs![
 /// the fuzzer too), a statement on a missing table waits for the lock to
 /// read the schema on a new connection, and failed at once on a pooled one
 /// that had read it. In the seventh, a transaction holding no lock was kept
-/// across a rewind with a page cache of the branch left.
+/// across a rewind with a page cache of the branch left. In the eighth, a
+/// query with no FROM read the schema on a new connection and not on one
+/// made to forget the schema it had read (SQLite keeps the encoding fixed).
 pub const SOUNDNESS_DESIGNS: &[(&str, &str)] = &[
     (
         "goto-open-transaction",
@@ -93,6 +95,10 @@ pub const SOUNDNESS_DESIGNS: &[(&str, &str)] = &[
     (
         "stale-cache-savepoint",
         include_str!("../designs/stale-cache-savepoint.toml"),
+    ),
+    (
+        "encoding-fixed",
+        include_str!("../designs/encoding-fixed.toml"),
     ),
 ];
 

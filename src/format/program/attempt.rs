@@ -279,7 +279,7 @@ impl ProgramAttempt {
         }
         self.state.pc = target;
         if self.state.pc >= self.steps().len() {
-            return self.finish(Outcome::new("done"));
+            return self.finish(Outcome::new(super::DONE));
         }
         (Progress::Progressed, None)
     }
@@ -727,6 +727,18 @@ impl Attempt for ProgramAttempt {
         }
         self.state.clone_from(&saved.state);
         for (db, &open) in saved.open.iter().enumerate() {
+            // One that read the schema since, where the checkpoint's had
+            // not: SQLite cannot be made to forget it as if new (the text
+            // encoding stays fixed, so a query with no FROM no longer reads
+            // the schema: a fuzzer's find), so a new connection instead.
+            let read_since = self.instance.local.schema_matters()
+                && !saved.schemas[db]
+                && self.conns[db]
+                    .as_ref()
+                    .is_some_and(|c| !self.kept[db] && !c.in_transaction() && c.schema_loaded());
+            if read_since && open {
+                self.conns[db] = None;
+            }
             match &self.conns[db] {
                 Some(_) if self.kept[db] => {}
                 // What it did since cannot be undone: a new one (it had
@@ -755,14 +767,10 @@ impl Attempt for ProgramAttempt {
                 .filter(|_| self.instance.local.schema_matters())
             {
                 // Whether it has read the schema, as it had: one read since
-                // is forgotten, one it had is read again (outside a
-                // transaction; otherwise, or if reading it could change the
-                // files, the run starts anew).
+                // is a new connection (above), one it had is read again
+                // (outside a transaction; otherwise, or if reading it could
+                // change the files, the run starts anew).
                 let same = match (conn.schema_loaded(), saved.schemas[db]) {
-                    (true, false) if !conn.in_transaction() => {
-                        conn.forget_schema()?;
-                        true
-                    }
                     (false, true) => conn.load_schema()?,
                     (loaded, had) => loaded == had,
                 };

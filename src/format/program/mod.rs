@@ -27,6 +27,9 @@ use crate::params::Params;
 /// How many times `retry` may start a program again.
 pub(super) const MAX_RETRIES: u32 = 3;
 
+/// The outcome of a program that ran past its last step.
+pub(crate) const DONE: &str = "done";
+
 /// A scenario file with its parameters resolved, compiled, ready to run.
 pub(crate) struct FileScenario {
     file: Rc<File>,
