@@ -463,10 +463,65 @@ pub(crate) fn quote(text: &str) -> String {
     }
 }
 
+/// How [`declared_names`] begins a list, after "; ": the names it quotes
+/// are not where a problem is ([`crate::format`] places a message at the
+/// last name it quotes before them).
+pub(crate) const DECLARED: &str = "the declared ";
+
+/// The most names [`declared_names`] lists.
+const NAMES_LISTED: usize = 8;
+
+/// What a message says after a name that is not declared: the names that
+/// are, closest to `given` first (by edit distance, on their first 64
+/// characters), at most [`NAMES_LISTED`], each quoted: `the declared ones
+/// are "check-and-write", "write-only"`.
+pub(crate) fn declared_names<'a>(given: &str, names: impl IntoIterator<Item = &'a str>) -> String {
+    let head = |s: &str| s.chars().take(64).collect::<String>();
+    let given = head(given);
+    let mut names: Vec<(usize, &str)> = names
+        .into_iter()
+        .map(|name| (strsim::levenshtein(&given, &head(name)), name))
+        .collect();
+    names.sort();
+    names.dedup_by(|a, b| a.1 == b.1);
+    let more = names.len().saturating_sub(NAMES_LISTED);
+    let listed: Vec<String> = names
+        .iter()
+        .take(NAMES_LISTED)
+        .map(|(_, name)| quote(name))
+        .collect();
+    match (listed.len(), more) {
+        (0, _) => "none is declared".to_string(),
+        (1, _) => format!("{DECLARED}one is {}", listed[0]),
+        (_, 0) => format!("{DECLARED}ones are {}, closest first", listed.join(", ")),
+        _ => format!(
+            "{DECLARED}ones are {} and {more} more, closest first",
+            listed.join(", ")
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn declared_names_come_closest_first() {
+        assert_eq!(
+            declared_names("check-and-write", ["answer", "check-then-write", "request"]),
+            r#"the declared ones are "check-then-write", "answer", "request", closest first"#
+        );
+        assert_eq!(declared_names("x", []), "none is declared");
+        assert_eq!(declared_names("x", ["y"]), r#"the declared one is "y""#);
+        let many: Vec<String> = (0..12).map(|i| format!("p{i:02}")).collect();
+        let text = declared_names("p11", many.iter().map(String::as_str));
+        assert!(
+            text.starts_with(r#"the declared ones are "p11", "p01""#),
+            "{text}"
+        );
+        assert!(text.ends_with("and 4 more, closest first"), "{text}");
+    }
 
     const DECLARED: &[Param] = &[
         Param::whole("attempts", (1, 8), 8, "racing attempts"),

@@ -198,3 +198,61 @@ steps = [ {{ name = "c", sql = "INSERT INTO t VALUES (3)" }} ]
         .to_string();
     assert!(error.contains("attempts R, S can still run"), "{error}");
 }
+
+/// A check that names an outcome no attempt can end with (a misspelling)
+/// is refused at its line, with the outcomes there are, closest first; so is
+/// a program that is not declared. It surfaced before only after a run, as
+/// "expected 1, actual 0".
+#[test]
+fn a_misspelled_outcome_or_program_is_refused_at_its_line() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+steps = [ {{ name = "w", sql = "INSERT INTO t VALUES (1)", on.ok = {{ finish = "created" }} }} ]
+[[checks]]
+outcome = "creatd"
+count = 1
+"#
+    );
+    let error = catalog::parse(&source, "design").unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "invalid scenario: line 8, column 12: check \"1 attempt ends with creatd\" ([[checks]] number 1): no attempt can end with outcome \"creatd\"; the declared ones are \"created\", \"crashed\", \"done\", \"reply-lost\", closest first"
+    );
+    // Spelled right, it runs and passes.
+    let fixed = source.replace("creatd", "created");
+    let result = explorer(&fixed).run(&mut RoundRobin, false).unwrap();
+    assert!(result.passed, "{result:?}");
+    // Where an outcome is written with a parameter, what it may be is not
+    // known before the run: nothing is refused.
+    let templated = format!(
+        r#"{HEAD}
+[params.kind]
+type = "choice"
+options = ["created", "replayed"]
+default = "created"
+[[attempts]]
+steps = [ {{ name = "w", sql = "INSERT INTO t VALUES (1)", on.ok = {{ finish = "{{kind}}" }} }} ]
+[[checks]]
+outcome = "creatd"
+count = 0
+"#
+    );
+    catalog::parse(&templated, "design").unwrap();
+    // A program that is not declared: the ones that are, closest first.
+    let library = format!(
+        r#"{HEAD}
+[programs.check-then-write]
+steps = [ {{ name = "w", sql = "INSERT INTO t VALUES (1)" }} ]
+[programs.answer]
+steps = [ {{ name = "a", sql = "SELECT 1" }} ]
+[[attempts]]
+program = "check-and-write"
+"#
+    );
+    let error = catalog::parse(&library, "design").unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "invalid scenario: line 10, column 12: attempt A: program \"check-and-write\" is not declared; the declared ones are \"check-then-write\", \"answer\", closest first"
+    );
+}

@@ -29,7 +29,7 @@ use crate::{Error, Result};
 
 pub(crate) use file::*;
 pub use limits::*;
-pub(crate) use program::FileScenario;
+pub(crate) use program::{FileScenario, DONE};
 pub use sql::SqlMistake;
 use validate::validate;
 
@@ -47,7 +47,12 @@ fn at(source: &str, span: Option<std::ops::Range<usize>>, message: &str) -> Erro
 /// of a name the message quotes, the last quoted first (in "step "read":
 /// goes to "nowhere"", the missing target).
 fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
-    // "[[checks]] number 2": the second such table.
+    // The names a list of what is declared quotes are not the subject.
+    let message = message
+        .split_once(&format!("; {}", crate::params::DECLARED))
+        .map_or(message, |(subject, _)| subject);
+    // "[[checks]] number 2": the second such table; in it, the last name
+    // the message quotes that is written there, else the table's header.
     if let Some((table, rest)) = message.split_once("]] number ") {
         let header = format!("{}]]", &table[table.rfind("[[")?..]);
         let n: usize = rest
@@ -56,8 +61,21 @@ fn subject_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
             .parse()
             .ok()?;
         let at = source.match_indices(&header).nth(n.checked_sub(1)?)?.0;
-        return Some(at..at + header.len());
+        let body = at + header.len();
+        let end = source[body..]
+            .find("\n[")
+            .map_or(source.len(), |i| body + i);
+        return Some(
+            quoted_span(&source[body..end], rest)
+                .map_or(at..body, |span| body + span.start..body + span.end),
+        );
     }
+    quoted_span(source, message)
+}
+
+/// The first place in `source` of the last name `message` quotes that is
+/// there.
+fn quoted_span(source: &str, message: &str) -> Option<std::ops::Range<usize>> {
     let quoted: Vec<&str> = message.split('"').skip(1).step_by(2).collect();
     quoted
         .iter()

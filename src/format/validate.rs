@@ -86,8 +86,9 @@ pub(super) fn validate(file: &File) -> Result<()> {
     let database = |given: Option<&String>, what: &str, required: bool| -> Result<()> {
         match given {
             Some(name) if !file.databases.contains_key(name) => Err(bad(format!(
-                "{what} names database {}, which is not declared",
-                params::quote(name)
+                "{what} names database {}, which is not declared; {}",
+                params::quote(name),
+                params::declared_names(name, file.databases.keys().map(String::as_str))
             ))),
             None if required && file.databases.len() > 1 => Err(bad(format!(
                 "{what} must say which database (there are {})",
@@ -160,8 +161,9 @@ pub(super) fn validate(file: &File) -> Result<()> {
             (Some(name), true) => {
                 if !file.programs.contains_key(name) {
                     return Err(bad(format!(
-                        "{what}: program {} is not declared",
-                        params::quote(name)
+                        "{what}: program {} is not declared; {}",
+                        params::quote(name),
+                        params::declared_names(name, file.programs.keys().map(String::as_str))
                     )));
                 }
             }
@@ -272,8 +274,26 @@ pub(super) fn validate(file: &File) -> Result<()> {
         }
         database(invariant.database.as_ref(), &what, true)?;
     }
+    let outcomes = outcomes(file);
     for (i, check) in file.checks.iter().enumerate() {
         let what = named("check", "checks", i, check);
+        // An outcome no attempt can end with: a check that can only fail
+        // (or, counted, only pass with count = 0), most likely misspelled.
+        if let Some(outcomes) = &outcomes {
+            let named = check
+                .outcome
+                .iter()
+                .chain(check.same_result.iter().flatten());
+            for outcome in named {
+                if !outcomes.contains(outcome.as_str()) {
+                    return Err(bad(format!(
+                        "{what}: no attempt can end with outcome {}; {}",
+                        params::quote(outcome),
+                        params::declared_names(outcome, outcomes.iter().copied())
+                    )));
+                }
+            }
+        }
         if let Some(query) = &check.query {
             if check.sql.is_some() || !file.queries.contains_key(query) {
                 return Err(bad(format!(
@@ -322,6 +342,47 @@ pub(super) fn validate(file: &File) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Every outcome an attempt of `file` can end with: each `finish` its
+/// programs and attempts' handlers name, a program's end ([`super::program::DONE`]) and
+/// the engine's own ([`crate::sim::ENGINE_OUTCOMES`]); `None` when one is
+/// written with `{name}` (filled in as the attempt runs, so not known here).
+fn outcomes(file: &File) -> Option<std::collections::BTreeSet<&str>> {
+    let mut outcomes: std::collections::BTreeSet<&str> =
+        crate::sim::ENGINE_OUTCOMES.into_iter().collect();
+    outcomes.insert(super::program::DONE);
+    let steps = file
+        .programs
+        .values()
+        .flat_map(|p| &p.steps)
+        .chain(file.attempts.iter().flat_map(|a| &a.steps));
+    for step in steps {
+        let on = &step.on;
+        let actions = [
+            &on.ok,
+            &on.rows,
+            &on.none,
+            &on.busy,
+            &on.constraint,
+            &on.error,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(on.cases.values());
+        for action in actions {
+            if let ActionSpec::Table(ActionTable {
+                finish: Some(kind), ..
+            }) = action
+            {
+                if kind.contains('{') {
+                    return None;
+                }
+                outcomes.insert(kind);
+            }
+        }
+    }
+    Some(outcomes)
 }
 
 /// Checks one program's steps.
@@ -401,8 +462,9 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
             (None, None, Some(program)) => {
                 if !file.programs.contains_key(program) {
                     return Err(bad(format!(
-                        "{what}: use names program {}, which is not declared",
-                        params::quote(program)
+                        "{what}: use names program {}, which is not declared; {}",
+                        params::quote(program),
+                        params::declared_names(program, file.programs.keys().map(String::as_str))
                     )));
                 }
                 continue;

@@ -246,9 +246,19 @@ impl Design {
         }
         for check in &self.checks {
             match check {
-                Check::Outcome(outcome, count) => out.push_str(&format!(
-                    "\n[[checks]]\noutcome = \"{outcome}\"\ncount = {count}\n"
-                )),
+                Check::Outcome(outcome, count) => {
+                    // The format refuses an outcome no attempt can end
+                    // with: one no handler finishes with (left after
+                    // shrinking, or never drawn) is checked as a program's end.
+                    let finished = self.attempts.iter().flat_map(|a| &a.steps).any(|s| {
+                        s.on.iter()
+                            .any(|(_, h)| matches!(h, Handler::Finish(o) if o == outcome))
+                    });
+                    let outcome = if finished { outcome } else { crate::format::DONE };
+                    out.push_str(&format!(
+                        "\n[[checks]]\noutcome = \"{outcome}\"\ncount = {count}\n"
+                    ));
+                }
                 Check::Rows(rows) => out.push_str(&format!(
                     "\n[[checks]]\ndatabase = \"app\"\nsql = \"SELECT count(*) FROM t\"\nexpect = {rows}\n"
                 )),

@@ -78,13 +78,20 @@ impl Ending {
         match self {
             Ending::Returned => None,
             Ending::Crashed => Some(CRASHED),
-            Ending::ReplyLost => Some("reply-lost"),
+            Ending::ReplyLost => Some(REPLY_LOST),
         }
     }
 }
 
 /// The outcome kind of an attempt whose process died ([`Ending::Crashed`]).
 pub(crate) const CRASHED: &str = "crashed";
+
+/// The outcome kind of an attempt whose client never heard the answer
+/// ([`Ending::ReplyLost`]).
+pub(crate) const REPLY_LOST: &str = "reply-lost";
+
+/// The outcome kinds the engine makes, whatever a program says.
+pub(crate) const ENGINE_OUTCOMES: [&str; 2] = [CRASHED, REPLY_LOST];
 
 impl Outcome {
     /// Whether it is the outcome of an attempt whose process died.

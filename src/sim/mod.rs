@@ -20,7 +20,7 @@ pub(crate) mod soak;
 pub(crate) mod strategy;
 mod trace;
 
-pub(crate) use attempt::{locks_held, Attempt, Peer, StepCtx, CRASHED};
+pub(crate) use attempt::{locks_held, Attempt, Peer, StepCtx, CRASHED, ENGINE_OUTCOMES};
 pub use attempt::{Ending, Outcome, Progress, SqlResult, Status, StepReport};
 pub(crate) use budget::Spent;
 pub use budget::{Bound, Budgets, BUDGETS};

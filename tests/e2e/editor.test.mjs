@@ -409,3 +409,27 @@ test('what a new user hit: null params, a dropped step, a schema error, copying 
   assert.deepEqual(seen.errors, []);
   await context.close();
 });
+
+test('a misspelled outcome in a check, or a program not declared, is refused at its line with the names there are', async () => {
+  const { page, seen } = await open('?s=idem-check-then-write');
+  await page.click('#edit-copy');
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  const source = await page.locator('#source').inputValue();
+  // The built-in's check on how many attempts ended "created", misspelled:
+  // it ran and failed as "expected 1, actual 0" before; now it is named.
+  const misspelled = source.replace('outcome = "created"', 'outcome = "creatd"');
+  assert.notEqual(misspelled, source);
+  await page.locator('#source').fill(misspelled);
+  await page.locator('#source-status[data-kind="fail"]', { hasText: 'creatd' }).waitFor();
+  const status = await page.locator('#source-status').textContent();
+  assert.match(status, /no attempt can end with outcome "creatd"; the declared ones are "created", /);
+  const [, line] = /line (\d+), column (\d+)/.exec(status).map(Number);
+  assert.match(misspelled.split('\n')[line - 1], /outcome = "creatd"/);
+  assert.equal(await page.locator('#source-lines span.mistake').textContent(), `${line}\n`);
+  // A program name that is not declared lists those that are, closest first.
+  const unknown = source.replace('program = "check-then-write"', 'program = "check-and-write"');
+  await page.locator('#source').fill(unknown);
+  await page.locator('#source-status[data-kind="fail"]', { hasText: 'check-and-write' }).waitFor();
+  assert.match(await page.locator('#source-status').textContent(), /program "check-and-write" is not declared; the declared ones are "check-then-write", /);
+  assert.deepEqual(seen.errors, []);
+});
