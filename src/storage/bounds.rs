@@ -256,6 +256,18 @@ pub(super) fn is_flag_pragma(statement: &str) -> bool {
 thread_local! {
     /// The PRAGMA the authorizer refused last, for the error's sentence.
     static DENIED: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// Whether the engine runs its own statement ([`as_engine`]).
+    static ENGINE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, in which the authorizer lets the engine's own statements set
+/// what a scenario's may not (setting the authorizer off and on instead
+/// would expire every statement the connection has prepared).
+pub(super) fn as_engine<T>(f: impl FnOnce() -> T) -> T {
+    ENGINE.with(|e| e.set(true));
+    let out = f();
+    ENGINE.with(|e| e.set(false));
+    out
 }
 
 /// SQLite's authorizer on a bounded connection: refuses setting the
@@ -268,7 +280,7 @@ pub(super) extern "C" fn authorize(
     _: *const std::ffi::c_char,
     _: *const std::ffi::c_char,
 ) -> std::ffi::c_int {
-    if action != rusqlite::ffi::SQLITE_PRAGMA || first.is_null() {
+    if action != rusqlite::ffi::SQLITE_PRAGMA || first.is_null() || ENGINE.with(|e| e.get()) {
         return rusqlite::ffi::SQLITE_OK;
     }
     // SAFETY: SQLite passes NUL-terminated strings that live for this call.

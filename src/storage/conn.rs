@@ -152,6 +152,21 @@ fn empty_page_cache(sqlite: &rusqlite::Connection) -> Result<()> {
     Ok(())
 }
 
+/// Makes a pooled connection forget the schemas it has read (`PRAGMA
+/// writable_schema = RESET`, which takes no lock and reads nothing): its
+/// next statement on a table reads the schema from the file, as a new
+/// connection's does, taking SHARED (and meeting BUSY, or rolling a hot
+/// journal back), where one that has read it prepares a statement on a
+/// table that does not exist with no lock at all. It is not a new one in
+/// everything: SQLite keeps the text encoding it read fixed, so a query with
+/// no `FROM` no longer reads the schema (a fuzzer's find); programs with
+/// one (`LocalUse::schema_only`) get new connections.
+fn forget_schema(sqlite: &Connection, id: ConnId) -> Result<()> {
+    let _active = ActiveConn::set(id);
+    super::bounds::as_engine(|| sqlite.execute_batch("PRAGMA writable_schema = RESET"))
+        .map_err(|e| Error::System(format!("cannot make a connection forget its schema: {e}")))
+}
+
 impl Conn {
     /// Whether it has loaded a schema (`SQLITE_DBSTATUS_SCHEMA_USED`: a
     /// loaded schema holds at least its schema table).
@@ -178,9 +193,9 @@ impl Conn {
     /// statements `local` says they may run ([`super::local_use`]): its
     /// `last_insert_rowid()` set back to 0; if they read `changes()` or
     /// `total_changes()`, only one that never changed a row (as a new one);
-    /// if whether it has read the schema can show to them
-    /// ([`super::LocalUse::schema_matters`]) or they may leave state in the
-    /// connection, none.
+    /// its schema forgotten ([`forget_schema`]); if they may read the
+    /// schema without reading the main database (a query with no `FROM`, a
+    /// TEMP table) or leave state in the connection, none.
     pub(super) fn open(
         store: &Rc<StoreInner>,
         db: &str,
@@ -196,11 +211,7 @@ impl Conn {
         #[cfg(test)]
         let unchanged =
             unchanged && !crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection);
-        // A program for which whether a connection has read the schema can
-        // show gets a new one: a pooled one cannot be made to forget it as
-        // if new (SQLite keeps the text encoding it read fixed, so a query
-        // with no FROM no longer reads the schema: a fuzzer's find).
-        if store.pooling.get() && !store.track_changes.get() && !local.schema_matters() {
+        if store.pooling.get() && !store.track_changes.get() && !local.schema_only {
             let mut pool = store.pool.borrow_mut();
             if let Some(i) = pool
                 .iter()
@@ -227,6 +238,13 @@ impl Conn {
                     };
                 }
                 store.add_conn(pooled.id, label);
+                // It forgets the schema it read, as a new connection has
+                // none: otherwise a statement on a table that does not
+                // exist fails at once where a new connection's reads the
+                // schema first and may meet BUSY (a fuzzer's find).
+                if !inherit && local.schema_state {
+                    forget_schema(&pooled.sqlite, pooled.id)?;
+                }
                 // Opening reads the database header (the pager's page size,
                 // without a lock); a pooled connection does what a new one
                 // would, so that a step's footprint does not depend on
