@@ -23,6 +23,8 @@ let restoring = false;
 
 // Shows `message` in the link-error notice (or hides it).
 export function notice(message) {
+  // Unchanged, it is left alone (each step of a run calls this).
+  if (ui.linkError.textContent === message && ui.linkError.hidden === !message) return;
   ui.linkError.textContent = message;
   ui.linkError.hidden = !message;
 }

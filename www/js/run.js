@@ -44,6 +44,14 @@ let settled = Promise.resolve();
 const queued = [];
 // Keys queued at most: a key held down repeats about 30 times a second.
 const MAX_QUEUED = 1000;
+// While keys wait, the run is drawn at most this often (ms), and once the
+// last is applied: keys sent faster than a drawing takes are applied
+// without drawing each step in between.
+const QUEUED_DRAW_MS = 100;
+// When the run was last drawn (performance.now()), and whether it changed
+// since without being drawn.
+let lastDrawn = -Infinity;
+let drawPending = false;
 // Called after each drawing (the controls of other parts, the address).
 const drawn = [];
 
@@ -117,6 +125,8 @@ export function showExplanation(lines, schedule) {
 // Redraws everything that depends on the run.
 export function render() {
   if (!view) return;
+  lastDrawn = performance.now();
+  drawPending = false;
   // The explanation is of one run: a step, an undo or a reset makes another.
   if (!ui.steps.hidden && explained !== view.schedule) ui.steps.hidden = true;
   const selectedBox = renderTimeline(ui.lanes, view, { selected, busy: working });
@@ -134,7 +144,8 @@ export function render() {
 // parts, which disable theirs), without drawing the run again: it is drawn
 // once the action is over.
 function renderControls() {
-  if (!view) return;
+  // Not drawn since the last action: its controls are still disabled.
+  if (!view || drawPending) return;
   for (const button of ui.lanes.querySelectorAll('[data-action="step"]')) {
     /** @type {HTMLButtonElement} */ (button).disabled = true;
   }
@@ -178,7 +189,8 @@ export async function busy(work) {
     return false;
   } finally {
     working = false;
-    render();
+    if (queued.length === 0 || performance.now() - lastDrawn >= QUEUED_DRAW_MS) render();
+    else drawPending = true;
     done();
   }
 }
@@ -206,6 +218,7 @@ async function drain() {
     }
   } finally {
     draining = false;
+    if (drawPending) render();
   }
 }
 
