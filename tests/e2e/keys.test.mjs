@@ -47,6 +47,7 @@ test('400 step keys sent at once are all applied, in order', async (t) => {
   assert.equal(handling.length, 400);
   handling.sort((x, y) => x - y);
   t.diagnostic(`each step's handling: median ${handling[200].toFixed(1)} ms, slowest ${handling[399].toFixed(1)} ms (measured, not asserted)`);
+  t.diagnostic(JSON.stringify(await page.evaluate(() => performance.getEntriesByName('replayground:step').map((e, i) => [i, Math.round(e.duration)]).sort((a, b) => b[1] - a[1]).slice(0, 8))));
   // The run is over: both attempts finished; the verdict says so.
   await page.locator('#verdict[data-kind]').waitFor();
   assert.match(await page.locator('#run-status').textContent(), /^(?!.*cannot step)/);
