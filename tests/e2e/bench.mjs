@@ -6,7 +6,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launchBrowser, launchPersistent, PERMALINK, startServer, traceFirstVisit } from './harness.mjs';
+import { launchBrowser, launchPersistent, openLongDesign, PERMALINK, startServer, traceFirstVisit } from './harness.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // The browser SQLite builds people use, pinned in package.json, served on the
@@ -466,13 +466,7 @@ try {
     await fresh.setViewportSize({ width: 1280, height: 800 });
     await fresh.goto(`${server.url}?s=idem-race`);
     await fresh.locator('body[data-ready="true"]').waitFor({ timeout: 60000 });
-    const source = await fresh.evaluate(async () => (await import('/js/bench-calls.js')).longDesign());
-    await fresh.click('[data-action="new-design"]');
-    await fresh.locator('#source').fill(source);
-    await fresh.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 60000 });
-    await fresh.click('[data-action="apply-source"]');
-    await fresh.locator('#scenario-title', { hasText: '400 heavy steps' }).waitFor({ timeout: 60000 });
-    await fresh.locator('#lanes').click({ position: { x: 5, y: 5 } });
+    await openLongDesign(fresh, 60000);
     const started = Date.now();
     for (let i = 0; i < 400; i += 1) await fresh.keyboard.press(i % 2 ? 'b' : 'a');
     await fresh.locator('#lanes .step[data-step="399"]').waitFor({ timeout: 600000 });

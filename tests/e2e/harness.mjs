@@ -106,6 +106,20 @@ export async function openReady(env, query, viewport, contextOptions = {}) {
   return opened;
 }
 
+// In a ready playground `page`, opens the benchmark's long design
+// (www/js/bench-calls.js: two attempts of 200 heavy statements) as a design
+// of one's own, and puts the focus on the lanes, ready for step keys. The
+// end-to-end suite and the benchmark step it by keyboard.
+export async function openLongDesign(page, timeout = 30000) {
+  const source = await page.evaluate(async () => (await import('/js/bench-calls.js')).longDesign());
+  await page.click('[data-action="new-design"]');
+  await page.locator('#source').fill(source);
+  await page.locator('#source-status[data-kind="pass"]').waitFor({ timeout });
+  await page.click('[data-action="apply-source"]');
+  await page.locator('#scenario-title', { hasText: '400 heavy steps' }).waitFor({ timeout });
+  await page.locator('#lanes').click({ position: { x: 5, y: 5 } });
+}
+
 // Saves a screenshot under tests/e2e/artifacts/ (the whole page unless `fullPage` is false).
 export async function screenshot(page, name, fullPage = true) {
   mkdirSync(artifacts, { recursive: true });

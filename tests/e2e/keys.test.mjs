@@ -6,7 +6,7 @@
 // so the 400th step runs one statement, not 400.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { openReady, screenshot, serveAndLaunch } from './harness.mjs';
+import { openLongDesign, openReady, screenshot, serveAndLaunch } from './harness.mjs';
 
 const env = serveAndLaunch();
 
@@ -14,14 +14,7 @@ const env = serveAndLaunch();
 // two attempts of 200 heavy statements each.
 async function openLong(viewport = { width: 1280, height: 800 }) {
   const opened = await openReady(env, '?s=idem-race', viewport);
-  const { page } = opened;
-  const source = await page.evaluate(async () => (await import('/js/bench-calls.js')).longDesign());
-  await page.click('[data-action="new-design"]');
-  await page.locator('#source').fill(source);
-  await page.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 30000 });
-  await page.click('[data-action="apply-source"]');
-  await page.locator('#scenario-title', { hasText: '400 heavy steps' }).waitFor({ timeout: 30000 });
-  await page.locator('#lanes').click({ position: { x: 5, y: 5 } });
+  await openLongDesign(opened.page);
   return opened;
 }
 
