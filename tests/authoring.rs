@@ -256,3 +256,45 @@ program = "check-and-write"
         "invalid scenario: line 10, column 12: attempt A: program \"check-and-write\" is not declared; the declared ones are \"check-then-write\", \"answer\", closest first"
     );
 }
+
+/// A statement that met BUSY and whose `on.busy` handler took it is told as
+/// BUSY, with what the handler did: it was told "ran \"commit\": ok", which
+/// hid the very event that explains the run. So is a constraint a handler
+/// takes, and a BUSY a single sentence of the design's was written for the
+/// step that works.
+#[test]
+fn a_busy_or_an_error_a_handler_takes_is_told_with_what_it_did() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+steps = [
+  {{ name = "begin", sql = "BEGIN" }},
+  {{ name = "write", sql = "INSERT INTO t VALUES (1)" }},
+  {{ name = "commit", sql = "COMMIT", on.busy = {{ goto = "roll back" }}, note = "{{label}} commits" }},
+  {{ name = "done", sql = "SELECT 1", on.rows = {{ finish = "written" }} }},
+  {{ name = "roll back", sql = "ROLLBACK", on.ok = {{ finish = "gave up" }} }},
+]
+[[attempts]]
+steps = [
+  {{ name = "begin", sql = "BEGIN" }},
+  {{ name = "read", sql = "SELECT count(*) FROM t", note = "{{label}} reads the table" }},
+  {{ name = "look", sql = "SELECT abs(-9223372036854775808)", on.error = {{ finish = "overflow" }} }},
+]
+"#
+    );
+    let explorer = explorer(&source);
+    let run = explorer
+        .replay(&explorer.parse_schedule("AABBAAB").unwrap(), true)
+        .unwrap();
+    let all = run.explanation();
+    assert_eq!(
+        all[4], "5. A ran \"commit\": SQLITE_BUSY (B holds SHARED); A goes to \"roll back\"",
+        "{all:?}"
+    );
+    assert_eq!(all[5], "6. A ran \"roll back\": ok", "{all:?}");
+    assert!(
+        all[6].starts_with("7. B ran \"look\": SQLite: integer overflow")
+            && all[6].ends_with("; B finishes: overflow"),
+        "{all:?}"
+    );
+}

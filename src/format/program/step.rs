@@ -164,16 +164,7 @@ impl ProgramAttempt {
             (None, Some(e)) => SqlResult::from_result(&Err(Error::duplicate(e))),
             (None, None) => SqlResult::None,
         };
-        let note = self.tell(
-            step,
-            &ran,
-            &result,
-            chosen.is_some(),
-            &progress,
-            extra,
-            case,
-            ctx,
-        );
+        let note = self.tell(step, &ran, &result, chosen, &progress, extra, case, ctx);
         let sql = ran.sql.cloned();
         report(&instance, step, sql, ran.bound, result, progress, note)
     }
@@ -427,7 +418,7 @@ impl ProgramAttempt {
         step: &Step,
         ran: &Ran<'_>,
         result: &SqlResult,
-        handled: bool,
+        chosen: Option<&Act>,
         progress: &Progress,
         extra: Option<String>,
         case: Option<String>,
@@ -460,6 +451,7 @@ impl ProgramAttempt {
         };
         let answer = ran.answer;
         let waiting = *progress == Progress::Blocked && answer != Answer::Busy;
+        let blocked_by_busy = *progress == Progress::Blocked && answer == Answer::Busy;
         let template = match &step.note {
             Some(NoteSpec::One(t)) => Some(t.as_str()),
             Some(NoteSpec::By(by)) => waiting
@@ -471,18 +463,33 @@ impl ProgramAttempt {
                 .map(String::as_str),
             None => None,
         };
-        let blocked_by_busy = *progress == Progress::Blocked && answer == Answer::Busy;
         // A single sentence tells what the step does when it works; an error
         // nobody handles is told as it is.
-        let stale = !handled && stale_snapshot;
-        let unhandled = !step.own_errors
-            && (matches!(answer, Answer::Constraint | Answer::Error) || stale)
-            && matches!(step.note, Some(NoteSpec::One(_)));
+        let stale = chosen.is_none() && stale_snapshot;
+        let failed = matches!(answer, Answer::Constraint | Answer::Error);
+        // One sentence written for a step that works does not tell a BUSY
+        // a handler took, nor an error nobody handles: told as they are.
+        let one = matches!(step.note, Some(NoteSpec::One(_)));
+        let unhandled = one
+            && ((!step.own_errors && (failed || stale))
+                || (answer == Answer::Busy && chosen.is_some() && !blocked_by_busy));
         let template = template.filter(|_| !unhandled);
+        // What the handler did with a BUSY or an error, when the sentence
+        // is not the design's own: the step's sentence tells both.
+        let extra = extra.or_else(|| {
+            (template.is_none() && (failed || answer == Answer::Busy))
+                .then(|| chosen.and_then(|act| self.handled_words(act, progress)))
+                .flatten()
+        });
         let mut note = match template {
             Some(template) if !blocked_by_busy => self.note_words(step, template, &extras),
             _ if blocked_by_busy => format!(
                 "{label} got SQLITE_BUSY at \"{}\" ({}) and waits for a lock to be released",
+                step.name,
+                crate::sim::locks_held(peers)
+            ),
+            _ if answer == Answer::Busy => format!(
+                "{label} ran \"{}\": SQLITE_BUSY ({})",
                 step.name,
                 crate::sim::locks_held(peers)
             ),
@@ -502,6 +509,28 @@ impl ProgramAttempt {
             note = format!("{note}; {label} {extra}");
         }
         note
+    }
+}
+
+impl ProgramAttempt {
+    /// What a handler did, in a few words after the attempt's label ("goes
+    /// to \"begin\"", "finishes: conflict"), or None where the step's
+    /// progress says it already (a wait, a retry).
+    fn handled_words(&self, act: &Act, progress: &Progress) -> Option<String> {
+        match (act, progress) {
+            (_, Progress::Blocked) => None,
+            (_, Progress::Finished { outcome }) => Some(format!("finishes: {}", outcome.kind)),
+            (_, Progress::Failed { error, .. }) => Some(format!("fails: {error}")),
+            (Act::Goto { target, .. }, _) => Some(match self.steps().get(*target) {
+                Some(to) => format!("goes to {}", quote(&to.name)),
+                None => "goes on".into(),
+            }),
+            (Act::Next | Act::WaitWhile(_), _) => Some(match self.steps().get(self.state.pc) {
+                Some(to) => format!("goes on to {}", quote(&to.name)),
+                None => "goes on".into(),
+            }),
+            _ => None,
+        }
     }
 }
 
