@@ -52,3 +52,33 @@ test('400 step keys sent at once are all applied, in order', async (t) => {
   await page.locator('#run-status', { hasText: 'cannot step now' }).waitFor();
   assert.deepEqual(seen.errors, []);
 });
+
+// The search helpers start only once the visitor has left the page alone for
+// a while (search.js): compiling and warming them up takes the cores of a
+// small machine, and steps by key waited for it. However slow the machine,
+// no key falls within that quiet time before they start.
+test('the search helpers do not start while the visitor steps by key', async () => {
+  const { page, seen } = await openReady(env, '?s=idem-race&attempts=2', { width: 1280, height: 800 });
+  await page.evaluate(() => {
+    window.keyTimes = [];
+    document.addEventListener('keydown', () => window.keyTimes.push(performance.now()), { capture: true });
+  });
+  // Keys every 200 ms for 4 s (the run ends early; a key then is still heard).
+  for (let i = 0; i < 20; i += 1) {
+    await page.keyboard.press(i % 2 ? 'b' : 'a');
+    await page.waitForTimeout(200);
+  }
+  await page.locator('body[data-search-workers="warm"]').waitFor({ timeout: 60000 });
+  const { keys, started, quiet } = await page.evaluate(async () => ({
+    keys: window.keyTimes,
+    started: performance.getEntriesByName('replayground:helpers-start').map((e) => e.startTime),
+    quiet: (await import('/js/search.js')).QUIET_BEFORE_PREPARING_MS,
+  }));
+  assert.equal(keys.length, 20);
+  assert.equal(started.length, 1);
+  const before = keys.filter((t) => t <= started[0]);
+  assert.ok(started[0] - before[before.length - 1] >= quiet, `a key ${started[0] - before[before.length - 1]} ms before the helpers started`);
+  // They were put off: the keys ran past the second after ready they start at.
+  assert.ok(started[0] > keys[keys.length - 1], 'the helpers started between keys');
+  assert.deepEqual(seen.errors, []);
+});

@@ -264,6 +264,18 @@ export function prepareLater() {
   setTimeout(prepareWhenIdle, PREPARE_SEARCHES_AFTER_MS);
 }
 
+// The helpers start only once the visitor has left the page alone this long
+// (ms): a key, a click or a keystroke in the editor puts them off. Compiling
+// and warming up a helper's module takes the cores of a 2-core machine for
+// a second or two, and the page's own work waits: the first of 400 steps by
+// key right after a design was applied took 79-129 ms while a helper warmed
+// up, its layout alone 61-82 ms (17 ms with no helper), 2026-12-07.
+export const QUIET_BEFORE_PREPARING_MS = 1500;
+let lastInput = -Infinity;
+for (const type of ['keydown', 'pointerdown', 'input']) {
+  document.addEventListener(type, () => { lastInput = performance.now(); }, { capture: true, passive: true });
+}
+
 // Once the page is idle and no search runs, the helpers of split searches
 // start and warm up (see engine.prepareSearches): a first large search then
 // runs on compiled code and splits sooner. While a search runs they wait:
@@ -280,6 +292,12 @@ function prepareWhenIdle() {
       prepareLater();
       return;
     }
+    const quiet = performance.now() - lastInput;
+    if (quiet < QUIET_BEFORE_PREPARING_MS) {
+      setTimeout(prepareWhenIdle, QUIET_BEFORE_PREPARING_MS - quiet);
+      return;
+    }
+    performance.mark('replayground:helpers-start');
     engine.prepareSearches().then(
       (warm) => { document.body.dataset.searchWorkers = warm ? 'warm' : 'cold'; },
       () => { document.body.dataset.searchWorkers = 'cold'; },
