@@ -322,7 +322,7 @@ steps = [ { name = "wait", sql = "SELECT 1 FROM t WHERE 0", on.none = { goto = "
     // The lasso the search found first is longer.
     let mut search = replayground::search::Dfs::new(Strategy::of(Kind::Exhaustive).dfs_options());
     while !search.advance(&explorer, 100).unwrap() {}
-    let first = search.first_violation().unwrap();
+    let first = search.violation().unwrap();
     assert!(first.cycle_from().is_some() && first.len() > 1, "{first}");
     // A budget too small to know every state proves nothing.
     assert_eq!(explorer.shortest_lasso(1).unwrap(), None);
@@ -367,4 +367,45 @@ steps = [ { name = "poll", sql = "SELECT 1 FROM ready", on.none = { goto = "poll
     );
     assert_eq!(report.stats.cycles, 0);
     assert_eq!(report.declaration.unwrap().as_declared, Some(true));
+}
+
+/// A search keeps the shortest failing run it met, not the first: one
+/// stopped by its budget, whose shrinker could not prove a shortest, showed
+/// a first violation of 46 steps when shorter ones had been met (issue 68).
+/// Here the first found takes 5 steps (A runs first), a later one 2.
+#[test]
+fn a_search_keeps_the_shortest_failing_run_it_met() {
+    let source = r#"
+title = "a long and a short way to fail"
+[databases.app]
+schema = "CREATE TABLE t (x);"
+[[attempts]]
+label = "A"
+steps = [
+  { name = "look", sql = "SELECT 1 FROM t", on.rows = { finish = "early" }, on.none = "next" },
+  { name = "think", sql = "SELECT 1" },
+  { name = "think again", sql = "SELECT 2" },
+  { name = "write", sql = "INSERT INTO t VALUES ('a')", on.ok = { finish = "wrote" } },
+]
+[[attempts]]
+label = "B"
+steps = [ { name = "write", sql = "INSERT INTO t VALUES ('b')", on.ok = { finish = "wrote" } } ]
+[[checks]]
+outcome = "wrote"
+count = 1
+[[checks]]
+outcome = "early"
+count = 0
+"#;
+    let explorer = explorer(source, "long-and-short");
+    let unreduced = Strategy {
+        without: Without::everything(),
+        ..Strategy::of(Kind::Exhaustive)
+    };
+    for strategy in [Strategy::of(Kind::Exhaustive), unreduced] {
+        let mut search = replayground::search::Dfs::new(strategy.dfs_options());
+        while !search.advance(&explorer, 100).unwrap() {}
+        let kept = search.violation().unwrap();
+        assert_eq!(explorer.show_schedule(kept), "BA");
+    }
 }

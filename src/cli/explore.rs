@@ -181,7 +181,7 @@ fn explore(
                 let kind = if c.shortest {
                     "shortest"
                 } else {
-                    "first found"
+                    "shortest found; a shorter one may exist"
                 };
                 println!(
                     "  counterexample ({kind}, {}): {}",

@@ -219,7 +219,7 @@ function showReport(report) {
     run.status(`${declared}No violation in ${context} (${coverage}). Shown: one completed run.`, tone);
     return;
   }
-  run.status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'first found'}, ${count(c.steps, 'step')}, schedule ${scheduleText(c.schedule)}; ${coverage}).`, 'fail');
+  run.status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'the shortest found; a shorter one may exist'}, ${count(c.steps, 'step')}, schedule ${scheduleText(c.schedule)}; ${coverage}).`, 'fail');
   run.showExplanation(c.explanation, c.schedule);
 }
 

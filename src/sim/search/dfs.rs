@@ -116,11 +116,11 @@ impl Dfs {
         }
     }
 
-    /// The first failing run found, if any.
-    pub fn first_violation(&self) -> Option<&Schedule> {
+    /// The shortest failing run found (the first of the shortest), if any.
+    pub fn violation(&self) -> Option<&Schedule> {
         match &self.por {
-            Some(por) => por.first_violation(),
-            None => self.endings.first_violation(),
+            Some(por) => por.violation(),
+            None => self.endings.violation(),
         }
     }
 

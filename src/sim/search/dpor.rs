@@ -285,9 +285,9 @@ impl Dpor {
         self.endings.finals()
     }
 
-    /// The first failing run found, if any.
-    pub(crate) fn first_violation(&self) -> Option<&Schedule> {
-        self.endings.first_violation()
+    /// The shortest failing run found (the first of the shortest), if any.
+    pub(crate) fn violation(&self) -> Option<&Schedule> {
+        self.endings.violation()
     }
 
     /// Steps each attempt took in the first complete run.

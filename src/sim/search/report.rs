@@ -121,7 +121,8 @@ pub struct Counterexample {
     /// Steps.
     pub steps: usize,
     /// Whether no failing run of the scenario is shorter (a breadth-first
-    /// search proved it); otherwise it is the first failing run found.
+    /// search proved it); otherwise it is the shortest failing run the
+    /// search met, and a shorter one may exist.
     pub shortest: bool,
     /// The checks it fails.
     pub failed_checks: Vec<Check>,

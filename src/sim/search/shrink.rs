@@ -44,7 +44,7 @@ pub(crate) const SHRINK_BUDGET: u64 = 20_000;
 /// much as four runs may each ([`crate::sim::BUDGETS`]). Runs of a hostile
 /// design can each take a second or build tens of megabytes, and twenty
 /// thousand of them would take hours; past this the counterexample is the
-/// first found.
+/// shortest failing run the search met.
 pub(crate) const SHRINK_SPENT: crate::sim::Spent = crate::sim::Spent {
     instructions: 4 * crate::sim::BUDGETS.run_instructions,
     bytes: 4 * crate::sim::BUDGETS.run_bytes,

@@ -302,7 +302,7 @@ impl Endings {
         PartFields {
             final_states: hex_words(&finals),
             final_digests: self.digests().map(hex_words),
-            violation: self.first_violation().map(Schedule::encode),
+            violation: self.violation().map(Schedule::encode),
             steps_per_attempt: self.steps_per_attempt().map(<[usize]>::to_vec),
         }
     }

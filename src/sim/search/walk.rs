@@ -260,7 +260,10 @@ pub(super) struct Endings {
     finals: HashSet<u64>,
     /// The final states' digests, when kept ([`Options::final_digests`]).
     digests: Option<std::collections::BTreeSet<u64>>,
-    first_violation: Option<Schedule>,
+    /// The shortest failing run found, the first of the shortest: a search
+    /// stopped by its budget, whose shrinker could not prove a shortest,
+    /// shows the shortest it met rather than the first.
+    violation: Option<Schedule>,
     steps_per_attempt: Option<Vec<usize>>,
     /// The first cycle found, until it is unrolled ([`Endings::settle`]).
     cycle: Option<Cycle>,
@@ -300,8 +303,12 @@ impl Endings {
         }
         if !explorer.finish(run, false)?.passed {
             stats.violations += 1;
-            if self.first_violation.is_none() {
-                self.first_violation = Some(run.schedule());
+            if self
+                .violation
+                .as_ref()
+                .is_none_or(|v| run.steps() < v.len())
+            {
+                self.violation = Some(run.schedule());
             }
         }
         Ok(())
@@ -312,7 +319,7 @@ impl Endings {
     pub(super) fn record_cycle(&mut self, stats: &mut Stats, cycle: Cycle) {
         stats.cycles += 1;
         stats.violations += 1;
-        if self.first_violation.is_none() && self.cycle.is_none() {
+        if self.violation.is_none() && self.cycle.is_none() {
             self.cycle = Some(cycle);
         }
     }
@@ -321,8 +328,13 @@ impl Endings {
     /// run of the explorer may be under way: this one restores its store).
     pub(super) fn settle(&mut self, explorer: &Explorer) -> Result<()> {
         if let Some(cycle) = self.cycle.take() {
-            if self.first_violation.is_none() {
-                self.first_violation = Some(explorer.lasso(&cycle)?);
+            let lasso = explorer.lasso(&cycle)?;
+            if self
+                .violation
+                .as_ref()
+                .is_none_or(|v| lasso.len() < v.len())
+            {
+                self.violation = Some(lasso);
             }
         }
         Ok(())
@@ -338,9 +350,9 @@ impl Endings {
         self.digests.as_ref()
     }
 
-    /// The first failing run.
-    pub(super) fn first_violation(&self) -> Option<&Schedule> {
-        self.first_violation.as_ref()
+    /// The shortest failing run found (the first of the shortest).
+    pub(super) fn violation(&self) -> Option<&Schedule> {
+        self.violation.as_ref()
     }
 
     /// Steps per attempt in the first run that ended.
