@@ -92,8 +92,8 @@ pub mod soundness {
 /// The built-in scenarios, and a person's scenario files checked against them.
 pub mod catalog {
     pub use crate::scenarios::{
-        build, build_resolved, build_with, catalog as all, entry, parse, parsed_builtins, Entry,
-        Extra, Named, CATALOG,
+        build, build_resolved, build_with, catalog as all, editable_source, entry, parse,
+        parsed_builtins, Entry, Extra, Named, CATALOG,
     };
 }
 

@@ -298,3 +298,67 @@ steps = [
         "{all:?}"
     );
 }
+
+/// "Edit a copy" of a built-in gives a file that holds everything it runs:
+/// the libraries it includes written into it, under `[libraries.NAME]`, with
+/// their comments. That file runs as the built-in does (same run, sentences,
+/// checks, final state, parameters), and a change to a program written in it
+/// is what runs.
+#[test]
+fn an_edited_copy_holds_its_libraries_and_runs_as_the_built_in() {
+    let mut included = 0;
+    for entry in catalog::all() {
+        let id = entry.id;
+        let whole = catalog::editable_source(id).unwrap();
+        let original = Explorer::new(catalog::build(id).unwrap())
+            .unwrap()
+            .run(&mut RoundRobin, true)
+            .unwrap();
+        let copy = catalog::parse(&whole, "design").unwrap();
+        assert!(copy.libraries.len() == copy.include.len(), "{id}");
+        if copy.include.is_empty() {
+            assert!(!whole.contains("[libraries."), "{id}");
+            continue;
+        }
+        included += 1;
+        assert!(whole.contains("[[libraries."), "{id}");
+        let copied = Explorer::new(copy.build(&serde_json::Value::Null).unwrap())
+            .unwrap()
+            .run(&mut RoundRobin, true)
+            .unwrap();
+        assert_eq!(copied.schedule, original.schedule, "{id}");
+        assert_eq!(copied.explanation(), original.explanation(), "{id}");
+        assert_eq!(copied.passed, original.passed, "{id}");
+        assert_eq!(copied.final_state, original.final_state, "{id}");
+        assert_eq!(copied.params, original.params, "{id}");
+        assert_eq!(
+            serde_json::to_string(&copied.checks).unwrap(),
+            serde_json::to_string(&original.checks).unwrap(),
+            "{id}"
+        );
+    }
+    assert!(included >= 20, "{included} built-ins include a library");
+    // What the copy says is what runs: the library's program, changed in
+    // the copy, changes the run.
+    let whole = catalog::editable_source("idem-check-then-write").unwrap();
+    assert!(whole.contains("[[libraries.idempotency.programs.check-then-write.steps]]"));
+    let at = whole
+        .find("[[libraries.idempotency.programs.check-then-write.steps]]")
+        .unwrap();
+    let (head, tail) = whole.split_at(at);
+    let renamed = format!(
+        "{head}{}",
+        tail.replacen(
+            "it takes no lock until it reads",
+            "it says so in the copy",
+            1
+        )
+    );
+    assert_ne!(renamed, whole);
+    let run = explorer(&renamed).run(&mut RoundRobin, true).unwrap();
+    assert!(
+        run.explanation()[0].contains("it says so in the copy"),
+        "{:?}",
+        run.explanation()
+    );
+}

@@ -131,6 +131,10 @@ declaration! {
         /// Libraries of the built-in catalog whose parameters, databases and
         /// programs this file uses (`idempotency`, `outbox`).
         pub include: Vec<String> = "include" (default),
+        /// Libraries written in the file itself (`[libraries.NAME]`, as
+        /// "Edit a copy" writes a built-in's): `include` takes the file's own
+        /// before the catalog's of that name.
+        pub libraries: IndexMap<String, Library> = "libraries" (default),
         /// Built-in scenarios whose attempts run, in order and with their
         /// defaults, on the databases before this one's attempts start (a
         /// reference check that builds on the earlier ones).

@@ -15,6 +15,7 @@
 
 mod decode;
 pub(crate) mod file;
+mod inline;
 mod limits;
 mod program;
 mod sql;
@@ -28,6 +29,7 @@ use crate::storage::{Journal, Synchronous};
 use crate::{Error, Result};
 
 pub(crate) use file::*;
+pub(crate) use inline::with_libraries;
 pub use limits::*;
 pub(crate) use program::{FileScenario, DONE};
 pub use sql::SqlMistake;
@@ -215,6 +217,11 @@ impl File {
     /// of that name.
     fn merge_libraries(&mut self, sources: &dyn Sources) -> Result<()> {
         for name in self.include.clone() {
+            if let Some(own) = self.libraries.get(&name) {
+                let own = own.clone();
+                self.take_library(own);
+                continue;
+            }
             if sources.library(&name).is_none() {
                 return Err(Error::invalid(
                     "scenario",
@@ -225,41 +232,46 @@ impl File {
                     ),
                 ));
             }
-            let library = library(sources, &name)?;
-            for (param, spec) in self.params.iter_mut() {
-                if let Some(base) = library.params.get(param) {
-                    spec.fill_from(base);
-                }
-            }
-            for (db, spec) in library.databases {
-                let mine = self.databases.entry(db).or_insert_with(|| spec.clone());
-                if mine.schema.is_empty() {
-                    mine.schema = spec.schema.clone();
-                }
-                if mine.pragmas.is_empty() {
-                    mine.pragmas = spec.pragmas.clone();
-                }
-            }
-            for (program, spec) in library.programs {
-                self.programs.entry(program).or_insert(spec);
-            }
-            let mut lets = library.lets;
-            for (name, expression) in std::mem::take(&mut self.lets) {
-                lets.insert(name, expression);
-            }
-            self.lets = lets;
-            for (name, sql) in library.queries {
-                self.queries.entry(name).or_insert(sql);
-            }
-            for (name, value) in library.defaults {
-                self.defaults.entry(name).or_insert(value);
-            }
-            let on = &mut self.on;
-            on.busy = on.busy.take().or(library.on.busy);
-            on.constraint = on.constraint.take().or(library.on.constraint);
-            on.error = on.error.take().or(library.on.error);
+            self.take_library(library(sources, &name)?);
         }
         Ok(())
+    }
+
+    /// Takes what `library` declares and this file does not (see
+    /// [`File::merge_libraries`]).
+    fn take_library(&mut self, library: Library) {
+        for (param, spec) in self.params.iter_mut() {
+            if let Some(base) = library.params.get(param) {
+                spec.fill_from(base);
+            }
+        }
+        for (db, spec) in library.databases {
+            let mine = self.databases.entry(db).or_insert_with(|| spec.clone());
+            if mine.schema.is_empty() {
+                mine.schema = spec.schema.clone();
+            }
+            if mine.pragmas.is_empty() {
+                mine.pragmas = spec.pragmas.clone();
+            }
+        }
+        for (program, spec) in library.programs {
+            self.programs.entry(program).or_insert(spec);
+        }
+        let mut lets = library.lets;
+        for (name, expression) in std::mem::take(&mut self.lets) {
+            lets.insert(name, expression);
+        }
+        self.lets = lets;
+        for (name, sql) in library.queries {
+            self.queries.entry(name).or_insert(sql);
+        }
+        for (name, value) in library.defaults {
+            self.defaults.entry(name).or_insert(value);
+        }
+        let on = &mut self.on;
+        on.busy = on.busy.take().or(library.on.busy);
+        on.constraint = on.constraint.take().or(library.on.constraint);
+        on.error = on.error.take().or(library.on.error);
     }
 
     /// The parameter declarations, as the engine's [`Param`]s, and last the

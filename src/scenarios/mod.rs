@@ -221,6 +221,15 @@ pub(crate) fn builtin_source(id: &str) -> Option<&'static str> {
         .map(|(_, s)| *s)
 }
 
+/// Built-in scenario `id`'s file made whole, to start an edited copy from:
+/// the libraries it includes written into it (`[libraries.NAME]`), so that
+/// every program it runs is there to read and change.
+pub fn editable_source(id: &str) -> Result<String> {
+    entry(id)?;
+    let source = builtin_source(id).unwrap_or_default();
+    crate::format::with_libraries(source, &CATALOG)
+}
+
 /// The built-in catalog as the format's [`Sources`]: what the built-ins
 /// and a user's file include (`include`) and run before their attempts
 /// (`before`).

@@ -254,7 +254,8 @@ pub fn check_scenario(
     to_js(&checked)
 }
 
-/// The source of a built-in scenario: the file to start an edited copy from.
+/// The source of a built-in scenario, to start an edited copy from, with the
+/// libraries it includes written into it ([`scenarios::editable_source`]).
 #[wasm_bindgen(js_name = scenarioSource)]
 pub fn scenario_source(
     #[wasm_bindgen(unchecked_param_type = "string")] id: JsValue,
@@ -268,10 +269,7 @@ pub fn scenario_source(
             )))
         }
     };
-    scenarios::entry(&id)?;
-    Ok(scenarios::builtin_source(&id)
-        .unwrap_or_default()
-        .to_string())
+    scenarios::editable_source(&id).map_err(JsError::from)
 }
 
 /// The response profiles side by side: retention, error storage, answers.
@@ -319,15 +317,37 @@ pub fn export_python(
     #[wasm_bindgen(unchecked_param_type = "{ schedule: string; params?: object }")]
     options: JsValue,
 ) -> Result<String, JsError> {
-    let scenario = ScenarioArg::read(&id)?;
-    let mut options = options_arg(&options)?;
+    export_run(&id, &options, crate::export::python)
+}
+
+/// The run of `schedule` as a Rust test that replays it on real SQLite files
+/// with rusqlite, one process per attempt (`replayground export --rust`).
+/// `options` as [`export_python`]'s.
+#[wasm_bindgen(js_name = exportRust)]
+pub fn export_rust(
+    #[wasm_bindgen(unchecked_param_type = "string | ScenarioSource")] id: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "{ schedule: string; params?: object }")]
+    options: JsValue,
+) -> Result<String, JsError> {
+    export_run(&id, &options, crate::export::rust)
+}
+
+/// A whole run of a scenario (`options`: `{ schedule, params? }`) written by
+/// `write`.
+fn export_run(
+    id: &JsValue,
+    options: &JsValue,
+    write: fn(&Explorer, &crate::Schedule) -> crate::Result<String>,
+) -> Result<String, JsError> {
+    let scenario = ScenarioArg::read(id)?;
+    let mut options = options_arg(options)?;
     input::only(&options, &["params", "schedule"], "options")?;
     let params = options.remove("params").unwrap_or(Value::Null);
     let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?
         .ok_or_else(|| Error::invalid("schedule", "is required"))?;
     let explorer = Explorer::new(scenario.build(&params)?)?;
     let schedule = explorer.parse_schedule(&schedule)?;
-    crate::export::python(&explorer, &schedule).map_err(JsError::from)
+    write(&explorer, &schedule).map_err(JsError::from)
 }
 
 /// Gives the engine a flag to hear a caller that wants it to stop: an

@@ -433,3 +433,82 @@ test('a misspelled outcome in a check, or a program not declared, is refused at 
   assert.match(await page.locator('#source-status').textContent(), /program "check-and-write" is not declared; the declared ones are "check-then-write", /);
   assert.deepEqual(seen.errors, []);
 });
+
+// One way to run: Run runs what the editor holds (the design becomes the
+// scenario shown first), from the button or with Ctrl+Enter anywhere, the
+// editor too; the button shows the keys; focus stays where the visitor was
+// (it fell to <body> when Run, pressed by Enter, was disabled during the run).
+test('one Run runs the editor\'s design, by button or Ctrl+Enter, and focus stays', async () => {
+  const { page, seen } = await open('?s=idem-race&attempts=2');
+  assert.match(await page.locator('#run').textContent(), /^Run (Ctrl\+Enter|⌘ Enter)$/);
+  // Enter on Run: the search runs, and focus is on Run afterwards.
+  await page.focus('#run');
+  await page.keyboard.press('Enter');
+  await page.locator('#run-status', { hasText: /No violation in|Counterexample in/ }).waitFor({ timeout: 60000 });
+  await page.locator('#run:enabled').waitFor();
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'run');
+  // A design in the editor: Ctrl+Enter while typing in it runs it, with no
+  // other button pressed; the verdict is the design's.
+  await page.click('#edit-copy');
+  await page.locator('#source').fill(SEATS);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.locator('#source').focus();
+  await page.keyboard.press('Control+Enter');
+  await page.locator('#scenario-title', { hasText: /seat/i }).waitFor({ timeout: 60000 });
+  await page.locator('#run-status', { hasText: 'Counterexample in' }).waitFor({ timeout: 60000 });
+  assert.equal(await page.evaluate(() => document.activeElement?.id), 'source');
+  // Changed again, the Run button runs the new text: its title is shown.
+  await page.locator('#source').fill(SEATS.replace(/^title = ".*"$/m, 'title = "Seats, renamed"'));
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('#run');
+  await page.locator('#scenario-title', { hasText: 'Seats, renamed' }).waitFor({ timeout: 60000 });
+  await page.locator('#run-status', { hasText: 'Counterexample in Seats, renamed' }).waitFor({ timeout: 60000 });
+  // A design that does not parse is not run: the editor says why, the scenario shown stays.
+  await page.locator('#source').fill('title = ');
+  await page.locator('#source-status[data-kind="fail"]').waitFor();
+  await page.keyboard.press('Control+Enter');
+  await page.locator('#source-status[data-kind="fail"]').waitFor();
+  assert.equal(await page.locator('#scenario-title').textContent(), 'Seats, renamed');
+  assert.deepEqual(seen.errors, []);
+});
+
+// A built-in's bug fixed from the page alone: "Edit a copy" writes the
+// library it includes into the file (its programs, commented, under
+// [libraries.NAME]); making the check and the write one IMMEDIATE
+// transaction in the copy makes the design hold.
+test('fix the broken idempotency built-in from the page alone and see it hold', async () => {
+  const { page, seen } = await open('?s=idem-check-then-write');
+  await page.click('#edit-copy');
+  await page.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 30000 });
+  const copy = await page.locator('#source').inputValue();
+  assert.match(copy, /^include = \["idempotency"\]$/m);
+  assert.match(copy, /^\[\[libraries\.idempotency\.programs\.check-then-write\.steps\]\]$/m);
+  // The library's own comments come along: what each program does.
+  assert.match(copy, /# Check in one transaction, write in another/);
+  // As it is, the copy fails as the built-in does.
+  await page.click('#run');
+  await page.locator('#run-status', { hasText: 'Counterexample in' }).waitFor({ timeout: 60000 });
+  // The fix: one IMMEDIATE transaction from the check to the commit.
+  const program = copy.indexOf('[[libraries.idempotency.programs.check-then-write.steps]]');
+  const fixed = copy.slice(0, program) + copy.slice(program)
+    .replace('sql = "BEGIN"\n', 'sql = "BEGIN IMMEDIATE"\n')
+    .replace('name = "end check"\nsql = "COMMIT"', 'name = "end check"\nsql = "SELECT 1"')
+    .replace('name = "begin write"\nsql = "BEGIN IMMEDIATE"', 'name = "begin write"\nsql = "SELECT 1"');
+  assert.notEqual(fixed, copy);
+  assert.equal(fixed.split('SELECT 1"').length - copy.split('SELECT 1"').length, 2);
+  await page.locator('#source').fill(fixed);
+  await page.locator('#source-status[data-kind="pass"]').waitFor();
+  await page.click('#run');
+  await page.locator('#run-status', { hasText: 'No violation in' }).waitFor({ timeout: 60000 });
+  assert.match(await page.locator('#run-status').textContent(), /^Holds, but this design is declared to fail\. .*every schedule covered/);
+  await screenshot(page, 'editor-built-in-fixed', false);
+  // It still declares fails = true: the editor offers to flip it, and runs it so.
+  await page.locator('#flip-fails').waitFor();
+  await page.click('#flip-fails');
+  await page.locator('#flip-fails').waitFor({ state: 'hidden' });
+  assert.match(await page.locator('#source').inputValue(), /^fails = false$/m);
+  await page.click('#run');
+  await page.locator('#run-status', { hasText: /^Holds, as declared\. No violation in/ }).waitFor({ timeout: 60000 });
+  assert.equal(await page.locator('#flip-fails').isVisible(), false);
+  assert.deepEqual(seen.errors, []);
+});

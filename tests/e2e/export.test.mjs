@@ -1,13 +1,15 @@
-// Taking a counterexample home: the page's "Reproduce on real SQLite" button
+// Taking a counterexample home: the page's "Reproduce in Python" button
 // downloads a Python script, and python3 replays the run on real SQLite files
-// with every step's result as the playground showed it.
+// with every step's result as the playground showed it; "Reproduce in Rust"
+// downloads the Rust test the command line writes (tests/export.rs builds and
+// runs those with cargo).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
-import { openPage, screenshot, serveAndLaunch } from './harness.mjs';
+import { openPage, repoRoot, screenshot, serveAndLaunch } from './harness.mjs';
 
 const env = serveAndLaunch();
 
@@ -52,6 +54,17 @@ test('a counterexample downloads as a script that reproduces it on real SQLite',
   assert.deepEqual(insert.params.slice(0, 3), ['north', 'web-order', 'intent-a']);
   assert.ok(insert.locks.length === 2 && insert.tables['orders.db'].receipts);
   assert.match(await page.locator('#run-status').textContent(), /holds the 14 steps of this run/);
+  // The Rust test: the command line's export of the same run, byte for byte.
+  const [rustFile] = await Promise.all([page.waitForEvent('download'), page.click('#export-rust')]);
+  assert.equal(rustFile.suggestedFilename(), 'idem-check-then-write-A6B3AB4.rs');
+  const rustPath = path.join(tmpdir(), `replayground-export-${process.pid}.rs`);
+  await rustFile.saveAs(rustPath);
+  const fromPage = readFileSync(rustPath, 'utf8');
+  rmSync(rustPath, { force: true });
+  const fromCli = execFileSync('cargo', ['run', '-q', '--locked', '--bin', 'replayground', '--', 'export', 'idem-check-then-write', 'A6B3AB4', '--rust'], { cwd: repoRoot, encoding: 'utf8', maxBuffer: 1 << 26 });
+  assert.match(fromPage, /^\/\/! Reproduces one replayground run on real SQLite files: scenario idem-check-then-write/);
+  assert.equal(fromPage, fromCli);
+  assert.match(await page.locator('#run-status').textContent(), /is a test: put it in a crate's tests\/ folder/);
   await screenshot(page, 'export-python', false);
   assert.deepEqual(seen.errors, []);
   await context.close();

@@ -25,11 +25,14 @@ const ui = {
   note: /** @type {HTMLInputElement} */ ($('note')),
   roundTripLog: $('round-trip-log'),
   roundTripError: $('round-trip-error'),
+  run: /** @type {HTMLButtonElement} */ ($('run')),
+  runKeys: $('run-keys'),
 };
 
 // A scenario left stops its search; each drawing of the run redraws the
 // strategy controls and keeps the address in step.
 scenario.onLeave(search.stop);
+search.onReport(designs.offerFlip);
 run.onRender(() => {
   search.renderControls();
   permalink.update();
@@ -43,6 +46,14 @@ const actions = {
   ...permalink.actions,
   ...designs.actions,
   ...downloads.actions,
+  // One Run: what the editor holds, if it is open on a design that is not
+  // the one shown, becomes the scenario shown first; then the strategy
+  // runs (Ctrl+Enter or Cmd+Enter, from anywhere on the page).
+  async run(target) {
+    if (editor.isOpen() && editor.text() !== scenario.shown().source
+      && !(await designs.actions['apply-source']())) return;
+    await search.actions.run(target);
+  },
   // Opens a scenario from the catalog with its default parameters.
   async pick(target) {
     permalink.notice('');
@@ -66,6 +77,17 @@ const actions = {
     }
   },
 };
+
+// Ctrl+Enter (Cmd+Enter on a Mac) runs, from anywhere on the page, the
+// editor too; the Run button shows the keys.
+const RUN_KEYS = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘ Enter' : 'Ctrl+Enter';
+ui.runKeys.textContent = RUN_KEYS;
+ui.run.title = `Runs the strategy chosen on the scenario shown, or on the design in the editor (${RUN_KEYS})`;
+document.addEventListener('keydown', (event) => {
+  if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+  event.preventDefault();
+  if (!ui.run.disabled) actions.run(ui.run);
+});
 
 // Enter or Space on a scenario of the catalog opens it, as a click does.
 catalog.onPick((option) => actions.pick(option));

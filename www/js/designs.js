@@ -27,6 +27,21 @@ function keepDrafts(drafts) {
   }
 }
 
+// A design's declaration that it fails (`fails = true`, on a line of its own).
+const FAILS_TRUE = /^fails\s*=\s*true[ \t]*$/m;
+
+// Offers to flip `fails = true` when a search of the design in the editor
+// covered every schedule and found none that fails (a copy of a broken
+// built-in, fixed); any other report takes the offer back.
+export function offerFlip(report) {
+  const shown = scenario.shown();
+  const holds = !report.counterexample && report.complete && report.asDeclared === false;
+  $('flip-fails').hidden = !(holds && shown.source && editor.isOpen()
+    && editor.text() === shown.source && FAILS_TRUE.test(shown.source));
+}
+
+scenario.onLeave(() => { $('flip-fails').hidden = true; });
+
 // The editor's buttons, and the drafts', by their data-action.
 export const actions = {
   // Opens an editable copy of the scenario shown (a built-in's file, or the design).
@@ -49,6 +64,12 @@ export const actions = {
       run.status(error.message, 'fail');
     }
   },
+  // Declares that the design holds (fails = false) and runs it so.
+  async 'flip-fails'(target) {
+    target.hidden = true;
+    if (!editor.open(editor.text().replace(FAILS_TRUE, 'fails = false'))) return;
+    await actions['apply-source']();
+  },
   // Puts the caret at the mistake the editor's status names.
   'goto-mistake'() {
     editor.gotoMistake();
@@ -57,24 +78,26 @@ export const actions = {
   'new-design'() {
     if (editor.open(editor.TEMPLATE)) document.body.classList.add('drafting');
   },
-  // Runs the editor's design as the scenario shown (its link holds it).
+  // Makes the editor's design the scenario shown (its link holds it), to
+  // step by hand; returns whether it is.
   async 'apply-source'() {
     const source = editor.text();
     try {
       await engine.describeScenario({ source, name: 'design' });
     } catch (error) {
       editor.say(error.message, 'fail');
-      return;
+      return false;
     }
     if (await run.busy(() => scenario.load({ source }, {}))) {
       editor.settled();
       // The design now runs below the editor: bring its controls and
       // timeline into view (the editor stays open above them).
       $('run-controls').scrollIntoView({ block: 'start' });
-    } else {
-      // Why it cannot run, where the design is written.
-      editor.say(`It does not run: ${run.statusText()}`, 'fail');
+      return true;
     }
+    // Why it cannot run, where the design is written.
+    editor.say(`It does not run: ${run.statusText()}`, 'fail');
+    return false;
   },
   // Keeps the editor's design in this browser, under its title.
   async 'save-draft'() {

@@ -187,6 +187,8 @@ export const runScenario = (id, options) => call('runScenario', [id, options]).p
 export const crashSweep = (options) => call('crashSweep', [options]).promise;
 // The run as a Python script that replays it on real SQLite files.
 export const exportPython = (id, options) => call('exportPython', [id, options]).promise;
+// The same run as a Rust test (rusqlite): `replayground export --rust`.
+export const exportRust = (id, options) => call('exportRust', [id, options]).promise;
 // What the catalog says of an id or of a scenario file ({ source, name }).
 export const describeScenario = (scenario) => call('describeScenario', [scenario]).promise;
 // A scenario file ({ source, name }) checked: { entry } or its first mistake,

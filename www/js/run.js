@@ -176,7 +176,10 @@ function renderChecks() {
 
 // Runs `work` with the controls disabled; says what went wrong, if
 // anything, and returns whether it went right.
+// Focus stays where the visitor left it: a button disabled while the work
+// is under way (Run, pressed by Enter) would otherwise leave it on <body>.
 export async function busy(work) {
+  const focused = document.activeElement;
   working = true;
   let done = () => {};
   settled = new Promise((resolve) => { done = resolve; });
@@ -191,6 +194,9 @@ export async function busy(work) {
     working = false;
     if (queued.length === 0 || performance.now() - lastDrawn >= QUEUED_DRAW_MS) render();
     else drawPending = true;
+    const lost = !document.activeElement || document.activeElement === document.body;
+    if (lost && focused instanceof HTMLElement && focused !== document.body && focused.isConnected
+      && !(/** @type {HTMLButtonElement} */ (focused).disabled)) focused.focus({ preventScroll: true });
     done();
   }
 }

@@ -181,6 +181,7 @@ function coverageLeft(report) {
 
 // Shows a search's report: what it belongs to, coverage, and the counterexample explained.
 function showReport(report) {
+  for (const listener of reported) listener(report);
   const s = report.stats;
   const exhaustive = report.strategy === 'exhaustive';
   // A design whose attempts can loop has no bound on its interleavings.
@@ -221,6 +222,12 @@ function showReport(report) {
   }
   run.status(`${declared}Counterexample in ${context} (${c.shortest ? 'shortest' : 'the shortest found; a shorter one may exist'}, ${count(c.steps, 'step')}, schedule ${scheduleText(c.schedule)}; ${coverage}).`, 'fail');
   run.showExplanation(c.explanation, c.schedule);
+}
+
+// Called with each search's report, once it is shown.
+const reported = [];
+export function onReport(listener) {
+  reported.push(listener);
 }
 
 // The strategies' buttons, by their data-action.

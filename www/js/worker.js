@@ -167,6 +167,7 @@ const ops = {
   runScenario: ([scenario, options]) => wasm.runScenario(scenario, options),
   crashSweep: ([options]) => wasm.crashSweep(options),
   exportPython: ([scenario, options]) => wasm.exportPython(scenario, options),
+  exportRust: ([scenario, options]) => wasm.exportRust(scenario, options),
   describeScenario: ([scenario]) => wasm.describeScenario(scenario),
   checkScenario: ([scenario]) => wasm.checkScenario(scenario),
   scenarioSource: ([id]) => wasm.scenarioSource(id),
