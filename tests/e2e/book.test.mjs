@@ -87,6 +87,34 @@ test('the format reference chapter holds live players that step and run, on one 
   const builtin = players.nth(2);
   await builtin.locator('button[data-control="run"]').click();
   await builtin.locator('.verdict[data-kind="fail"]').waitFor();
+  // The players' text is the chapter's body size, or nearly: it was
+  // 0.68-0.75 of the book's root size (10 px), smaller than anything else.
+  const body = await page.locator('main p').first().evaluate((p) => parseFloat(getComputedStyle(p).fontSize));
+  for (const selector of ['.step-note', '.step-name', 'td', '.verdict']) {
+    const size = await seats.locator(selector).first().evaluate((e) => parseFloat(getComputedStyle(e).fontSize));
+    assert.ok(size >= 0.8 * body, `${selector} is ${size}px beside the chapter's ${body}px`);
+  }
+  // Each player opens what it shows in the playground, at its run: the
+  // design packed whole in the link, or the built-in by its id.
+  for (const player of [seats, builtin]) {
+    const link = player.locator('a.open');
+    assert.equal(await link.textContent(), 'Open in the playground');
+    const href = await link.getAttribute('href');
+    const url = new URL(href);
+    assert.equal(url.origin + url.pathname, `${env.server.url}`);
+    assert.ok(url.searchParams.get('schedule'), href);
+    const title = await player.locator('.title').textContent();
+    const steps = await player.locator('.step').count();
+    const opened = await context.newPage();
+    await opened.goto(href);
+    await opened.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+    assert.equal(await opened.locator('#scenario-title').textContent(), title);
+    assert.equal(await opened.locator('#link-error').isVisible(), false);
+    assert.equal(await opened.locator('#lanes .step').count(), steps);
+    await opened.close();
+  }
+  assert.ok(new URL(await builtin.locator('a.open').getAttribute('href')).searchParams.has('s'));
+  assert.ok(new URL(await seats.locator('a.open').getAttribute('href')).searchParams.has('src'));
   await seats.scrollIntoViewIfNeeded();
   await screenshot(page, 'book-players-1280', false);
   assert.deepEqual(seen.errors, []);

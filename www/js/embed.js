@@ -27,7 +27,7 @@ import * as engine from './engine.js';
 import { el, iconButton } from './parts/dom.js';
 import { databaseSections } from './parts/tables.js';
 import { keepInView, renderTimeline } from './parts/timeline.js';
-import { MAX_SOURCE_BYTES, unpack } from './parts/pack.js';
+import { MAX_SOURCE_BYTES, pack, unpack } from './parts/pack.js';
 import { verdictOf } from './parts/verdict.js';
 
 const STYLESHEET = new URL('../css/embed.css', import.meta.url).href;
@@ -54,6 +54,22 @@ async function defaultSchedule(id, params) {
   const report = await search.promise;
   if (report.counterexample) return { schedule: report.counterexample.schedule, report };
   return { schedule: (await engine.runScenario(id, { params, strategy: 'round-robin' })).schedule, report };
+}
+
+// The playground's address for what a player shows: the scenario (a
+// built-in's id, or a design packed whole), its parameters and the
+// schedule, as the page's own links hold them (permalink.js).
+async function playgroundLink(id, params, schedule) {
+  const query = new URLSearchParams();
+  if (typeof id === 'string') {
+    query.set('s', id);
+    for (const [name, value] of Object.entries(params)) query.set(name, String(value));
+  } else {
+    query.set('src', await pack(id.source));
+    if (Object.keys(params).length) query.set('params', JSON.stringify(params));
+  }
+  if (schedule) query.set('schedule', schedule);
+  return new URL(`../?${query}`, import.meta.url).href;
 }
 
 // The text of a same-origin scenario file.
@@ -176,6 +192,7 @@ class ReplaygroundScenario extends HTMLElement {
         return;
       }
       this.plan = full.trace.map((step) => step.attempt);
+      this.link = await playgroundLink(id, params, full.schedule);
       // A passing run says nothing of the other schedules; the search does.
       this.searched = typeof report?.verdictAsDeclared === 'string' ? report.verdictAsDeclared : null;
       this.stepper?.close();
@@ -236,6 +253,11 @@ class ReplaygroundScenario extends HTMLElement {
       buttons.append(button);
     }
     head.append(buttons);
+    const open = el('a', 'Open in the playground', 'open');
+    open.href = this.link;
+    open.target = '_blank';
+    open.rel = 'noopener';
+    head.append(open);
 
     const lanes = el('div', '', 'lanes');
     const selectedBox = renderTimeline(lanes, this.view, { selected: this.selected, stepButtons: false });
