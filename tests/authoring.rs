@@ -362,3 +362,38 @@ fn an_edited_copy_holds_its_libraries_and_runs_as_the_built_in() {
         run.explanation()
     );
 }
+
+/// A phase named in a `because` that no step is in, or a role a handler
+/// waits for that no attempt has (a misspelling: the sentence would never
+/// say it, the wait would never happen), is refused at its line, with the
+/// names there are; spelled right, the design runs.
+#[test]
+fn a_phase_or_role_nothing_has_is_refused_at_its_line() {
+    let source = format!(
+        r#"{HEAD}
+[[attempts]]
+role = "writer"
+steps = [
+  {{ name = "w", sql = "INSERT INTO t VALUES (1)", phase = "writing", because = [ {{ peers-in = ["writnig"], say = "for {{peers}}" }} ], note = "{{label}} writes {{because}}" }},
+]
+[[attempts]]
+steps = [ {{ name = "r", sql = "SELECT 1", on.rows = {{ wait-while = "writr" }} }} ]
+"#
+    );
+    let error = catalog::parse(&source, "design").unwrap_err().to_string();
+    assert_eq!(
+        error,
+        "invalid scenario: line 8, column 97: attempt A, step \"w\": because names \"writnig\", which is neither a step's phase nor an outcome, so no attempt is ever in it; the declared ones are \"writing\", \"crashed\", \"done\", \"reply-lost\", closest first"
+    );
+    let phase_fixed = source.replace("writnig", "writing");
+    let error = catalog::parse(&phase_fixed, "design")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "invalid scenario: line 11, column 69: attempt B, step \"r\": on.rows waits while \"writr\" runs, but no attempt has that role or label, so it never waits; the declared one is \"writer\""
+    );
+    let fixed = phase_fixed.replace("writr", "writer");
+    let result = explorer(&fixed).run(&mut RoundRobin, false).unwrap();
+    assert!(result.passed, "{result:?}");
+}

@@ -108,6 +108,7 @@ pub(super) fn validate(file: &File) -> Result<()> {
             file,
             &format!("program {}", params::quote(name)),
             &program.steps,
+            false,
         )?;
     }
     // Attempts are named as traces name them: by label, else by the letter
@@ -173,7 +174,7 @@ pub(super) fn validate(file: &File) -> Result<()> {
                         "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
                     )));
                 }
-                check_steps(file, &what, &attempt.steps)?;
+                check_steps(file, &what, &attempt.steps, true)?;
             }
             _ => {
                 return Err(bad(format!(
@@ -385,9 +386,42 @@ fn outcomes(file: &File) -> Option<std::collections::BTreeSet<&str>> {
     Some(outcomes)
 }
 
-/// Checks one program's steps.
-fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
+/// Every phase a step of `file` declares; `None` when one is written with
+/// `{name}` (filled in where the step is used, so not known here).
+fn phases(file: &File) -> Option<std::collections::BTreeSet<&str>> {
+    let mut phases = std::collections::BTreeSet::new();
+    let steps = file
+        .programs
+        .values()
+        .flat_map(|p| &p.steps)
+        .chain(file.attempts.iter().flat_map(|a| &a.steps));
+    for phase in steps.filter_map(|s| s.phase.as_deref()) {
+        if phase.contains('{') {
+            return None;
+        }
+        phases.insert(phase);
+    }
+    Some(phases)
+}
+
+/// Whether `name` can name an attempt of `file`: a role or label one
+/// declares, or the letter a trace gives one (how many there are may
+/// depend on the parameters).
+fn names_an_attempt(file: &File, name: &str) -> bool {
+    file.attempts
+        .iter()
+        .any(|a| a.label.as_deref() == Some(name) || a.role.as_deref() == Some(name))
+        || (name.len() == 1 && name.as_bytes()[0].is_ascii_uppercase())
+}
+
+/// Checks one program's steps (`inline`: an attempt's own, which name the
+/// attempts of this file; a program's may wait for a role that a file
+/// including it does not have, and then does not wait).
+fn check_steps(file: &File, what: &str, steps: &[StepSpec], inline: bool) -> Result<()> {
     let bad = |why: String| Error::invalid("scenario", why);
+    // What another attempt may be in, for a `because`: a phase, or an
+    // outcome once it is over (unknown where either is a template).
+    let peers_can_be = phases(file).zip(outcomes(file));
     if steps.is_empty() || steps.len() > MAX_PROGRAM_STEPS {
         return Err(bad(format!(
             "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
@@ -395,6 +429,18 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
     }
     for step in steps {
         let what = format!("{what}, step {}", params::quote(&step.name));
+        if let Some((phases, outcomes)) = &peers_can_be {
+            let named = step.because.iter().flat_map(|b| &b.peers_in);
+            for name in named.filter(|n| !n.contains('{')) {
+                if !phases.contains(name.as_str()) && !outcomes.contains(name.as_str()) {
+                    return Err(bad(format!(
+                        "{what}: because names {}, which is neither a step's phase nor an outcome, so no attempt is ever in it; {}",
+                        params::quote(name),
+                        params::declared_names(name, phases.iter().chain(outcomes).copied())
+                    )));
+                }
+            }
+        }
         // A template (`{sub}`) is checked once filled, where it is used.
         if let Some(database) = step.database.as_ref().filter(|d| !d.contains('{')) {
             if !file.databases.contains_key(database) {
@@ -497,6 +543,22 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec]) -> Result<()> {
                     )))
                 }
                 ActionSpec::Table(t) => {
+                    let waits_for = t.wait_while.as_ref().filter(|n| inline && !n.contains('{'));
+                    if let Some(name) = waits_for {
+                        if !names_an_attempt(file, name) {
+                            return Err(bad(format!(
+                                "{what}: on.{kind} waits while {} runs, but no attempt has that role or label, so it never waits; {}",
+                                params::quote(name),
+                                params::declared_names(
+                                    name,
+                                    file.attempts
+                                        .iter()
+                                        .flat_map(|a| a.role.iter().chain(&a.label))
+                                        .map(String::as_str)
+                                )
+                            )));
+                        }
+                    }
                     let given = [t.goto.is_some(), t.finish.is_some(), t.fail.is_some()]
                         .iter()
                         .filter(|g| **g)
