@@ -261,3 +261,39 @@ test('the page preloads exactly the modules its script imports, and the engine i
   assert.deepEqual(seen.errors, []);
   await context.close();
 });
+
+// The counterexample's sentences and its timeline go together: the selected
+// step's sentence is marked, a click on a sentence selects its step (and
+// the arrow keys move both); after Reset the list stays while the run
+// steps along it (steps not taken yet greyed), and goes once a step leaves it.
+test('the sentences follow the selection and stepping, and a click selects a step', async () => {
+  const { context, page, seen } = await open('?s=idem-check-then-write&schedule=A6B3AB4');
+  const sentences = page.locator('#explanation button.sentence');
+  assert.equal(await sentences.count(), 14);
+  const current = page.locator('#explanation button.sentence[aria-current="step"]');
+  assert.equal(await current.count(), 1);
+  assert.equal(await current.getAttribute('data-step'), '13');
+  await sentences.nth(2).click();
+  await page.locator('#selected-step', { hasText: 'after step 3 (' }).waitFor();
+  assert.equal(await page.locator('#lanes .step.selected').getAttribute('data-step'), '2');
+  assert.equal(await current.getAttribute('data-step'), '2');
+  await page.locator('#lanes').click({ position: { x: 5, y: 5 } });
+  await page.keyboard.press('ArrowRight');
+  await page.locator('#selected-step', { hasText: 'after step 4 (' }).waitFor();
+  assert.equal(await current.getAttribute('data-step'), '3');
+  // Reset: the list stays, every sentence greyed; stepping along lights them.
+  await page.click('#reset');
+  await page.locator('#lanes .step').first().waitFor({ state: 'detached' });
+  assert.equal(await page.locator('#explanation').isVisible(), true);
+  assert.equal(await page.locator('#explanation button.sentence:disabled').count(), 14);
+  await page.keyboard.press('a');
+  await page.locator('#lanes .step[data-step="0"]').waitFor();
+  assert.equal(await page.locator('#explanation button.sentence:disabled').count(), 13);
+  assert.equal(await current.getAttribute('data-step'), '0');
+  // B now is off the counterexample's way (its second step is A's).
+  await page.keyboard.press('b');
+  await page.locator('#lanes .step[data-step="1"]').waitFor();
+  await page.locator('#explanation').waitFor({ state: 'hidden' });
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});

@@ -33,8 +33,10 @@ const ui = {
 let stepper = null;
 let view = null;
 let selected = -1;
-// The schedule of the run the explanation list explains (showExplanation).
+// The schedule of the run the explanation list explains (showExplanation),
+// and the attempts of its steps (null where the run shown was another).
 let explained = null;
+let explainedAttempts = null;
 // Whether an action is under way (the controls are disabled meanwhile),
 // and the promise that settles when it is over.
 let working = false;
@@ -112,14 +114,58 @@ export const statusText = () => ui.runStatus.textContent;
 // the sentence that follows them all, a run that goes round for ever, not
 // numbered) for the run of `schedule`: once the run shown is another, the
 // list is put away (render).
+// Each numbered sentence selects its step when clicked, and the selected
+// step's sentence is marked (markSentence); while the run shown is on the
+// way along the explained one (Reset, then stepping), the list stays and
+// the sentences of steps not taken yet are greyed.
 export function showExplanation(lines, schedule) {
+  explainedAttempts = view?.schedule === schedule ? view.trace.map((s) => s.attempt) : null;
+  let index = 0;
   ui.steps.replaceChildren(...lines.map((line) => {
-    const li = el('li', line.replace(/^\d+\. /, ''));
-    if (!/^\d+\. /.test(line)) li.className = 'after-steps';
+    if (!/^\d+\. /.test(line)) return el('li', line, 'after-steps');
+    const sentence = el('button', line.replace(/^\d+\. /, ''), 'sentence');
+    sentence.type = 'button';
+    sentence.dataset.action = 'select';
+    sentence.dataset.step = String(index);
+    index += 1;
+    const li = el('li');
+    li.append(sentence);
     return li;
   }));
   ui.steps.hidden = false;
   explained = schedule;
+  markSentence();
+}
+
+// Whether the run shown is the explained one, or on the way along it.
+function alongExplained() {
+  if (view.schedule === explained) return true;
+  const along = explainedAttempts;
+  return Boolean(along) && view.trace.length <= along.length && view.trace.every((s, i) => s.attempt === along[i]);
+}
+
+// Marks the sentence of the selected step (and keeps it in its list's
+// view), and greys those of steps not taken yet.
+function markSentence() {
+  if (ui.steps.hidden) return;
+  let current = null;
+  ui.steps.querySelectorAll('button.sentence').forEach((sentence, i) => {
+    const ahead = i >= view.trace.length;
+    /** @type {HTMLButtonElement} */ (sentence).disabled = ahead;
+    sentence.classList.toggle('ahead', ahead);
+    sentence.title = ahead ? 'Not taken yet: step on to reach it' : '';
+    if (i === selected) {
+      sentence.setAttribute('aria-current', 'step');
+      current = sentence;
+    } else {
+      sentence.removeAttribute('aria-current');
+    }
+  });
+  if (!current || ui.steps.scrollHeight <= ui.steps.clientHeight) return;
+  const b = current.getBoundingClientRect();
+  const s = ui.steps.getBoundingClientRect();
+  if (b.top < s.top) ui.steps.scrollTop -= s.top - b.top;
+  else if (b.bottom > s.bottom) ui.steps.scrollTop += b.bottom - s.bottom;
 }
 
 // Redraws everything that depends on the run.
@@ -127,8 +173,9 @@ export function render() {
   if (!view) return;
   lastDrawn = performance.now();
   drawPending = false;
-  // The explanation is of one run: a step, an undo or a reset makes another.
-  if (!ui.steps.hidden && explained !== view.schedule) ui.steps.hidden = true;
+  // The explanation is of one run: a step off its way puts it away.
+  if (!ui.steps.hidden && !alongExplained()) ui.steps.hidden = true;
+  markSentence();
   const selectedBox = renderTimeline(ui.lanes, view, { selected, busy: working });
   renderDatabase();
   renderChecks();
@@ -264,7 +311,6 @@ export const actions = {
     await busy(async () => {
       view = await stepper.setSchedule('');
       selected = -1;
-      ui.steps.hidden = true;
       status('');
     });
   },
