@@ -284,6 +284,14 @@ test('the editor as a new user met it: a blank design puts the old run away, lin
   const status = await page.locator('#source-status').textContent();
   const [, line, column] = /line (\d+), column (\d+)/.exec(status).map(Number);
   assert.equal(await page.locator('#source-lines span.mistake').textContent(), `${line}\n`);
+  // Its message is beside its line, inside the text's box (the status line
+  // below the editor may be out of view).
+  const note = page.locator('#source-note');
+  await note.waitFor();
+  assert.match(await note.textContent(), /no such column: nope/);
+  const noteBox = await note.boundingBox();
+  const textBox = await page.locator('#source').boundingBox();
+  assert.ok(noteBox.y >= textBox.y - 1 && noteBox.y + noteBox.height <= textBox.y + textBox.height + 1, `the note at ${noteBox.y}..${noteBox.y + noteBox.height} is outside the text at ${textBox.y}..${textBox.y + textBox.height}`);
   await page.click('#source-goto');
   const caret = await page.locator('#source').evaluate((t) => t.selectionStart);
   const lines = typo.split('\n');
@@ -293,6 +301,7 @@ test('the editor as a new user met it: a blank design puts the old run away, lin
   // Run this design: its own run, timeline and tables come back.
   await page.locator('#source').fill(source);
   await page.locator('#source-status[data-kind="pass"]').waitFor();
+  assert.equal(await note.isVisible(), false);
   await page.click('[data-action="apply-source"]');
   await page.locator('#scenario-title', { hasText: 'My design' }).waitFor();
   assert.equal(await page.locator('#lanes').isVisible(), true);

@@ -40,6 +40,7 @@ const ui = {
   lines: $('source-lines'),
   status: $('source-status'),
   goto: $('source-goto'),
+  note: $('source-note'),
   drafts: $('drafts'),
 };
 
@@ -109,7 +110,7 @@ export async function check() {
       markMistake(null);
     } else {
       say(checked.error, 'fail');
-      markMistake(checked.line === undefined ? null : { line: checked.line, column: checked.column ?? 1 });
+      markMistake(checked.line === undefined ? null : { line: checked.line, column: checked.column ?? 1 }, checked.error);
     }
   } catch (error) {
     // The engine could not answer (restarted, or the text was refused
@@ -136,9 +137,11 @@ function numberLines(force = false) {
   ui.lines.scrollTop = ui.source.scrollTop;
 }
 
-function markMistake(at) {
+function markMistake(at, message = '') {
   mistake = at;
+  ui.note.textContent = message.replace(/^invalid scenario: /, '');
   numberLines(true);
+  placeNote();
   ui.goto.hidden = !at;
   if (at) ui.goto.textContent = `Show line ${at.line}, column ${at.column}`;
 }
@@ -158,7 +161,38 @@ export function gotoMistake() {
   ui.source.scrollTop = Math.max(0, (line - 3) * lineHeight);
 }
 
-ui.source.addEventListener('scroll', () => { ui.lines.scrollTop = ui.source.scrollTop; });
+// Puts the mistake's message just under its line, in the text's box; a
+// line scrolled out of the box has it at that edge, with an arrow.
+function placeNote() {
+  if (!mistake || !isOpen()) {
+    ui.note.hidden = true;
+    return;
+  }
+  const style = getComputedStyle(ui.source);
+  const lineHeight = parseFloat(style.lineHeight) || 16;
+  const top = parseFloat(style.paddingTop) || 0;
+  const below = top + mistake.line * lineHeight - ui.source.scrollTop;
+  const box = ui.source.clientHeight;
+  ui.note.hidden = false;
+  const height = ui.note.offsetHeight;
+  const message = ui.note.textContent.replace(/^[↑↓] /, '');
+  if (below - lineHeight < 0) {
+    ui.note.textContent = `↑ ${message}`;
+    ui.note.style.top = '0px';
+  } else if (below + height > box) {
+    ui.note.textContent = below - lineHeight > box ? `↓ ${message}` : message;
+    ui.note.style.top = `${Math.max(0, box - height)}px`;
+  } else {
+    ui.note.textContent = message;
+    ui.note.style.top = `${below}px`;
+  }
+}
+
+ui.source.addEventListener('scroll', () => {
+  ui.lines.scrollTop = ui.source.scrollTop;
+  placeNote();
+});
+new ResizeObserver(() => placeNote()).observe(ui.source);
 
 ui.source.addEventListener('input', () => {
   numberLines();
