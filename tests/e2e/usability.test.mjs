@@ -297,3 +297,27 @@ test('the sentences follow the selection and stepping, and a click selects a ste
   assert.deepEqual(seen.errors, []);
   await context.close();
 });
+
+// A search's verdict (the status line) is shown whole, not cut in a small
+// box of its own ("…where 120 interleavings are"), at a laptop's and a
+// phone's size, for a counterexample and for a design that holds.
+test('the verdict of a search is shown whole at 1366×900 and 390×844', async () => {
+  for (const viewport of [{ width: 1366, height: 900 }, { width: 390, height: 844 }]) {
+    for (const id of ['idem-check-then-write', 'idem-race']) {
+      const { context, page, seen } = await open(`?s=${id}`, viewport);
+      await page.selectOption('#strategy', 'exhaustive');
+      await page.click('#run');
+      await page.locator('#run-status', { hasText: /Counterexample in|No violation in/ }).waitFor({ timeout: 120000 });
+      await page.locator('#run:enabled').waitFor();
+      const status = page.locator('#run-status');
+      await status.scrollIntoViewIfNeeded();
+      const cut = await status.evaluate((e) => e.scrollHeight - e.clientHeight);
+      assert.ok(cut <= 1, `${id} at ${viewport.width}: the verdict is cut by ${cut}px`);
+      const box = await status.boundingBox();
+      assert.ok(box.y >= 0 && box.y + box.height <= viewport.height, `${id} at ${viewport.width}: the verdict at ${box.y}..${box.y + box.height} is not all in the window`);
+      await screenshot(page, `verdict-${id}-${viewport.width}`, false);
+      assert.deepEqual(seen.errors, []);
+      await context.close();
+    }
+  }
+});
