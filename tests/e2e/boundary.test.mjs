@@ -89,6 +89,8 @@ test('1,200 hostile calls of every kind against every export leave objects and t
       (v) => m.exportPython(v, { schedule: 'A6B3AB4' }),
       (v) => m.exportPython('idem-check-then-write', v),
       (v) => m.exportPython('idem-check-then-write', { schedule: v }),
+      (v) => m.exportRust(v, { schedule: 'A6B3AB4' }),
+      (v) => m.exportRust('idem-check-then-write', { schedule: v }),
       (v) => m.describeScenario(v),
       (v) => m.describeScenario({ source: v }),
       (v) => m.scenarioSource(v),
