@@ -321,3 +321,32 @@ test('the verdict of a search is shown whole at 1366×900 and 390×844', async (
     }
   }
 });
+
+// The scenario's explanation on a wide screen: its first three lines and
+// More for the rest (it was cut in a small box that scrolled on its own);
+// on a phone, whole.
+test('the scenario explanation shows three lines and More on a laptop, whole on a phone', async () => {
+  const { context, page, seen } = await open('?s=idem-race', { width: 1366, height: 900 });
+  const text = page.locator('#scenario-explanation');
+  const more = page.locator('#explanation-more');
+  const cut = () => text.evaluate((e) => e.scrollHeight - e.clientHeight);
+  await more.waitFor();
+  assert.ok(await cut() > 1, 'clamped to its first lines');
+  assert.equal(await text.evaluate((e) => getComputedStyle(e).overflowY), 'hidden');
+  await more.click();
+  assert.ok(await cut() <= 1, 'More shows it whole');
+  assert.equal(await more.textContent(), 'Less');
+  assert.equal(await more.getAttribute('aria-expanded'), 'true');
+  await more.click();
+  assert.ok(await cut() > 1);
+  // A scenario whose explanation fits has no More.
+  await page.click('#catalog [data-scenario="idem-check-then-write"]');
+  await page.locator('#scenario-title', { hasText: 'Broken: check in one transaction' }).waitFor();
+  assert.equal(await more.isVisible(), await cut() > 1);
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+  const phone = await open('?s=idem-race', { width: 390, height: 844 });
+  assert.ok(await phone.page.locator('#scenario-explanation').evaluate((e) => e.scrollHeight - e.clientHeight) <= 1);
+  assert.equal(await phone.page.locator('#explanation-more').isVisible(), false);
+  await phone.context.close();
+});

@@ -15,6 +15,7 @@ import * as run from './run.js';
 const ui = {
   title: $('scenario-title'),
   explanation: $('scenario-explanation'),
+  more: /** @type {HTMLButtonElement} */ ($('explanation-more')),
   extra: $('scenario-extra'),
 };
 
@@ -99,6 +100,8 @@ export async function load(what, params = {}, schedule = null, { draw = true } =
   state.params = params;
   ui.title.textContent = entry.title;
   ui.explanation.textContent = entry.explanation;
+  ui.explanation.classList.add('clamped');
+  offerMore();
   paramControls.render(state.entry, run.current()?.params);
   renderCatalog();
   renderExtra();
@@ -160,8 +163,24 @@ export function runContext(strategyText) {
   return `${state.entry.title}${params}, ${strategyText}`;
 }
 
+// More shows the explanation's lines that do not fit in three (wide
+// screens clamp it: style.css); Less takes them back.
+function offerMore() {
+  const clamped = ui.explanation.classList.contains('clamped');
+  const cut = ui.explanation.scrollHeight > ui.explanation.clientHeight + 1;
+  ui.more.hidden = clamped && !cut;
+  ui.more.textContent = clamped ? 'More' : 'Less';
+  ui.more.setAttribute('aria-expanded', String(!clamped));
+}
+new ResizeObserver(offerMore).observe(ui.explanation);
+
 // The scenario's buttons, by their data-action.
 export const actions = {
+  // Shows the whole explanation, or its first lines again.
+  'explanation-more'() {
+    ui.explanation.classList.toggle('clamped');
+    offerMore();
+  },
   // Applies the parameter controls: the scenario starts over with them.
   async params() {
     await run.busy(() => load(shownScenario(), paramControls.read(state.entry)));
