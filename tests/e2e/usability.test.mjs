@@ -281,6 +281,15 @@ test('the sentences follow the selection and stepping, and a click selects a ste
   await page.keyboard.press('ArrowRight');
   await page.locator('#selected-step', { hasText: 'after step 4 (' }).waitFor();
   assert.equal(await current.getAttribute('data-step'), '3');
+  // The first step, selected from the end of the run: the lane heads,
+  // sticky at the timeline's top, do not hide it.
+  await sentences.nth(13).click();
+  await sentences.nth(0).click();
+  await page.locator('#selected-step', { hasText: 'after step 1 (' }).waitFor();
+  const box = await page.locator('#lanes .step.selected').boundingBox();
+  const head = await page.locator('#lanes .lane-head').first().boundingBox();
+  assert.ok(box.y >= head.y + head.height - 1, `the selected step at ${box.y} is under the lane heads, which end at ${head.y + head.height}`);
+  await sentences.nth(3).click();
   // Reset: the list stays, every sentence greyed; stepping along lights them.
   await page.click('#reset');
   await page.locator('#lanes .step').first().waitFor({ state: 'detached' });
