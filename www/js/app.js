@@ -49,10 +49,10 @@ const actions = {
   // One Run: what the editor holds, if it is open on a design that is not
   // the one shown, becomes the scenario shown first; then the strategy
   // runs (Ctrl+Enter or Cmd+Enter, from anywhere on the page).
-  async run(target) {
+  async run() {
     if (editor.isOpen() && editor.text() !== scenario.shown().source
       && !(await designs.actions['apply-source']())) return;
-    await search.actions.run(target);
+    await search.actions.run();
   },
   // Opens a scenario from the catalog with its default parameters.
   async pick(target) {
@@ -86,7 +86,7 @@ ui.run.title = `Runs the strategy chosen on the scenario shown, or on the design
 document.addEventListener('keydown', (event) => {
   if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
   event.preventDefault();
-  if (!ui.run.disabled) actions.run(ui.run);
+  if (!ui.run.disabled) actions.run();
 });
 
 // Enter or Space on a scenario of the catalog opens it, as a click does.

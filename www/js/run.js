@@ -148,10 +148,12 @@ function alongExplained() {
 // view), and greys those of steps not taken yet.
 function markSentence() {
   if (ui.steps.hidden) return;
+  /** @type {HTMLButtonElement | null} */
   let current = null;
-  ui.steps.querySelectorAll('button.sentence').forEach((sentence, i) => {
+  ui.steps.querySelectorAll('button.sentence').forEach((element, i) => {
+    const sentence = /** @type {HTMLButtonElement} */ (element);
     const ahead = i >= view.trace.length;
-    /** @type {HTMLButtonElement} */ (sentence).disabled = ahead;
+    sentence.disabled = ahead;
     sentence.classList.toggle('ahead', ahead);
     sentence.title = ahead ? 'Not taken yet: step on to reach it' : '';
     if (i === selected) {
