@@ -251,11 +251,15 @@ fn positive_amount(map: &Map<String, Value>) -> Result<i64> {
 ///
 /// A bad part of a link is dropped and named in `problems`; the rest of the
 /// link still counts, so a link with one broken value keeps its scenario.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Permalink {
-    /// The scenario id (the catalog's first when the link names none).
+    /// The scenario id (the landing scenario when the link names none but
+    /// gives more).
     pub scenario: Option<String>,
+    /// The scenario the page shows where a link names none or cannot be
+    /// opened ([`scenarios::LANDING`]).
+    pub landing: &'static str,
     /// The parameters the link sets, each checked against the scenario's declaration.
     pub params: Map<String, Value>,
     /// The schedule, checked for form (not yet against the scenario).
@@ -264,6 +268,20 @@ pub struct Permalink {
     pub step: Option<u32>,
     /// One sentence per part of the link that was dropped.
     pub problems: Vec<String>,
+}
+
+impl Default for Permalink {
+    /// A link that asks for nothing: the page lands on [`scenarios::LANDING`].
+    fn default() -> Self {
+        Permalink {
+            scenario: None,
+            landing: scenarios::LANDING,
+            params: Map::new(),
+            schedule: None,
+            step: None,
+            problems: Vec::new(),
+        }
+    }
 }
 
 /// Decodes one `application/x-www-form-urlencoded` component exactly as
@@ -361,7 +379,7 @@ pub fn permalink(query: &str) -> Result<Permalink> {
             }
         },
         None if !rest.is_empty() || link.schedule.is_some() || link.step.is_some() => {
-            let first = scenarios::first_entry();
+            let first = scenarios::landing_entry();
             if let Some(first) = &first {
                 link.problems.push(format!(
                     "the link names no scenario (s=…); it opens {}",
@@ -564,7 +582,7 @@ mod tests {
             ),
             (
                 "?schedule=A6B3AB4",
-                "the link names no scenario (s=…); it opens idem-race",
+                "the link names no scenario (s=…); it opens idem-check-then-write",
             ),
             ("?s=nope&attempts=2", "invalid scenario: unknown scenario \"nope\""),
         ] {

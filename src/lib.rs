@@ -93,7 +93,7 @@ pub mod soundness {
 pub mod catalog {
     pub use crate::scenarios::{
         build, build_resolved, build_with, catalog as all, editable_source, entry, parse,
-        parsed_builtins, Entry, Extra, Named, CATALOG,
+        parsed_builtins, Entry, Extra, Named, CATALOG, LANDING,
     };
 }
 

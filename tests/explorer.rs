@@ -63,6 +63,24 @@ fn the_correct_design_and_the_retry_policy_pass_every_schedule_of_two() {
     }
 }
 
+/// The page lands on a design a newcomer can take in at a glance and whose
+/// first search shows how it fails: declared to fail, two attempts, and a
+/// shortest counterexample of a few steps.
+#[test]
+fn the_landing_scenario_is_short_and_broken() {
+    let entry = catalog::entry(catalog::LANDING).unwrap();
+    assert!(entry.fails, "{}", entry.id);
+    let scenario = scenario(catalog::LANDING).unwrap();
+    assert_eq!(scenario.attempts().unwrap().len(), 2);
+    let report = Explorer::new(scenario)
+        .unwrap()
+        .exhaustive(search::Options::default(), 1000, |_| true)
+        .unwrap();
+    let counterexample = report.counterexample.expect("the landing design fails");
+    assert!(counterexample.shortest);
+    assert!(counterexample.steps <= 16, "{}", counterexample.steps);
+}
+
 #[test]
 fn check_then_write_is_caught_with_a_shortest_counterexample_that_replays() {
     let scenario = scenario("idem-check-then-write").unwrap();

@@ -339,9 +339,14 @@ pub fn catalog() -> Vec<Entry> {
     (0..BUILTIN_FILES.len()).map(|i| builtin(i).0).collect()
 }
 
-/// The catalog's first entry (what a link that names no scenario opens).
-pub(crate) fn first_entry() -> Option<Entry> {
-    (!BUILTIN_FILES.is_empty()).then(|| builtin(0).0)
+/// The scenario the page lands on, and what a link opens that names none or
+/// one that cannot be opened: short and broken, so that a newcomer's first
+/// search shows how a design fails (a test keeps it so).
+pub const LANDING: &str = "idem-check-then-write";
+
+/// The landing scenario's entry.
+pub(crate) fn landing_entry() -> Option<Entry> {
+    entry(LANDING).ok()
 }
 
 /// The TypeScript declarations of every scenario's parameters, generated

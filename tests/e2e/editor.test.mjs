@@ -175,7 +175,7 @@ steps = [ { name = "attach", sql = "ATTACH '/etc/passwd' AS p" }, { name = "wait
   await other.goto(`${env.server.url}?src=${await packed(page, '#'.repeat(300 * 1024))}`);
   await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
   assert.match(await other.locator('#link-error').textContent(), /unpacks to more than 262144 bytes/);
-  assert.equal(await other.locator('#scenario-title').textContent(), '1. Concurrent requests, one key');
+  assert.equal(await other.locator('#scenario-title').textContent(), 'Broken: check in one transaction, write in another');
   // A damaged link says so and opens the default scenario.
   await other.goto(`${env.server.url}?src=@@@`);
   await other.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });

@@ -82,3 +82,54 @@ test('Firefox: the book opens and its players run', async () => {
   assert.deepEqual(seen.foreign, []);
   await context.close();
 });
+
+// What the page does by key and by layout, where browsers differ: the
+// landing with no link, 14 step keys sent at once all applied in order,
+// Ctrl+Enter runs and the focus stays, the verdict whole, and eight lanes
+// shown whole (none cut at the timeline's edge).
+test('Firefox: the landing, queued keys, Ctrl+Enter with the focus kept, whole lanes', async () => {
+  const { context, page, seen } = await open('');
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+  assert.equal(await text(page, '#scenario-title'), 'Broken: check in one transaction, write in another');
+  assert.equal(await page.$eval('#landing-hint', (e) => e.hidden), false);
+  await page.click('#lanes');
+  // The counterexample's schedule, A6B3AB4.
+  const keys = [...'aaaaaabbbabbbb'];
+  for (const key of keys) await page.keyboard.press(key);
+  await page.waitForSelector('#lanes .step[data-step="13"]', { timeout: 60000 });
+  const order = await page.$$eval('#lanes .step', (steps) => steps
+    .sort((x, y) => Number(x.dataset.step) - Number(y.dataset.step))
+    .map((s) => s.closest('.step').style.gridColumn));
+  assert.equal(order.length, 14);
+  assert.deepEqual(order.map((column) => (column === '1' ? 'a' : 'b')), keys);
+  // Ctrl+Enter from the strategy select runs the exhaustive search; the
+  // focus is where it was.
+  await page.select('#strategy', 'exhaustive');
+  await page.focus('#strategy');
+  await page.keyboard.down('Control');
+  await page.keyboard.press('Enter');
+  await page.keyboard.up('Control');
+  await page.waitForFunction(() => /^Fails, as declared\. Counterexample in/.test(document.querySelector('#run-status').textContent), { timeout: 120000 });
+  await page.waitForSelector('#run:enabled');
+  assert.equal(await page.evaluate(() => document.activeElement.id), 'strategy');
+  const cut = await page.$eval('#run-status', (e) => e.scrollHeight - e.clientHeight);
+  assert.ok(cut <= 1, `the verdict is cut by ${cut}px`);
+  // Eight lanes: those shown are whole, the next starts at the edge.
+  await page.goto(`${env.server.url}?s=idem-race`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+  const lanes = await page.$eval('.lanes-wrap', (wrap) => {
+    // The inside of its border: where the scrolled lanes are cut.
+    const edge = wrap.getBoundingClientRect().left + wrap.clientLeft + wrap.clientWidth;
+    return [...wrap.querySelectorAll('.lane-head')].map((h) => {
+      const b = h.getBoundingClientRect();
+      return { left: b.left, right: b.right, edge };
+    });
+  });
+  assert.equal(lanes.length, 8);
+  const cutLanes = lanes.filter((l) => l.left < l.edge - 1 && l.right > l.edge + 1);
+  assert.deepEqual(cutLanes, [], 'no lane is cut at the edge');
+  assert.ok(lanes.filter((l) => l.right <= l.edge).length >= 4, 'four lanes or more are shown whole');
+  assert.deepEqual(seen.errors, []);
+  assert.deepEqual(seen.foreign, []);
+  await context.close();
+});

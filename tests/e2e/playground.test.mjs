@@ -112,7 +112,7 @@ test('an exploration can be cancelled', async () => {
 test('a bad part of a link is dropped and named; the rest of the link still opens', async () => {
   const broken = 'Broken: check in one transaction, write in another';
   for (const [query, reason, title] of [
-    ['?s=no-such-scenario', 'unknown scenario "no-such-scenario"', '1. Concurrent requests, one key'],
+    ['?s=no-such-scenario', 'unknown scenario "no-such-scenario"', broken],
     ['?s=idem-check-then-write&schedule=Q9!', 'the schedule was dropped: invalid schedule', broken],
     ['?s=idem-check-then-write&schedule=ZZZ', 'there is no attempt Z: this scenario has attempts A, B', broken],
     ['?s=idem-check-then-write&schedule=A99', 'the schedule was dropped: invalid schedule: step 8 does not fit', broken],
@@ -121,7 +121,7 @@ test('a bad part of a link is dropped and named; the rest of the link still open
     ['?s=idem-race&attempts=many', 'attempts was dropped: invalid attempts: expected a whole number, got "many"', '1. Concurrent requests, one key'],
     ['?s=idem-race&attempts=20', 'invalid attempts: 20 is out of range (1 to 16)', '1. Concurrent requests, one key'],
     ['?s=idem-race&clock=5', 'has no parameter "clock"', '1. Concurrent requests, one key'],
-    ['?schedule=A6B3AB4', 'the link names no scenario', '1. Concurrent requests, one key'],
+    ['?schedule=A6B3AB4', 'the link names no scenario', broken],
   ]) {
     const { context, page, seen } = await open(query);
     const message = await page.locator('#link-error').textContent();

@@ -43,11 +43,26 @@ test('at 1280×800 the step just taken, the lane heads and every lane stay withi
   }
   const wrap = await page.locator('.lanes-wrap').boundingBox();
   assert.ok(wrap.y + wrap.height <= 800, `the timeline box ends at ${wrap.y + wrap.height}px`);
-  // After a whole run, the last step is in view and the page is no wider than the window.
+  // Eight lanes at 1280: those shown are whole, the next starts at the edge.
+  const edges = await page.locator('.lanes-wrap').evaluate((wrap) => {
+    // The inside of its border: where the scrolled lanes are cut.
+    const edge = wrap.getBoundingClientRect().left + wrap.clientLeft + wrap.clientWidth;
+    return [...wrap.querySelectorAll('.lane-head')].map((h) => ({ left: h.getBoundingClientRect().left, right: h.getBoundingClientRect().right, edge }));
+  });
+  assert.deepEqual(edges.filter((l) => l.left < l.edge - 1 && l.right > l.edge + 1), [], 'no lane is cut at the edge');
+  // After a whole run, the verdict is in the window where Run was pressed,
+  // and the last step in view inside the timeline's box; the page is no
+  // wider than the window.
   await page.selectOption('#strategy', 'round-robin');
   await page.click('#run');
   await page.locator('#run:enabled').waitFor();
-  assert.ok(await inWindow(page, page.locator('#lanes .step.selected')));
+  assert.ok(await inWindow(page, page.locator('#run-status')));
+  const inside = await page.locator('#lanes .step.selected').evaluate((step) => {
+    const b = step.getBoundingClientRect();
+    const s = step.closest('.lanes-wrap').getBoundingClientRect();
+    return b.top >= s.top && b.top < s.bottom && b.left >= s.left && b.right <= s.right;
+  });
+  assert.ok(inside, 'the last step is in view inside the timeline');
   assert.equal(await page.evaluate(() => document.documentElement.scrollWidth), 1280);
   // The lane status is what the selected step left, as its lock badge is.
   await page.locator('#lanes .step[data-step="0"]').click();
@@ -310,6 +325,32 @@ test('the sentences follow the selection and stepping, and a click selects a ste
 // A search's verdict (the status line) is shown whole, not cut in a small
 // box of its own ("…where 120 interleavings are"), at a laptop's and a
 // phone's size, for a counterexample and for a design that holds.
+// The first visit, with no link: a short broken design and one sentence of
+// what to do, in the first screen at both widths; Run shows how it fails.
+// The sentence is not shown for a link, and goes when another scenario opens.
+test('a visitor with no link lands on a short broken design, told what to do', async () => {
+  for (const viewport of [{ width: 1366, height: 900 }, { width: 390, height: 844 }]) {
+    const { context, page, seen } = await open('', viewport);
+    assert.equal(await page.locator('#scenario-title').textContent(), 'Broken: check in one transaction, write in another');
+    assert.equal(await page.locator('#lanes .lane-head').count(), 2);
+    const hint = page.locator('#landing-hint');
+    assert.match(await hint.textContent(), /^This design is broken: press Run to see the interleaving that breaks it/);
+    assert.ok(await inWindow(page, hint), `at ${viewport.width} the sentence is in the first screen`);
+    await page.locator('#run').click();
+    await page.locator('#run-status[data-kind="fail"]', { hasText: /^Fails, as declared. Counterexample in/ }).waitFor({ timeout: 60000 });
+    assert.ok(await page.locator('#explanation li').count() >= 4);
+    await screenshot(page, `landing-run-${viewport.width}`, false);
+    await page.locator('#catalog [data-scenario="idem-race"]').click();
+    await page.locator('#scenario-title', { hasText: '1. Concurrent requests, one key' }).waitFor();
+    assert.equal(await hint.isHidden(), true);
+    assert.deepEqual(seen.errors, []);
+    await context.close();
+  }
+  const { context, page } = await open('?s=idem-check-then-write');
+  assert.equal(await page.locator('#landing-hint').isHidden(), true);
+  await context.close();
+});
+
 test('the verdict of a search is shown whole at 1366×900 and 390×844', async () => {
   for (const viewport of [{ width: 1366, height: 900 }, { width: 390, height: 844 }]) {
     for (const id of ['idem-check-then-write', 'idem-race']) {

@@ -11,10 +11,18 @@ import * as editor from './editor.js';
 import * as run from './run.js';
 import * as scenario from './scenario.js';
 
-const ui = { linkError: $('link-error') };
+const ui = { linkError: $('link-error'), landingHint: $('landing-hint') };
 
-// The scenario an address that names none opens.
-const DEFAULT_SCENARIO = 'idem-race';
+// The scenario an address that names none (or one that cannot be opened)
+// opens: the engine's (scenarios::LANDING), read with the first link.
+let landingScenario = null;
+async function landing() {
+  landingScenario ??= (await engine.parsePermalink('')).landing;
+  return landingScenario;
+}
+// The landing's one sentence of what to do goes with the first scenario
+// loaded after it.
+scenario.onLeave(() => { ui.landingHint.hidden = true; });
 // The longest address a shared link may be: common servers and proxies
 // refuse longer request lines (8 KiB).
 const MAX_LINK_CHARS = 8000;
@@ -80,14 +88,15 @@ async function openLink() {
     return;
   }
   const problems = [];
-  let link = { id: null, params: {}, schedule: null, step: null };
+  let link = { id: null, landing: null, params: {}, schedule: null, step: null, problems: [] };
   try {
     link = await readLink();
+    landingScenario = link.landing;
     problems.push(...link.problems);
   } catch (error) {
     problems.push(error.message);
   }
-  const id = link.id ?? DEFAULT_SCENARIO;
+  const id = link.id ?? await landing();
   const quietly = { draw: false };
   try {
     await scenario.load(id, link.params, link.schedule, quietly);
@@ -99,9 +108,11 @@ async function openLink() {
       await scenario.load(id, link.params, null, quietly);
     } else {
       problems.push(error.message);
-      await scenario.load(DEFAULT_SCENARIO, {}, null, quietly);
+      await scenario.load(await landing(), {}, null, quietly);
     }
   }
+  // A visitor who came with no link lands on a broken design, told what to do.
+  ui.landingHint.hidden = !(location.search === '' && scenario.shownScenario() === await landing());
   if (link.step !== null && link.step !== undefined) {
     const steps = run.current().trace.length;
     if (link.step <= steps) {
@@ -138,7 +149,7 @@ async function openDesignLink() {
     source = await unpack(query.get('src'));
   } catch (error) {
     notice(`This link's design could not be opened: ${error.message}.`);
-    await scenario.load(DEFAULT_SCENARIO, {});
+    await scenario.load(await landing(), {});
     run.render();
     return;
   }
@@ -164,7 +175,7 @@ async function openDesignLink() {
     } catch (again) {
       notice(`This link's design could not be opened: ${again.message}.`);
       editor.open(source);
-      await scenario.load(DEFAULT_SCENARIO, {});
+      await scenario.load(await landing(), {});
       run.render();
       return;
     }
@@ -195,11 +206,11 @@ export async function restore() {
 // Back and Forward: show the run the address names.
 window.addEventListener('popstate', restore);
 
-// Reads the link through the engine's permalink parser: { id, params,
-// schedule, step, problems } (a bad part is dropped and named in problems).
+// Reads the link through the engine's permalink parser: { id, landing,
+// params, schedule, step, problems } (a bad part is dropped and named in problems).
 async function readLink() {
   const link = await engine.parsePermalink(location.search);
-  return { id: link.scenario, params: link.params, schedule: link.schedule, step: link.step ?? null, problems: link.problems };
+  return { id: link.scenario, landing: link.landing, params: link.params, schedule: link.schedule, step: link.step ?? null, problems: link.problems };
 }
 
 // Permalink's button, by its data-action.

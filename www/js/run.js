@@ -53,6 +53,9 @@ const QUEUED_DRAW_MS = 100;
 // When the run was last drawn (performance.now()), and whether it changed
 // since without being drawn.
 let lastDrawn = -Infinity;
+// Whether the next drawing brings the selected step into the window (the
+// visitor stepped, took back or selected a step).
+let revealSelection = false;
 let drawPending = false;
 // Called after each drawing (the controls of other parts, the address).
 const drawn = [];
@@ -186,7 +189,11 @@ export function render() {
   ui.reset.disabled = working || view.trace.length === 0;
   ui.lanes.dataset.over = String(over);
   for (const listener of drawn) listener();
-  keepInView(selectedBox);
+  // A step taken or selected by the visitor brings the timeline into the
+  // window; a run shown otherwise (a search's, a link's) leaves the page
+  // where it is, with its verdict.
+  keepInView(selectedBox, { page: revealSelection });
+  revealSelection = false;
 }
 
 // Disables the controls while an action is under way (and tells the other
@@ -298,6 +305,7 @@ export const actions = {
     await busy(async () => {
       view = await stepper.step(attempt);
       selected = view.trace.length - 1;
+      revealSelection = true;
     });
     performance.measure('replayground:step', { start: mark.startTime });
   },
@@ -306,6 +314,7 @@ export const actions = {
     await busy(async () => {
       view = await stepper.undo();
       selected = view.trace.length - 1;
+      revealSelection = true;
     });
   },
   // Goes back to the first step.
@@ -319,6 +328,7 @@ export const actions = {
   // Shows the database after a step.
   select(target) {
     selected = Number(target.dataset.step);
+    revealSelection = true;
     render();
   },
 };
@@ -351,6 +361,7 @@ document.addEventListener('keydown', (event) => {
   } else if (key === 'arrowleft' || key === 'arrowright') {
     const last = view.trace.length - 1;
     selected = Math.max(-1, Math.min(last, selected + (key === 'arrowleft' ? -1 : 1)));
+    revealSelection = true;
     render();
   } else if (/^[a-z]$/.test(key)) {
     // The key of an attempt is the letter schedules write it with: its

@@ -77,7 +77,11 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
   // act at the run's end. When those differ, each lane says which it shows.
   const last = trace.length - 1;
   const earlier = selected >= 0 && selected < last;
-  container.style.setProperty('--lanes', String(labels.length));
+  if (container.style.getPropertyValue('--lanes') !== String(labels.length)) {
+    container.style.setProperty('--lanes', String(labels.length));
+    fitLanes(container);
+  }
+  fitting.observe(container);
   const nodes = [];
   labels.forEach((label, i) => {
     const head = el('div', '', 'lane-head');
@@ -130,9 +134,29 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
   return selectedBox;
 }
 
-// Scrolls the timeline's own box (not the page) so that `box`, the selected
-// step, is in view below the sticky lane heads.
-export function keepInView(box) {
+// Whole lanes only: as many lanes as fit at their least width (the CSS's
+// --lane-min, in rem) share the timeline's width, as --fit; the others wait
+// to the right, so that no lane, nor its Step button, is cut at the edge.
+const fitting = new ResizeObserver((entries) => {
+  for (const entry of entries) fitLanes(/** @type {HTMLElement} */ (entry.target));
+});
+function fitLanes(container) {
+  const style = getComputedStyle(container);
+  const least = Number(style.getPropertyValue('--lane-min'));
+  if (!least) return;
+  const lanes = Number(container.style.getPropertyValue('--lanes')) || 1;
+  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+  const gap = parseFloat(style.columnGap) || 0;
+  const width = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+  const fit = Math.max(1, Math.min(lanes, Math.floor((width + gap) / (least * rem + gap))));
+  if (container.style.getPropertyValue('--fit') !== String(fit)) container.style.setProperty('--fit', String(fit));
+  container.style.setProperty('--spill', fit < lanes ? '1' : '0');
+}
+
+// Scrolls the timeline's own box so that `box`, the selected step, is in
+// view below the sticky lane heads; with `page`, then the window so that
+// the whole timeline is (its heads, the step and its horizontal scrollbar).
+export function keepInView(box, { page = false } = {}) {
   const scroller = box?.closest('.lanes-wrap, .scroll');
   if (!scroller) return;
   const b = box.getBoundingClientRect();
@@ -143,4 +167,7 @@ export function keepInView(box) {
   else if (b.bottom > s.bottom) scroller.scrollTop += b.bottom - s.bottom + margin;
   if (b.left < s.left) scroller.scrollLeft -= s.left - b.left + margin;
   else if (b.right > s.right) scroller.scrollLeft += b.right - s.right + margin;
+  if (!page) return;
+  if (s.top < 0) window.scrollBy({ top: s.top - margin, behavior: 'instant' });
+  else if (s.bottom > window.innerHeight) window.scrollBy({ top: Math.min(s.bottom - window.innerHeight + margin, s.top - margin), behavior: 'instant' });
 }
