@@ -393,7 +393,17 @@ steps = [ {{ name = "r", sql = "SELECT 1", on.rows = {{ wait-while = "writr" }} 
         error,
         "invalid scenario: line 11, column 69: attempt B, step \"r\": on.rows waits while \"writr\" runs, but no attempt has that role or label, so it never waits; the declared one is \"writer\""
     );
-    let fixed = phase_fixed.replace("writr", "writer");
-    let result = explorer(&fixed).run(&mut RoundRobin, false).unwrap();
-    assert!(result.passed, "{result:?}");
+    // A letter names an attempt only when the file has that many.
+    let error = catalog::parse(&phase_fixed.replace("writr", "C"), "design")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("on.rows waits while \"C\" runs, but no attempt has that role or label"),
+        "{error}"
+    );
+    for name in ["writer", "A"] {
+        let fixed = phase_fixed.replace("writr", name);
+        let result = explorer(&fixed).run(&mut RoundRobin, false).unwrap();
+        assert!(result.passed, "{name}: {result:?}");
+    }
 }

@@ -1,6 +1,8 @@
 //! The checks of a file beyond its types: names that must exist, values in
 //! range, pragmas the engine keeps to itself, programs that can run.
 
+use std::collections::BTreeSet;
+
 use super::file::*;
 use super::limits::*;
 use crate::params;
@@ -103,9 +105,10 @@ pub(super) fn validate(file: &File) -> Result<()> {
             .iter()
             .any(|a| a.role.as_deref() == Some(name) || a.label.as_deref() == Some(name))
     };
+    let known = Known::of(file);
     for (name, program) in &file.programs {
         check_steps(
-            file,
+            &known,
             &format!("program {}", params::quote(name)),
             &program.steps,
             false,
@@ -174,7 +177,7 @@ pub(super) fn validate(file: &File) -> Result<()> {
                         "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
                     )));
                 }
-                check_steps(file, &what, &attempt.steps, true)?;
+                check_steps(&known, &what, &attempt.steps, true)?;
             }
             _ => {
                 return Err(bad(format!(
@@ -221,32 +224,12 @@ pub(super) fn validate(file: &File) -> Result<()> {
             }
         }
     }
-    let total: usize = file
-        .attempts
-        .iter()
-        .map(|a| match &a.replicas {
-            Some(toml::Value::Integer(n)) => *n as usize,
-            Some(toml::Value::String(name)) => file
-                .params
-                .get(name)
-                .and_then(|p| p.max)
-                .map_or(MAX_ATTEMPTS, |m| m.max(1) as usize),
-            _ => 1,
-        })
-        .sum();
+    let total = known.attempts;
     if total > MAX_ATTEMPTS {
         return Err(bad(format!(
             "the attempts may number up to {total}; at most {MAX_ATTEMPTS} can race (bound the replicas parameter's max)"
         )));
     }
-    let labelled = |label: &str| {
-        file.attempts
-            .iter()
-            .any(|a| a.label.as_deref() == Some(label) || a.role.as_deref() == Some(label))
-            || (label.len() == 1
-                && label.as_bytes()[0].is_ascii_uppercase()
-                && usize::from(label.as_bytes()[0] - b'A') < total)
-    };
     // A name derived from what is checked may say nothing of where it is:
     // then the table is named by its place ([`subject_span`] finds it).
     let named = |kind: &str, table: &str, i: usize, check: &CheckSpec| {
@@ -304,7 +287,7 @@ pub(super) fn validate(file: &File) -> Result<()> {
             }
         }
         for label in [&check.attempt, &check.after].into_iter().flatten() {
-            if !labelled(label) {
+            if !known.names_an_attempt(label) {
                 return Err(bad(format!(
                     "{what}: no attempt is labelled {}",
                     params::quote(label)
@@ -349,9 +332,8 @@ pub(super) fn validate(file: &File) -> Result<()> {
 /// programs and attempts' handlers name, a program's end ([`super::program::DONE`]) and
 /// the engine's own ([`crate::sim::ENGINE_OUTCOMES`]); `None` when one is
 /// written with `{name}` (filled in as the attempt runs, so not known here).
-fn outcomes(file: &File) -> Option<std::collections::BTreeSet<&str>> {
-    let mut outcomes: std::collections::BTreeSet<&str> =
-        crate::sim::ENGINE_OUTCOMES.into_iter().collect();
+fn outcomes(file: &File) -> Option<BTreeSet<&str>> {
+    let mut outcomes: BTreeSet<&str> = crate::sim::ENGINE_OUTCOMES.into_iter().collect();
     outcomes.insert(super::program::DONE);
     let steps = file
         .programs
@@ -388,8 +370,8 @@ fn outcomes(file: &File) -> Option<std::collections::BTreeSet<&str>> {
 
 /// Every phase a step of `file` declares; `None` when one is written with
 /// `{name}` (filled in where the step is used, so not known here).
-fn phases(file: &File) -> Option<std::collections::BTreeSet<&str>> {
-    let mut phases = std::collections::BTreeSet::new();
+fn phases(file: &File) -> Option<BTreeSet<&str>> {
+    let mut phases = BTreeSet::new();
     let steps = file
         .programs
         .values()
@@ -404,24 +386,60 @@ fn phases(file: &File) -> Option<std::collections::BTreeSet<&str>> {
     Some(phases)
 }
 
-/// Whether `name` can name an attempt of `file`: a role or label one
-/// declares, or the letter a trace gives one (how many there are may
-/// depend on the parameters).
-fn names_an_attempt(file: &File, name: &str) -> bool {
-    file.attempts
-        .iter()
-        .any(|a| a.label.as_deref() == Some(name) || a.role.as_deref() == Some(name))
-        || (name.len() == 1 && name.as_bytes()[0].is_ascii_uppercase())
+/// What the names in a file can refer to, gathered once per file.
+struct Known<'a> {
+    file: &'a File,
+    /// The most attempts the file can race: each replicated attempt at its
+    /// replicas parameter's max.
+    attempts: usize,
+    /// What another attempt may be in, for a `because`: a step's phase, or
+    /// an outcome once it is over (`None` where either is a template).
+    peers_can_be: Option<(BTreeSet<&'a str>, BTreeSet<&'a str>)>,
+}
+
+impl<'a> Known<'a> {
+    fn of(file: &'a File) -> Self {
+        let attempts = file
+            .attempts
+            .iter()
+            .map(|a| match &a.replicas {
+                Some(toml::Value::Integer(n)) => *n as usize,
+                Some(toml::Value::String(name)) => file
+                    .params
+                    .get(name)
+                    .and_then(|p| p.max)
+                    .map_or(MAX_ATTEMPTS, |m| m.max(1) as usize),
+                _ => 1,
+            })
+            .sum();
+        Known {
+            file,
+            attempts,
+            peers_can_be: phases(file).zip(outcomes(file)),
+        }
+    }
+
+    /// Whether `name` can name an attempt: a role or label one declares, or
+    /// the letter a trace gives one of the attempts the file can race.
+    fn names_an_attempt(&self, name: &str) -> bool {
+        let letter = name.len() == 1
+            && name.as_bytes()[0].is_ascii_uppercase()
+            && usize::from(name.as_bytes()[0] - b'A') < self.attempts;
+        letter
+            || self
+                .file
+                .attempts
+                .iter()
+                .any(|a| a.label.as_deref() == Some(name) || a.role.as_deref() == Some(name))
+    }
 }
 
 /// Checks one program's steps (`inline`: an attempt's own, which name the
 /// attempts of this file; a program's may wait for a role that a file
 /// including it does not have, and then does not wait).
-fn check_steps(file: &File, what: &str, steps: &[StepSpec], inline: bool) -> Result<()> {
+fn check_steps(known: &Known, what: &str, steps: &[StepSpec], inline: bool) -> Result<()> {
     let bad = |why: String| Error::invalid("scenario", why);
-    // What another attempt may be in, for a `because`: a phase, or an
-    // outcome once it is over (unknown where either is a template).
-    let peers_can_be = phases(file).zip(outcomes(file));
+    let file = known.file;
     if steps.is_empty() || steps.len() > MAX_PROGRAM_STEPS {
         return Err(bad(format!(
             "{what} must have 1 to {MAX_PROGRAM_STEPS} steps"
@@ -429,7 +447,7 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec], inline: bool) -> Res
     }
     for step in steps {
         let what = format!("{what}, step {}", params::quote(&step.name));
-        if let Some((phases, outcomes)) = &peers_can_be {
+        if let Some((phases, outcomes)) = &known.peers_can_be {
             let named = step.because.iter().flat_map(|b| &b.peers_in);
             for name in named.filter(|n| !n.contains('{')) {
                 if !phases.contains(name.as_str()) && !outcomes.contains(name.as_str()) {
@@ -545,7 +563,7 @@ fn check_steps(file: &File, what: &str, steps: &[StepSpec], inline: bool) -> Res
                 ActionSpec::Table(t) => {
                     let waits_for = t.wait_while.as_ref().filter(|n| inline && !n.contains('{'));
                     if let Some(name) = waits_for {
-                        if !names_an_attempt(file, name) {
+                        if !known.names_an_attempt(name) {
                             return Err(bad(format!(
                                 "{what}: on.{kind} waits while {} runs, but no attempt has that role or label, so it never waits; {}",
                                 params::quote(name),
