@@ -450,6 +450,16 @@ test('a misspelled outcome in a check, or a program not declared, is refused at 
 test('one Run runs the editor\'s design, by button or Ctrl+Enter, and focus stays', async () => {
   const { page, seen } = await open('?s=idem-race&attempts=2');
   assert.match(await page.locator('#run').textContent(), /^Run (Ctrl\+Enter|⌘ Enter)$/);
+  // Said to assistive technology as a shortcut, not as the button's name.
+  assert.match(await page.locator('#run').getAttribute('aria-keyshortcuts'), /^(Control|Meta)\+Enter$/);
+  await page.getByRole('button', { name: 'Run', exact: true }).waitFor();
+  // A touch screen without a mouse is not shown keys it has no keyboard for.
+  const touch = await openPage(env.browser, env.server.url, { viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
+  await touch.page.goto(`${env.server.url}?s=idem-race&attempts=2`);
+  await touch.page.locator('body[data-ready="true"]').waitFor({ timeout: 30000 });
+  assert.equal(await touch.page.locator('#run-keys').isVisible(), false);
+  assert.equal(await page.locator('#run-keys').isVisible(), true);
+  await touch.context.close();
   // Enter on Run: the search runs, and focus is on Run afterwards.
   await page.focus('#run');
   await page.keyboard.press('Enter');

@@ -80,8 +80,10 @@ const actions = {
 
 // Ctrl+Enter (Cmd+Enter on a Mac) runs, from anywhere on the page, the
 // editor too; the Run button shows the keys.
-const RUN_KEYS = /Mac|iPhone|iPad/.test(navigator.platform) ? '⌘ Enter' : 'Ctrl+Enter';
+const APPLE = /Mac|iPhone|iPad/.test(navigator.platform);
+const RUN_KEYS = APPLE ? '⌘ Enter' : 'Ctrl+Enter';
 ui.runKeys.textContent = RUN_KEYS;
+ui.run.setAttribute('aria-keyshortcuts', APPLE ? 'Meta+Enter' : 'Control+Enter');
 ui.run.title = `Runs the strategy chosen on the scenario shown, or on the design in the editor (${RUN_KEYS})`;
 document.addEventListener('keydown', (event) => {
   if (event.key !== 'Enter' || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
