@@ -265,7 +265,9 @@ pub(super) struct Endings {
     /// shows the shortest it met rather than the first.
     violation: Option<Schedule>,
     steps_per_attempt: Option<Vec<usize>>,
-    /// The first cycle found, until it is unrolled ([`Endings::settle`]).
+    /// The cycle found with the shortest way round it, while that way is
+    /// shorter than the failing run kept, until it is unrolled
+    /// ([`Endings::settle`]: its lasso is at least that long).
     cycle: Option<Cycle>,
 }
 
@@ -319,7 +321,13 @@ impl Endings {
     pub(super) fn record_cycle(&mut self, stats: &mut Stats, cycle: Cycle) {
         stats.cycles += 1;
         stats.violations += 1;
-        if self.violation.is_none() && self.cycle.is_none() {
+        let length = cycle.schedule.len();
+        let shorter = self.violation.as_ref().is_none_or(|v| length < v.len())
+            && self
+                .cycle
+                .as_ref()
+                .is_none_or(|c| length < c.schedule.len());
+        if shorter {
             self.cycle = Some(cycle);
         }
     }
