@@ -1,5 +1,13 @@
 #!/usr/bin/env python3
-"""Checks that the crate's import graph has no circle.
+"""Checks that the crate's files obey its layers, and that its import graph
+has no circle.
+
+LAYERS below is the order the crate stands in, bottom first: each folder or
+file of src/ is in one layer, and a file imports only from its own layer or
+those below it, whatever the path says (`super::`, `crate::`, a `pub use`
+that hands a name on from elsewhere: the name is followed to where it is
+declared). docs/src/contributing.md draws the same order; the script checks
+that its picture lists these layers, in this order, with these paths.
 
 Files of src/ are the nodes; an edge A -> B says that A's code names a
 module path that lives in B (`use crate::sim::search::Explorer`,
@@ -11,7 +19,7 @@ and the script exits 1; otherwise it prints the layers, the bottom first.
 A circle listed in KNOWN is reported and allowed until it is gone (then the
 script asks for its line to be removed): the list only shrinks. It is empty.
 
-Usage: python3 scripts/layers.py [--quiet]
+Usage: python3 scripts/layers.py [--quiet] [--src DIR]
 """
 import pathlib
 import re
@@ -19,6 +27,26 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 SRC = ROOT / "src"
+if "--src" in sys.argv:
+    SRC = pathlib.Path(sys.argv[sys.argv.index("--src") + 1]).resolve()
+CONTRIBUTING = ROOT / "docs" / "src" / "contributing.md"
+
+# The crate's layers, bottom first: (name, the paths of src/ in it). A path
+# is a folder (ending in /) or a file; a file is in the layer of the longest
+# path that holds it. The one upward import allowed is to the error type.
+LAYERS = [
+    ("ground", ["params.rs", "error.rs", "json.rs", "reintroduced.rs"]),
+    ("storage", ["storage/"]),
+    ("engine", ["sim/"]),
+    ("search", ["sim/search/"]),
+    ("format", ["format/"]),
+    ("catalog", ["scenarios/"]),
+    ("patterns", ["patterns/"]),
+    ("fuzz", ["fuzz/"]),
+    ("inputs, outputs", ["input.rs", "export/", "bench.rs"]),
+    ("front ends", ["wasm/", "lib.rs", "main.rs", "cli/"]),
+]
+ANYWHERE = {("error",)}
 
 # Circles known and left, each with the step that removes it (none now: a
 # circle found is a mistake to mend, or one to list here with its reason).
@@ -88,53 +116,157 @@ def expand(tree):
     return out
 
 
+def inline_modules(text):
+    """The inline modules of a file's code (`pub mod catalog { ... }`): a list
+    of (start, end, name path), nested ones with their parents' names."""
+    found = []
+    for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text):
+        depth, i = 1, m.end()
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        found.append((m.start(), i, m.group(1)))
+    out = []
+    for start, end, name in found:
+        outer = [n for s2, e2, n in found if s2 < start and end <= e2]
+        out.append((start, end, tuple(outer) + (name,)))
+    return out
+
+
+def picture_problems():
+    """How the contributing chapter's picture of the layers differs from
+    LAYERS: it lists them top first, one line each, the name then its paths
+    (`src/…`); a line that starts with spaces continues the one above."""
+    if not CONTRIBUTING.exists() or "--src" in sys.argv:
+        return []
+    text = CONTRIBUTING.read_text()
+    block = re.search(r"## Layout.*?```\n(.*?)```", text, re.S)
+    if not block:
+        return [f"{CONTRIBUTING.name}: no picture of the layers under '## Layout'"]
+    drawn = []
+    for line in block.group(1).splitlines():
+        if not line.strip() or line.startswith(" "):
+            continue
+        label = re.split(r"\s{2,}", line.strip())[0]
+        paths = re.findall(r"src/([\w/]+(?:\.rs|/))", line)
+        drawn.append((label, paths))
+    wanted = [(label, list(paths)) for label, paths in reversed(LAYERS)]
+    problems = []
+    for i in range(max(len(drawn), len(wanted))):
+        got = drawn[i] if i < len(drawn) else None
+        want = wanted[i] if i < len(wanted) else None
+        if got is None or want is None or got[0] != want[0] or sorted(got[1]) != sorted(want[1]):
+            problems.append(f"{CONTRIBUTING.name}: line {i + 1} of the picture is {got}, LAYERS says {want}")
+    return problems
+
+
 def main():
     files = {module_of(p): p for p in sorted(SRC.rglob("*.rs"))}
     modules = set(files)
-    edges = {}
+    children_of = {
+        module: {m[-1] for m in modules if m[:-1] == module and len(m) == len(module) + 1}
+        for module in modules
+    }
+    # What each module's face hands on: (module, inline module path) ->
+    # {name: the path it stands for, as written there}; "*" for a glob.
+    handed_by = {}
+    uses = {}
     for module, path in files.items():
         text = strip(path.read_text())
         paths = use_trees(text)
+        inline = inline_modules(text)
+        handed = []
+        for m in re.finditer(r"pub(?:\([^)]*\))?\s+use\s+([^;]+);", text):
+            within = max((n for s2, e2, n in inline if s2 < m.start() < e2), key=len, default=())
+            # `a::b as c` hands b on as c: written `a::b@c` once spaces go.
+            for q in expand(re.sub(r"\s+", "", re.sub(r"\s+as\s+(\w+)", r"@\1", m.group(1)))):
+                q, _, alias = q.partition("@")
+                name = alias or q.split("::")[-1]
+                handed_by.setdefault((module, within), {})[name] = q[: -len("::*")] if name == "*" else q
+                handed.append(q)
         # What a module's face hands on is not what its code uses, unless
         # its code uses it too.
-        handed = [
-            q
-            for m in re.finditer(r"pub(?:\([^)]*\))?\s+use\s+([^;]+);", text)
-            for q in expand(re.sub(r"\s+", "", re.sub(r"\s+as\s+\w+", "", m.group(1))))
-        ]
         text = re.sub(r"pub(?:\([^)]*\))?\s+use\s+[^;]+;", "", text)
         # A `mod` declaration names a module; it does not use what it hands on.
         text = re.sub(r"(?:pub(?:\([^)]*\))?\s+)?mod\s+\w+\s*;", "", text)
-        paths += [q for q in handed if re.search(r"\b" + re.escape(q.split("::")[-1]) + r"\b", text)]
+        paths += [q for q in handed if q.split("::")[-1] != "*" and re.search(r"\b" + re.escape(q.split("::")[-1]) + r"\b", text)]
         paths += re.findall(r"\b(?:crate|super|self|replayground)(?:::\w+)+", text)
         # In a folder's module, a path may start with a child module's name.
-        children = {m[-1] for m in modules if m[:-1] == module and len(m) == len(module) + 1}
+        children = children_of[module]
         paths += [p for p in re.findall(r"\b\w+(?:::\w+)+", text) if p.split("::")[0] in children]
-        here = module
+        uses[module] = paths
+
+    def resolve(here, p, depth=0):
+        """The module path `p`, written in module `here`, names, a name handed
+        on by a `pub use` followed to where it is declared; None if it names
+        none of the crate's."""
+        parts = p.split("::")
+        if parts[0] == "crate":
+            base, rest = here[:1] if here[:1] == (BIN,) else (), parts[1:]
+        elif parts[0] == "replayground":
+            base, rest = (), parts[1:]
+        elif parts[0] == "super":
+            base = here
+            while parts and parts[0] == "super":
+                base, parts = base[:-1], parts[1:]
+            rest = parts
+        elif parts[0] == "self":
+            base, rest = here, parts[1:]
+        elif parts[0] in children_of.get(here, ()):
+            base, rest = here, parts
+        else:
+            return None
+        target = base + tuple(rest)
+        while target not in modules and target:
+            target = target[:-1]
+        if target not in modules:
+            return None
+        left = (base + tuple(rest))[len(target):]
+        if depth < 16:
+            for k in range(len(left)):
+                faces = handed_by.get((target, left[:k]), {})
+                origin = faces.get(left[k])
+                rest_after = left[k + 1 :]
+                if origin is None and "*" in faces:
+                    origin, rest_after = faces["*"], left[k:]
+                if origin is not None:
+                    followed = resolve(target, "::".join([origin, *rest_after]), depth + 1)
+                    if followed is not None:
+                        return followed
+        return target
+
+    edges = {}
+    for module, paths in uses.items():
         for p in paths:
-            parts = p.split("::")
-            if parts[0] == "crate":
-                base, rest = here[:1] if here[:1] == (BIN,) else (), parts[1:]
-            elif parts[0] == "replayground":
-                base, rest = (), parts[1:]
-            elif parts[0] == "super":
-                base = here
-                while parts and parts[0] == "super":
-                    base, parts = base[:-1], parts[1:]
-                rest = parts
-            elif parts[0] == "self":
-                base, rest = here, parts[1:]
-            elif parts[0] in children:
-                base, rest = here, parts
-            else:
-                continue
-            target = base + tuple(rest)
-            while target not in modules and target:
-                target = target[:-1]
+            target = resolve(module, p)
             # A crate's root is its face (re-exports, the crate's map): not a layer.
-            if target in modules and target != module and target not in ((), (BIN,)):
+            if target is not None and target != module and target not in ((), (BIN,)):
                 edges.setdefault(module, {}).setdefault(target, set()).add(p)
-    name = lambda m: str(files[m].relative_to(ROOT))
+    name = lambda m: str(files[m].relative_to(SRC.parent))
+    # The layers: each file's, by the longest path of LAYERS that holds it.
+    def layer_of(module):
+        rel = str(files[module].relative_to(SRC))
+        held = [(len(path), i) for i, (_, paths) in enumerate(LAYERS) for path in paths
+                if rel == path or (path.endswith("/") and rel.startswith(path))]
+        return max(held)[1] if held else None
+    layer = {m: layer_of(m) for m in files}
+    unplaced = sorted(name(m) for m in files if layer[m] is None)
+    upward = [
+        (a, b, via)
+        for a, targets in edges.items()
+        for b, via in targets.items()
+        if layer[a] is not None and layer[b] is not None and layer[b] > layer[a] and b not in ANYWHERE
+    ]
+    picture = picture_problems()
+    if unplaced or upward or picture:
+        for f in unplaced:
+            print(f"{f} is in no layer: give it one in LAYERS ({sys.argv[0]})")
+        for a, b, via in sorted(upward, key=lambda e: (name(e[0]), name(e[1]))):
+            print(f"upward import: {name(a)} ({LAYERS[layer[a]][0]}) -> {name(b)} ({LAYERS[layer[b]][0]}): {', '.join(sorted(via)[:4])}")
+        for problem in picture:
+            print(problem)
+        print(f"layers: {len(upward)} upward imports, {len(unplaced)} files in no layer, {len(picture)} differences from the contributing chapter's picture")
+        return 1
     # Circles: strongly connected components of more than one file.
     index, low, stack, on, sccs, counter = {}, {}, [], set(), [], [0]
 

@@ -22,6 +22,7 @@ mod export;
 mod format;
 // Checking what callers send, with a sentence for anything wrong.
 mod input;
+mod json;
 // Scenario parameters, declared once: what the format and the catalog read.
 mod params;
 // Idempotency receipts, outbox and inbox: a request or event run alone, counts.
@@ -62,22 +63,22 @@ pub mod search {
 
 /// How a search or a run chooses its schedules.
 pub mod strategy {
-    pub use crate::sim::strategy::{
+    pub use crate::sim::search::strategy::{
         Kind, Reduction, Strategy, Without, DEFAULT_DEPTH, DEFAULT_SEED,
     };
 }
 
 /// Many seeded runs of every built-in, checking its invariants.
 pub mod soak {
-    pub use crate::sim::soak::{soak_all, soak_scenario, SoakRow, CATCH_BUDGET};
+    pub use crate::scenarios::sweep::soak::{soak_all, soak_scenario, SoakRow, CATCH_BUDGET};
 }
 
 /// A process killed at every step: the reference check, and a built-in's.
 pub mod sweep {
-    pub use crate::scenarios::sweep::{crash_sweep, SweepRow};
-    pub use crate::sim::crash::{
+    pub use crate::scenarios::sweep::crash::{
         documented, power_sweep_all, sweep_all, CrashReport, PowerReport, TEARINGS,
     };
+    pub use crate::scenarios::sweep::{crash_sweep, SweepRow};
 }
 
 /// The search checks itself: random designs explored under every

@@ -6,9 +6,8 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use super::trace::level_name;
 use super::Bound;
-use crate::storage::{Conn, LockLevel, Rows, ShmLocks, SqlValue, Store};
+use crate::storage::{Conn, LevelName, LockLevel, Rows, ShmLocks, SqlValue, Store};
 use crate::Result;
 
 /// What one step did to its attempt.
@@ -223,7 +222,7 @@ impl Peer {
 
     /// What it holds, in words ("SHARED and the WAL write lock").
     fn holds(&self) -> String {
-        let mut parts = vec![level_name(self.lock)];
+        let mut parts = vec![self.lock.name().to_string()];
         let held = self.wal.shared | self.wal.exclusive;
         for (bit, words) in [
             (WAL_WRITE, "the WAL write lock"),

@@ -10,14 +10,11 @@
 
 mod attempt;
 mod budget;
-pub(crate) mod crash;
 mod run;
 mod scenario;
 pub(crate) mod schedule;
 pub(crate) mod scheduler;
 pub(crate) mod search;
-pub(crate) mod soak;
-pub(crate) mod strategy;
 mod trace;
 
 pub(crate) use attempt::{locks_held, Attempt, Peer, StepCtx, CRASHED, ENGINE_OUTCOMES};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::StepReport;
-use crate::storage::{Conn, LockLevel, SqlValue};
+use crate::storage::{Conn, LevelName, LockLevel, SqlValue};
 
 /// One connection's lock after a step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -205,14 +205,9 @@ pub struct Table {
     pub rows: Vec<Vec<SqlValue>>,
 }
 
-/// A lock level as SQLite's documentation writes it: `RESERVED`.
-pub(super) fn level_name(level: LockLevel) -> String {
-    format!("{level:?}").to_uppercase()
-}
-
 pub(super) fn serialize_level<S: serde::Serializer>(
     level: &LockLevel,
     out: S,
 ) -> Result<S::Ok, S::Error> {
-    out.serialize_str(&level_name(*level))
+    out.serialize_str(level.name())
 }

@@ -8,6 +8,25 @@
 
 pub use rsqlite_vfs::LockLevel;
 
+/// A lock level's name as SQLite's documentation writes it: `RESERVED`.
+/// (`LockLevel` is rsqlite-vfs's type, so its name is this trait's.)
+pub(crate) trait LevelName {
+    /// `NONE`, `SHARED`, `RESERVED`, `PENDING` or `EXCLUSIVE`.
+    fn name(self) -> &'static str;
+}
+
+impl LevelName for LockLevel {
+    fn name(self) -> &'static str {
+        match self {
+            LockLevel::None => "NONE",
+            LockLevel::Shared => "SHARED",
+            LockLevel::Reserved => "RESERVED",
+            LockLevel::Pending => "PENDING",
+            LockLevel::Exclusive => "EXCLUSIVE",
+        }
+    }
+}
+
 /// The lock state of one database file, shared by every handle open on it
 /// (`unixInodeInfo`'s `eFileLock` and `nShared`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -77,6 +77,7 @@ pub(crate) use bounds::{
 pub use conn::{ChangeOp, Conn};
 pub use faults::{Death, IoCall};
 pub(crate) use local::{local_use, LocalUse};
+pub(crate) use locks::LevelName;
 pub use locks::LockLevel;
 pub use modes::{Journal, Synchronous};
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::conn::Conn;
+use super::locks::LevelName;
 use super::sql::SqlValue;
 use super::store::Store;
 use super::version::sqlite_version;
@@ -48,7 +49,7 @@ pub fn round_trip(note: &str) -> Result<RoundTrip> {
     )?;
     a.execute("BEGIN IMMEDIATE", &[])?;
     let inserted = a.execute("INSERT INTO notes (body) VALUES (?1)", &[note.into()])?;
-    let writer_lock = format!("{:?}", a.lock_level()).to_uppercase();
+    let writer_lock = a.lock_level().name().to_string();
     let read_during_write = read_notes(&b)?;
     a.execute("COMMIT", &[])?;
     let read_after_commit = read_notes(&b)?;

@@ -8,9 +8,9 @@ use wasm_bindgen::JsCast;
 use super::{number_arg, options_arg, to_js, ScenarioArg, EXPLORE_OPTIONS, MAX_FINISHED_WORDS};
 use crate::sim::search;
 use crate::sim::search::cache::SharedCache;
+use crate::sim::search::strategy::{self, Search, Strategy};
 use crate::sim::search::{ExploreReport, Explorer};
-use crate::sim::strategy::{self, Search, Strategy};
-use crate::{input, Error};
+use crate::{json, Error};
 
 /// A search that runs in slices: `advance(runs)` explores that many runs and
 /// returns progress; `report()` gives the result, `cancel()` stops it.
@@ -48,7 +48,7 @@ impl Exploration {
     ) -> Result<Exploration, JsError> {
         let scenario = ScenarioArg::read(&id)?;
         let mut options = options_arg(&options)?;
-        input::only(&options, EXPLORE_OPTIONS, "options")?;
+        json::only(&options, EXPLORE_OPTIONS, "options")?;
         let params = options.remove("params").unwrap_or(Value::Null);
         let strategy = Strategy::from_json(&options, strategy::Kind::Exhaustive)?;
         let explorer = Explorer::new(scenario.build(&params)?)?;

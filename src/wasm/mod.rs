@@ -25,10 +25,10 @@ use wasm_bindgen::JsCast;
 use crate::patterns::idempotency;
 use crate::scenarios::{self, Named};
 use crate::sim::search::split;
+use crate::sim::search::strategy::{self, Strategy};
 use crate::sim::search::Explorer;
-use crate::sim::strategy::{self, Strategy};
 use crate::storage;
-use crate::{input, Error};
+use crate::{input, json, Error};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &str = r#"
@@ -127,7 +127,7 @@ pub(super) fn number_arg(
 ) -> Result<Option<i64>, JsError> {
     let mut map = serde_json::Map::new();
     map.insert(field.to_string(), js_to_json(value)?);
-    input::whole(&map, field, min, max).map_err(JsError::from)
+    json::whole(&map, field, min, max).map_err(JsError::from)
 }
 
 /// A required string argument.
@@ -285,10 +285,10 @@ pub(super) struct ScenarioArg;
 impl ScenarioArg {
     /// A scenario file's text and the name that stands in for its id.
     fn source(map: &serde_json::Map<String, Value>) -> crate::Result<(String, String)> {
-        input::only(map, &["source", "name"], "scenario")?;
-        let source = input::text(map, "source", crate::format::MAX_SOURCE_BYTES)?
+        json::only(map, &["source", "name"], "scenario")?;
+        let source = json::text(map, "source", crate::format::MAX_SOURCE_BYTES)?
             .ok_or_else(|| Error::invalid("source", "is required"))?;
-        let name = input::text(map, "name", 64)?.unwrap_or_else(|| "my-scenario".to_string());
+        let name = json::text(map, "name", 64)?.unwrap_or_else(|| "my-scenario".to_string());
         Ok((source, name))
     }
 
@@ -341,9 +341,9 @@ fn export_run(
 ) -> Result<String, JsError> {
     let scenario = ScenarioArg::read(id)?;
     let mut options = options_arg(options)?;
-    input::only(&options, &["params", "schedule"], "options")?;
+    json::only(&options, &["params", "schedule"], "options")?;
     let params = options.remove("params").unwrap_or(Value::Null);
-    let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?
+    let schedule = json::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?
         .ok_or_else(|| Error::invalid("schedule", "is required"))?;
     let explorer = Explorer::new(scenario.build(&params)?)?;
     let schedule = explorer.parse_schedule(&schedule)?;
@@ -393,20 +393,20 @@ pub fn run_scenario(
 ) -> Result<JsValue, JsError> {
     let scenario = ScenarioArg::read(&id)?;
     let mut options = options_arg(&options)?;
-    input::only(
+    json::only(
         &options,
         &["params", "strategy", "seed", "depth", "schedule", "trace"],
         "options",
     )?;
-    let record = input::flag(&options, "trace")?.unwrap_or(true);
+    let record = json::flag(&options, "trace")?.unwrap_or(true);
     options.remove("trace");
     let params = options.remove("params").unwrap_or(Value::Null);
-    let schedule = input::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?;
+    let schedule = json::text(&options, "schedule", 2 * crate::sim::schedule::MAX_STEPS)?;
     let replay = options.get("strategy").and_then(Value::as_str) == Some("replay");
     options.remove("schedule");
     let result = if replay {
         options.remove("strategy");
-        input::only(
+        json::only(
             &options,
             &[],
             "options (strategy replay takes only a schedule)",
@@ -472,7 +472,7 @@ pub fn merge_explorations(
 ) -> Result<JsValue, JsError> {
     let scenario = ScenarioArg::read(&id)?;
     let options = options_arg(&options)?;
-    input::only(&options, EXPLORE_OPTIONS, "options")?;
+    json::only(&options, EXPLORE_OPTIONS, "options")?;
     let params = options.get("params").cloned().unwrap_or(Value::Null);
     let parts: Vec<split::Part> = match js_to_json(&parts)? {
         Value::Array(items) if !items.is_empty() && items.len() <= split::MAX_WORKERS => items
@@ -511,7 +511,7 @@ pub fn crash_sweep(
     #[wasm_bindgen(unchecked_param_type = "{ inbox?: boolean } | undefined")] options: JsValue,
 ) -> Result<JsValue, JsError> {
     let options = options_arg(&options)?;
-    input::only(&options, &["inbox"], "options")?;
+    json::only(&options, &["inbox"], "options")?;
     let inbox = match options.get("inbox") {
         None | Some(Value::Null) | Some(Value::Bool(true)) => true,
         Some(Value::Bool(false)) => false,

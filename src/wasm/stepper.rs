@@ -8,7 +8,7 @@ use super::boundary::js_to_json;
 use super::{options_arg, string_arg, to_js, ScenarioArg};
 use crate::sim::search::{Explorer, LiveRun, RunResult};
 use crate::sim::{Status, Verdict};
-use crate::{input, Error};
+use crate::{json, Error};
 
 /// Manual stepping: a person picks the attempt that takes each step; undo
 /// takes one step back. Every state is the exact replay of its schedule;
@@ -78,7 +78,7 @@ impl Stepper {
     ) -> Result<Stepper, JsError> {
         let scenario = ScenarioArg::read(&id)?;
         let options = options_arg(&options)?;
-        input::only(&options, &["params"], "options")?;
+        json::only(&options, &["params"], "options")?;
         let explorer =
             Explorer::new(scenario.build(options.get("params").unwrap_or(&Value::Null))?)?;
         let mut initial_tables = explorer
@@ -179,7 +179,7 @@ impl Stepper {
     /// Lets `attempt` (a JS value, checked) take the next step.
     fn take_step(&mut self, attempt: &JsValue) -> Result<(), Error> {
         let map = serde_json::json!({ "attempt": js_to_json(attempt)? });
-        let attempt = input::whole(map.as_object().expect("object"), "attempt", 0, 25)?
+        let attempt = json::whole(map.as_object().expect("object"), "attempt", 0, 25)?
             .ok_or_else(|| Error::invalid("attempt", "is required"))?
             as usize;
         self.live.step(attempt)?;

@@ -10,10 +10,9 @@
 
 use serde::Serialize;
 
-use super::scheduler::RoundRobin;
-use super::search::Explorer;
-use super::Run;
-use super::Verdict;
+use crate::sim::scheduler::RoundRobin;
+use crate::sim::search::Explorer;
+use crate::sim::{Run, Verdict};
 use crate::storage::{seeded_tearing, Death, Journal, SqlValue, Store, Synchronous};
 use crate::{scenarios, Result};
 

@@ -1,6 +1,12 @@
-//! The crash-point sweep: a scenario whose first attempt dies after a
-//! number of its own steps (`crash-after = { steps = "crashPoint" }`) and
-//! whose second restarts it, run once for every point, as a table.
+//! The catalog's sweeps, under one name: the crash-point sweep (here: a
+//! scenario whose first attempt dies after a number of its own steps,
+//! `crash-after = { steps = "crashPoint" }`, and whose second restarts it,
+//! run once for every point, as a table); every built-in crashed at each of
+//! its steps and its power lost at each sync ([`crash`]); every built-in
+//! searched by each strategy ([`soak`]).
+
+pub(crate) mod crash;
+pub(crate) mod soak;
 
 use serde::Serialize;
 

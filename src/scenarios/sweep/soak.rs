@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::search::Explorer;
-use super::strategy::{Kind, Strategy};
 use crate::scenarios;
+use crate::sim::search::strategy::{Kind, Strategy};
+use crate::sim::search::Explorer;
 use crate::storage::Journal;
 use crate::Result;
 

@@ -8,13 +8,13 @@ use std::hash::Hasher;
 use std::rc::Rc;
 
 use super::schedule;
-use super::trace::{level_name, lost_rows, tables_size, volatile_rows, PowerLossView, Tables};
+use super::trace::{lost_rows, tables_size, volatile_rows, PowerLossView, Tables};
 use super::{
     Attempt, Check, Ended, Ending, LockView, Outcome, Peer, Progress, RowChange, Scenario,
     Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
 };
 use crate::storage::footprint::{self, Footprint};
-use crate::storage::{Conn, Death, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
+use crate::storage::{Conn, Death, LevelName, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
 pub(crate) use state::Checkpoint;
 
@@ -785,17 +785,13 @@ impl<'s> Run<'s> {
                     .enumerate()
                     .filter(|&(j, level)| j != i && *level > LockLevel::None)
                     .map(|(j, level)| {
-                        format!(
-                            "{} (holds {})",
-                            self.attempts[j].label(),
-                            level_name(*level)
-                        )
+                        format!("{} (holds {})", self.attempts[j].label(), level.name())
                     })
                     .collect();
                 format!(
                     "{} (holds {}) waits for {}",
                     self.attempts[i].label(),
-                    level_name(levels[i]),
+                    levels[i].name(),
                     if holders.is_empty() {
                         "a lock no attempt holds".to_string()
                     } else {

@@ -18,6 +18,7 @@ pub(crate) mod report;
 pub(crate) mod sample;
 pub(crate) mod shrink;
 pub(crate) mod split;
+pub(crate) mod strategy;
 pub(crate) mod walk;
 
 pub use dfs::Dfs;

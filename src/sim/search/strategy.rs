@@ -6,10 +6,11 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::scheduler::{Pct, Random, RoundRobin, Scheduler};
-use super::search::split::MAX_WORKERS;
-use super::search::Shard;
-use super::search::{self, ExploreReport, Explorer, Sampler};
+use super::split::MAX_WORKERS;
+use super::Shard;
+use super::{ExploreReport, Explorer, Sampler};
+use crate::sim::scheduler::{Pct, Random, RoundRobin, Scheduler};
+use crate::sim::search;
 use crate::{Error, Result};
 
 /// Which way runs are chosen.
@@ -206,7 +207,7 @@ impl Strategy {
                 format!("use 1 to 10 (got {})", self.depth),
             ));
         }
-        if self.seed > crate::input::MAX_SAFE_INTEGER as u64 {
+        if self.seed > crate::json::MAX_SAFE_INTEGER as u64 {
             return Err(Error::invalid(
                 "seed",
                 format!("use 0 to 2^53 - 1 (got {})", self.seed),
@@ -221,7 +222,7 @@ impl Strategy {
     /// `strategy` is absent. The caller has checked that no other field is
     /// present.
     pub fn from_json(options: &Map<String, Value>, default: Kind) -> Result<Strategy> {
-        use crate::input::{text, whole, MAX_SAFE_INTEGER};
+        use crate::json::{text, whole, MAX_SAFE_INTEGER};
         let kind = match text(options, "strategy", 32)? {
             Some(name) => Kind::parse(&name)?,
             None => default,
@@ -234,7 +235,7 @@ impl Strategy {
             preemption_bound: whole(options, "preemptionBound", 0, 1000)?.map(|b| b as u32),
             without: without(options)?,
             shard: shard(options, kind)?,
-            final_digests: crate::input::flag(options, "finalDigests")?.unwrap_or(false),
+            final_digests: crate::json::flag(options, "finalDigests")?.unwrap_or(false),
         }
         .checked()
     }
@@ -297,7 +298,7 @@ impl Strategy {
 /// `shard`: `{ index, count }`, this worker's part of an exhaustive search
 /// split across `count` workers, or absent.
 fn shard(options: &Map<String, Value>, kind: Kind) -> Result<Option<Shard>> {
-    use crate::input::{object, only, whole};
+    use crate::json::{object, only, whole};
     let Some(value) = options.get("shard").filter(|v| !v.is_null()) else {
         return Ok(None);
     };
