@@ -137,18 +137,29 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
 // Whole lanes only: as many lanes as fit at their least width (the CSS's
 // --lane-min, in rem) share the timeline's width, as --fit; the others wait
 // to the right, so that no lane, nor its Step button, is cut at the edge.
+// What is measured is read when the box is laid out anyway (a resize
+// observer's callback), never during a drawing, which would force a layout.
+/** @type {WeakMap<Element, { width: number, least: number, gap: number }>} */
+const measured = new WeakMap();
 const fitting = new ResizeObserver((entries) => {
-  for (const entry of entries) fitLanes(/** @type {HTMLElement} */ (entry.target));
+  for (const entry of entries) {
+    const container = /** @type {HTMLElement} */ (entry.target);
+    const style = getComputedStyle(container);
+    const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
+    measured.set(container, {
+      width: entry.contentRect.width,
+      least: Number(style.getPropertyValue('--lane-min')) * rem,
+      gap: parseFloat(style.columnGap) || 0,
+    });
+    fitLanes(container);
+  }
 });
 function fitLanes(container) {
-  const style = getComputedStyle(container);
-  const least = Number(style.getPropertyValue('--lane-min'));
-  if (!least) return;
+  const box = measured.get(container);
+  if (!box?.least) return;
+  const { width, least, gap } = box;
   const lanes = Number(container.style.getPropertyValue('--lanes')) || 1;
-  const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);
-  const gap = parseFloat(style.columnGap) || 0;
-  const width = container.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
-  const fit = Math.max(1, Math.min(lanes, Math.floor((width + gap) / (least * rem + gap))));
+  const fit = Math.max(1, Math.min(lanes, Math.floor((width + gap) / (least + gap))));
   if (container.style.getPropertyValue('--fit') !== String(fit)) container.style.setProperty('--fit', String(fit));
   container.style.setProperty('--spill', fit < lanes ? '1' : '0');
 }
