@@ -340,6 +340,15 @@ test('a visitor with no link lands on a short broken design, told what to do', a
     await page.locator('#run-status[data-kind="fail"]', { hasText: /^Fails, as declared. Counterexample in/ }).waitFor({ timeout: 60000 });
     assert.ok(await page.locator('#explanation li').count() >= 4);
     await screenshot(page, `landing-run-${viewport.width}`, false);
+    // Edit a copy: the whole file with its libraries (some 600 lines), yet
+    // the text's box, its status line and the editor's buttons fit in one
+    // window (they were 11,000 px apart).
+    await page.click('#edit-copy');
+    await page.locator('#source-status[data-kind="pass"]').waitFor({ timeout: 30000 });
+    assert.ok((await page.locator('#source').inputValue()).split('\n').length > 300);
+    const top = (await page.locator('.source-box').boundingBox()).y;
+    const buttons = await page.locator('[data-action="apply-source"]').boundingBox();
+    assert.ok(buttons.y + buttons.height - top <= viewport.height, `at ${viewport.width} the editor spans ${buttons.y + buttons.height - top}px`);
     await page.locator('#catalog [data-scenario="idem-race"]').click();
     await page.locator('#scenario-title', { hasText: '1. Concurrent requests, one key' }).waitFor();
     assert.equal(await hint.isHidden(), true);
