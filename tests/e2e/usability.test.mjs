@@ -75,6 +75,29 @@ test('at 1280×800 the step just taken, the lane heads and every lane stay withi
   await context.close();
 });
 
+// On a phone two lanes of eight are shown; stepping H scrolls the timeline
+// to the last two, whole: nothing of a lane is cut at either edge.
+test('at 390 px the timeline scrolls by whole lanes', async () => {
+  const { context, page, seen } = await open('?s=idem-race', { width: 390, height: 844 });
+  for (const key of 'abcdefgh') await page.keyboard.press(key);
+  await page.locator('#lanes .step[data-step="7"]').waitFor();
+  const cut = await page.locator('.lanes-wrap').evaluate((wrap) => {
+    const left = wrap.getBoundingClientRect().left + wrap.clientLeft;
+    const right = left + wrap.clientWidth;
+    return [...wrap.querySelectorAll('.lane-head, .step')].map((e) => e.getBoundingClientRect())
+      .filter((b) => (b.left < left - 0.5 && b.right > left + 0.5) || (b.left < right - 0.5 && b.right > right + 0.5))
+      .map((b) => `${Math.round(b.left)}..${Math.round(b.right)} of ${Math.round(left)}..${Math.round(right)}`);
+  });
+  assert.deepEqual(cut, []);
+  assert.equal(await page.locator('#lanes .lane-head').nth(7).evaluate((h) => {
+    const b = h.getBoundingClientRect();
+    const w = h.closest('.lanes-wrap').getBoundingClientRect();
+    return b.left >= w.left && b.right <= w.right;
+  }), true, 'lane H is in view');
+  assert.deepEqual(seen.errors, []);
+  await context.close();
+});
+
 test('the sweep table stays inside the page at 1280 px', async () => {
   const { context, page } = await open('?s=outbox-crash-sweep-no-inbox');
   await page.click('[data-action="sweep"]');

@@ -162,6 +162,7 @@ function fitLanes(container) {
   const fit = Math.max(1, Math.min(lanes, Math.floor((width + gap) / (least + gap))));
   if (container.style.getPropertyValue('--fit') !== String(fit)) container.style.setProperty('--fit', String(fit));
   container.style.setProperty('--spill', fit < lanes ? '1' : '0');
+  container.toggleAttribute('data-spill', fit < lanes);
 }
 
 // Scrolls the timeline's own box so that `box`, the selected step, is in
@@ -176,8 +177,21 @@ export function keepInView(box, { page = false } = {}) {
   const margin = 6;
   if (b.top < s.top + heads) scroller.scrollTop -= s.top + heads - b.top + margin;
   else if (b.bottom > s.bottom) scroller.scrollTop += b.bottom - s.bottom + margin;
-  if (b.left < s.left) scroller.scrollLeft -= s.left - b.left + margin;
-  else if (b.right > s.right) scroller.scrollLeft += b.right - s.right + margin;
+  // Sideways, whole lanes: the step's lane becomes the first lane shown
+  // (it was to the left) or the last (to the right).
+  const lanes = /** @type {HTMLElement} */ (box.parentElement);
+  const fit = Number(lanes.style.getPropertyValue('--fit'));
+  const lane = measured.get(lanes);
+  const edge = s.left + scroller.clientLeft;
+  if (lane && fit) {
+    const pad = (scroller.clientWidth - lane.width) / 2;
+    if (b.left < edge + pad - 1) scroller.scrollLeft += b.left - edge - pad;
+    else if (b.right > edge + scroller.clientWidth + 1) scroller.scrollLeft += b.left - edge - pad - (fit - 1) * (b.width + lane.gap);
+  } else if (b.left < s.left) {
+    scroller.scrollLeft -= s.left - b.left + margin;
+  } else if (b.right > s.right) {
+    scroller.scrollLeft += b.right - s.right + margin;
+  }
   if (!page) return;
   if (s.top < 0) window.scrollBy({ top: s.top - margin, behavior: 'instant' });
   else if (s.bottom > window.innerHeight) window.scrollBy({ top: Math.min(s.bottom - window.innerHeight + margin, s.top - margin), behavior: 'instant' });
