@@ -372,6 +372,11 @@ test('a visitor with no link lands on a short broken design, told what to do', a
     const top = (await page.locator('.source-box').boundingBox()).y;
     const buttons = await page.locator('[data-action="apply-source"]').boundingBox();
     assert.ok(buttons.y + buttons.height - top <= viewport.height, `at ${viewport.width} the editor spans ${buttons.y + buttons.height - top}px`);
+    // Opened, the editor is brought to the window's top: its text, status
+    // and buttons are in view, and on a laptop Run too.
+    for (const selector of ['#source', '#source-status', '[data-action="apply-source"]', ...(viewport.width > 1000 ? ['#run'] : [])]) {
+      assert.ok(await inWindow(page, page.locator(selector)), `at ${viewport.width} ${selector} is in the window`);
+    }
     await page.locator('#catalog [data-scenario="idem-race"]').click();
     await page.locator('#scenario-title', { hasText: '1. Concurrent requests, one key' }).waitFor();
     assert.equal(await hint.isHidden(), true);

@@ -85,7 +85,10 @@ export function open(source) {
   dirty = false;
   ui.editor.hidden = false;
   ui.source.value = source;
-  ui.source.focus();
+  // The editor at the window's top: its text, status line, buttons and,
+  // on a laptop, Run below them are in view.
+  ui.source.focus({ preventScroll: true });
+  ui.editor.scrollIntoView({ block: 'start', behavior: 'instant' });
   ui.source.setSelectionRange(0, 0);
   ui.source.scrollTop = 0;
   check();
