@@ -80,8 +80,10 @@ export function renderTimeline(container, view, { selected = -1, busy = false, s
   if (container.style.getPropertyValue('--lanes') !== String(labels.length)) {
     container.style.setProperty('--lanes', String(labels.length));
     fitLanes(container);
+    // Observed once: observing again restarts the observation, and its
+    // callback would then run after every drawing.
+    fitting.observe(container);
   }
-  fitting.observe(container);
   const nodes = [];
   labels.forEach((label, i) => {
     const head = el('div', '', 'lane-head');
