@@ -87,6 +87,13 @@ impl Error {
             .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_BUSY)
     }
 
+    /// Whether SQLite refused a statement for a constraint (UNIQUE, NOT
+    /// NULL, CHECK, FOREIGN KEY): what a step's `on = "constraint"` meets.
+    pub fn is_constraint(&self) -> bool {
+        self.sqlite_code()
+            .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT)
+    }
+
     /// The same error again, for a trace that shows it while the run goes
     /// on (errors are not `Clone`: SQLite's and JSON's are kept whole where
     /// they can be, and otherwise as their text, a [`Error::Run`]).

@@ -93,8 +93,8 @@ pub mod soundness {
 /// The built-in scenarios, and a person's scenario files checked against them.
 pub mod catalog {
     pub use crate::scenarios::{
-        build, build_resolved, build_with, catalog as all, editable_source, entry, parse,
-        parsed_builtins, Entry, Extra, Named, CATALOG, LANDING,
+        build, build_in, build_resolved, build_with, catalog as all, default_options,
+        editable_source, entry, parse, parsed_builtins, Entry, Extra, Named, CATALOG, LANDING,
     };
 }
 
@@ -141,8 +141,8 @@ pub mod store {
     pub use crate::storage::vfs::run_rsqlite_vfs_test_suite;
     pub use crate::storage::{
         round_trip, run_sql, seeded_tearing, sqlite_memory_used, sqlite_version, ChangeOp, Conn,
-        Death, IoCall, Journal, LockLevel, RoundTrip, SqlValue, Store, Synchronous, Versions,
-        MAX_NOTE_CHARS, SQLITE_VERSION,
+        Death, EngineOptions, IoCall, Journal, LockLevel, RoundTrip, SqlValue, Store, Synchronous,
+        Versions, MAX_NOTE_CHARS, SQLITE_VERSION,
     };
 }
 

@@ -127,7 +127,7 @@ fn compare(name: &str, build: &dyn Fn() -> Box<dyn Scenario>) -> usize {
     assert_eq!(live.rewind_misses(), 0, "{name}: rewinds that missed");
     // Going back went through checkpoints, not replays from the start:
     // only in WAL mode is none taken.
-    let wal = build().journal() == replayground::store::Journal::Wal;
+    let wal = build().options().journal == replayground::store::Journal::Wal;
     assert_eq!(
         live.checkpoints() > 0,
         !wal,

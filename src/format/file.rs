@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::decode::{self, declaration, Decode};
 use crate::params::{self, Param};
-use crate::storage::{Journal, Synchronous};
+use crate::storage::{EngineOptions, Journal, Synchronous};
 use crate::{Error, Result};
 
 /// The parameter every scenario takes: its journal mode.
@@ -28,22 +28,30 @@ pub(crate) const SYNCHRONOUS_MEANING: &str = "PRAGMA synchronous on every connec
 /// they are listed after a scenario's own.
 pub const ENGINE_PARAMS: [&str; 2] = [JOURNAL_PARAM, SYNCHRONOUS_PARAM];
 
-/// The journal mode parameter values select (the default if none does).
-pub(crate) fn journal_of(values: &serde_json::Map<String, Value>) -> Journal {
-    values
-        .get(JOURNAL_PARAM)
-        .and_then(Value::as_str)
-        .and_then(Journal::parse)
-        .unwrap_or_default()
+/// The engine's options parameter values select (each the default where
+/// none does): the one place they are read from parameters.
+pub(crate) fn engine_options(values: &serde_json::Map<String, Value>) -> EngineOptions {
+    let named = |name: &str| values.get(name).and_then(Value::as_str);
+    EngineOptions {
+        journal: named(JOURNAL_PARAM)
+            .and_then(Journal::parse)
+            .unwrap_or_default(),
+        synchronous: named(SYNCHRONOUS_PARAM)
+            .and_then(Synchronous::parse)
+            .unwrap_or_default(),
+    }
 }
 
-/// The `synchronous` level parameter values select (the default if none does).
-pub(crate) fn synchronous_of(values: &serde_json::Map<String, Value>) -> Synchronous {
-    values
-        .get(SYNCHRONOUS_PARAM)
-        .and_then(Value::as_str)
-        .and_then(Synchronous::parse)
-        .unwrap_or_default()
+/// `params` showing `options` (what a run's parameters, its trace and its
+/// link say): the one place they are written as parameters.
+pub(crate) fn showing(
+    params: &crate::params::Params,
+    options: EngineOptions,
+) -> crate::params::Params {
+    let mut values = params.values().clone();
+    values.insert(JOURNAL_PARAM.into(), options.journal.name().into());
+    values.insert(SYNCHRONOUS_PARAM.into(), options.synchronous.name().into());
+    crate::params::Params::bound(values)
 }
 
 /// Where the names a scenario file gives lead: the libraries it includes

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::params::{self, Param, Params};
 use crate::sim::Scenario;
-use crate::storage::{Journal, Synchronous};
+use crate::storage::{EngineOptions, Journal, Synchronous};
 use crate::{Error, Result};
 
 pub(crate) use file::*;
@@ -325,14 +325,9 @@ impl File {
         Ok(declared)
     }
 
-    /// The journal mode `params` select.
-    pub fn journal(params: &Params) -> Journal {
-        journal_of(params.values())
-    }
-
-    /// The `synchronous` level `params` select.
-    pub fn synchronous(params: &Params) -> Synchronous {
-        synchronous_of(params.values())
+    /// The engine's options `params` select.
+    pub fn engine_options(params: &Params) -> EngineOptions {
+        file::engine_options(params.values())
     }
 
     /// Builds the scenario with parameters given as JSON (null: defaults).

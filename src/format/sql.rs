@@ -137,7 +137,7 @@ pub(super) fn mistakes(
         .map(|(_, s)| s)
         .collect();
     let mut refuse = |statement: &Statement, error: &Error| {
-        let (message, offset) = message_and_offset(error);
+        let (message, offset) = crate::storage::message_and_offset(error);
         let offset = offset.or_else(|| named_offset(&statement.sql, &message));
         note(statement, message, offset, false);
     };
@@ -243,24 +243,6 @@ fn named_offset(sql: &str, message: &str) -> Option<usize> {
         let after = lower[at + wanted.len()..].chars().next();
         !before.is_some_and(word) && !after.is_some_and(word)
     })
-}
-
-/// SQLite's message, and the byte offset of the token it names, if any.
-fn message_and_offset(error: &Error) -> (String, Option<usize>) {
-    if let Some(sentence) = crate::storage::refusal(error) {
-        return (sentence, None);
-    }
-    match error {
-        Error::Sqlite(rusqlite::Error::SqlInputError { msg, offset, .. }) => {
-            (msg.clone(), usize::try_from(*offset).ok())
-        }
-        Error::Sqlite(rusqlite::Error::SqliteFailure(_, Some(msg))) => (msg.clone(), None),
-        Error::Sqlite(rusqlite::Error::MultipleStatement) => (
-            "a step runs one statement: there is more after the first".to_string(),
-            None,
-        ),
-        other => (other.to_string(), None),
-    }
 }
 
 /// Every string value of the source with its span (quotes included).

@@ -14,6 +14,7 @@ use serde_json::Value;
 use crate::format::{File, FileScenario, Sources};
 use crate::params::{self, Param, Params};
 use crate::sim::Scenario;
+use crate::storage::EngineOptions;
 use crate::{Error, Result};
 
 /// A catalog entry, as the page and the command line list it.
@@ -398,6 +399,20 @@ pub fn build_with(id: &str, given: &Value) -> Result<Box<dyn Scenario>> {
     build_resolved(&entry, params)
 }
 
+/// The engine's options built-in `id` runs with by default (its file's
+/// `journal` and `synchronous`, else SQLite's defaults).
+pub fn default_options(id: &str) -> Result<EngineOptions> {
+    Ok(File::engine_options(&Params::defaults(entry(id)?.params)))
+}
+
+/// Builds scenario `id` with its default parameters, run with the engine's
+/// `options` (a sweep's journal mode and `synchronous` level, typed).
+pub fn build_in(id: &str, options: EngineOptions) -> Result<Box<dyn Scenario>> {
+    let entry = entry(id)?;
+    let params = Params::defaults(entry.params);
+    Ok(Box::new(FileScenario::new_in(file(id)?, &params, options)?))
+}
+
 /// Builds a scenario from parameters already checked against its declarations.
 pub fn build_resolved(entry: &Entry, params: Params) -> Result<Box<dyn Scenario>> {
     let file = file(entry.id)?;
@@ -407,6 +422,33 @@ pub fn build_resolved(entry: &Entry, params: Params) -> Result<Box<dyn Scenario>
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::storage::{Journal, Synchronous};
+
+    /// Options handed over typed are the ones a scenario runs with and the
+    /// ones its parameters show; a sweep that changes one keeps the file's
+    /// default of the other.
+    #[test]
+    fn options_handed_over_typed_are_run_and_shown() {
+        let defaults = default_options("idem-power-loss").unwrap();
+        assert_eq!(
+            (defaults.journal, defaults.synchronous),
+            (Journal::Wal, Synchronous::Normal)
+        );
+        assert_eq!(
+            default_options("idem-race").unwrap(),
+            EngineOptions::default()
+        );
+        let options = EngineOptions {
+            journal: Journal::Rollback,
+            ..defaults
+        };
+        let scenario = build_in("idem-power-loss", options).unwrap();
+        assert_eq!(scenario.options(), options);
+        let params = scenario.params();
+        assert_eq!(params["journal"], "rollback");
+        assert_eq!(params["synchronous"], "normal");
+        assert!(default_options("no-such-scenario").is_err());
+    }
 
     /// A built-in is found by the id it is listed under, which is the id
     /// its file declares.

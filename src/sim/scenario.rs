@@ -68,9 +68,10 @@ pub trait Scenario {
     /// Creates the schema and any rows the attempts start from, in the
     /// scenario's journal mode.
     fn setup(&self, store: &Store) -> Result<()>;
-    /// The journal mode its databases run in.
-    fn journal(&self) -> crate::storage::Journal {
-        crate::storage::Journal::default()
+    /// The engine's options its databases run with (the journal mode, the
+    /// `synchronous` level).
+    fn options(&self) -> crate::storage::EngineOptions {
+        crate::storage::EngineOptions::default()
     }
     /// Fresh attempts, in their order (attempt 0 is `A`).
     fn attempts(&self) -> Result<Vec<Box<dyn Attempt>>>;

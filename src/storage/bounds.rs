@@ -310,6 +310,25 @@ pub(crate) fn refusal(error: &Error) -> Option<String> {
     ))
 }
 
+/// The engine's message for a statement it refused, and the byte offset of
+/// the token it names, if any: what `check` turns into a line and column.
+pub(crate) fn message_and_offset(error: &Error) -> (String, Option<usize>) {
+    if let Some(sentence) = refusal(error) {
+        return (sentence, None);
+    }
+    match error {
+        Error::Sqlite(rusqlite::Error::SqlInputError { msg, offset, .. }) => {
+            (msg.clone(), usize::try_from(*offset).ok())
+        }
+        Error::Sqlite(rusqlite::Error::SqliteFailure(_, Some(msg))) => (msg.clone(), None),
+        Error::Sqlite(rusqlite::Error::MultipleStatement) => (
+            "a step runs one statement: there is more after the first".to_string(),
+            None,
+        ),
+        other => (other.to_string(), None),
+    }
+}
+
 /// Runs `work` with every statement on a bounded connection (see
 /// [`Conn::bound`](super::Conn::bound)) limited to about `instructions` SQLite VM instructions.
 pub(crate) fn with_budget<T>(instructions: u64, work: impl FnOnce() -> T) -> T {

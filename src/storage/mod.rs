@@ -71,15 +71,15 @@ pub(crate) use bounds::interrupt_due;
 #[cfg(target_family = "wasm")]
 pub(crate) use bounds::set_interrupt;
 pub(crate) use bounds::{
-    charge_bytes, is_interrupt, refusal, run_budget_out, take_interrupted, with_budget,
-    with_run_budget, RunBudget, DENIED_PRAGMAS,
+    charge_bytes, is_interrupt, message_and_offset, refusal, run_budget_out, take_interrupted,
+    with_budget, with_run_budget, RunBudget, DENIED_PRAGMAS,
 };
 pub use conn::{ChangeOp, Conn};
 pub use faults::{Death, IoCall};
 pub(crate) use local::{local_use, LocalUse};
 pub(crate) use locks::LevelName;
 pub use locks::LockLevel;
-pub use modes::{Journal, Synchronous};
+pub use modes::{EngineOptions, Journal, Synchronous};
 pub use round_trip::{round_trip, RoundTrip, MAX_NOTE_CHARS};
 pub(crate) use shm::ShmLocks;
 pub(crate) use sql::Rows;

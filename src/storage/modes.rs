@@ -4,6 +4,18 @@
 
 use serde::Serialize;
 
+/// The options SQLite runs a scenario's databases with: the two settings
+/// every scenario takes as parameters, as one typed value. A scenario reads
+/// them from its parameters once, when it is built, and a sweep hands them
+/// over typed; nothing reads them back from text.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct EngineOptions {
+    /// The journal mode of every database.
+    pub journal: Journal,
+    /// `PRAGMA synchronous` on every connection.
+    pub synchronous: Synchronous,
+}
+
 /// How a database keeps its transactions atomic: SQLite's rollback journal
 /// (the default, as the reference programs run) or its write-ahead log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]

@@ -465,7 +465,7 @@ impl ProgramAttempt {
             // A connection as new to what the program may run: no run sees
             // another's counters or loaded schema.
             let conn = store.connect_for(file, &self.instance.label, self.instance.local)?;
-            conn.set_synchronous(self.instance.synchronous)?;
+            conn.set_synchronous(self.instance.options.synchronous)?;
             conn.bound(MAX_VALUE_BYTES)?;
             let pragmas = &self.instance.pragmas[db];
             if !pragmas.trim().is_empty() {

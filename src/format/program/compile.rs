@@ -26,7 +26,20 @@ impl FileScenario {
     /// The file is shared, not copied: a built-in is built for every run
     /// session, sweep point and soak scenario.
     pub(crate) fn new(file: Rc<File>, params: Params) -> Result<Self> {
-        Self::build(file, params, None, MAX_ATTEMPT_STEPS)
+        let options = super::super::file::engine_options(params.values());
+        Self::build(file, params, options, None, MAX_ATTEMPT_STEPS)
+    }
+
+    /// As [`FileScenario::new`], run with the engine's `options` (handed
+    /// over typed, by a sweep) whatever `params` say of them: its
+    /// parameters show them.
+    pub(crate) fn new_in(
+        file: Rc<File>,
+        params: &Params,
+        options: crate::storage::EngineOptions,
+    ) -> Result<Self> {
+        let params = super::super::file::showing(params, options);
+        Self::build(file, params, options, None, MAX_ATTEMPT_STEPS)
     }
 
     /// As [`FileScenario::new`], for a file of one attempt labelled `label`
@@ -37,12 +50,14 @@ impl FileScenario {
         label: &str,
         max_steps: usize,
     ) -> Result<Self> {
-        Self::build(file, params, Some(label.to_string()), max_steps)
+        let options = super::super::file::engine_options(params.values());
+        Self::build(file, params, options, Some(label.to_string()), max_steps)
     }
 
     pub(super) fn build(
         file: Rc<File>,
         params: Params,
+        options: crate::storage::EngineOptions,
         label: Option<String>,
         max_steps: usize,
     ) -> Result<Self> {
@@ -70,6 +85,7 @@ impl FileScenario {
         let mut scenario = FileScenario {
             file,
             params,
+            options,
             files,
             pragmas,
             instances: Vec::new(),
@@ -311,7 +327,7 @@ impl FileScenario {
                 params: Rc::clone(params),
                 files: Rc::clone(&self.files),
                 pragmas: Rc::clone(&self.pragmas),
-                synchronous: super::super::file::synchronous_of(params),
+                options: self.options,
                 local,
             }));
         }

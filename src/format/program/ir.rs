@@ -60,8 +60,9 @@ pub(super) struct Instance {
     pub(super) params: Rc<Map<String, Value>>,
     pub(super) files: Rc<[&'static str]>,
     pub(super) pragmas: Rc<[String]>,
-    /// The `synchronous` level its connections run at.
-    pub(super) synchronous: crate::storage::Synchronous,
+    /// The engine's options (its connections' `synchronous` level, the
+    /// journal mode its messages name).
+    pub(super) options: crate::storage::EngineOptions,
     /// What its statements, and the schemas' triggers, may read of its
     /// connections' own state (a template's `{rowid}` counts as reading
     /// `last_insert_rowid()`): what its state must then hold of them.

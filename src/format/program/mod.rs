@@ -34,6 +34,8 @@ pub(crate) const DONE: &str = "done";
 pub(crate) struct FileScenario {
     file: Rc<File>,
     params: Params,
+    /// The engine's options, read from `params` once (or handed over typed).
+    options: crate::storage::EngineOptions,
     /// Each database's file name ("app.db"), in the file's database order.
     files: Rc<[&'static str]>,
     /// Each database's PRAGMAs, run when a connection opens.

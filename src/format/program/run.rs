@@ -6,7 +6,7 @@ use std::rc::Rc;
 
 use serde_json::{Map, Value};
 
-use super::super::file::{CheckSpec, File};
+use super::super::file::CheckSpec;
 use super::super::limits::{MAX_STATEMENT_INSTRUCTIONS, MAX_VALUE_BYTES};
 use super::super::sql::Statement;
 use super::attempt::ProgramAttempt;
@@ -16,7 +16,7 @@ use super::FileScenario;
 use crate::params::quote;
 use crate::sim::{Attempt, Check, Declared, Ended, Scenario};
 use crate::storage::with_budget;
-use crate::storage::{Death, Journal, SqlValue, Store, Synchronous};
+use crate::storage::{Death, EngineOptions, Journal, SqlValue, Store, Synchronous};
 use crate::Result;
 
 impl FileScenario {
@@ -52,12 +52,12 @@ impl Scenario for FileScenario {
         self.params.values().clone()
     }
 
-    fn journal(&self) -> Journal {
-        File::journal(&self.params)
+    fn options(&self) -> EngineOptions {
+        self.options
     }
 
     fn setup(&self, store: &Store) -> Result<()> {
-        let journal = self.journal();
+        let journal = self.options.journal;
         for (i, (name, database)) in self.file.databases.iter().enumerate() {
             let conn = store.connect(self.files[i], "setup")?;
             conn.execute(crate::storage::SCENARIO_PAGE_SIZE, &[])?;
@@ -120,7 +120,7 @@ impl Scenario for FileScenario {
             .unwrap_or_default();
         // The engine sets `synchronous` on every connection (unless it is
         // SQLite's default): a reproduction on real files does too.
-        match File::synchronous(&self.params) {
+        match self.options.synchronous {
             level if level == Synchronous::default() => own,
             level if own.trim().is_empty() => format!("{};", level.pragma()),
             level => format!("{};\n{own}", level.pragma()),

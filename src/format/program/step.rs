@@ -233,10 +233,7 @@ impl ProgramAttempt {
             Err(e) => {
                 let answer = if e.is_busy() {
                     Answer::Busy
-                } else if e
-                    .sqlite_code()
-                    .is_some_and(|c| c & 0xff == rusqlite::ffi::SQLITE_CONSTRAINT)
-                {
+                } else if e.is_constraint() {
                     Answer::Constraint
                 } else {
                     Answer::Error
@@ -441,7 +438,7 @@ impl ProgramAttempt {
             "locks" => Some(crate::sim::locks_held(peers)),
             // The lock a writer holds, by journal mode.
             "write lock" => Some(
-                match super::super::file::journal_of(&self.instance.params) {
+                match self.instance.options.journal {
                     Journal::Rollback => "RESERVED",
                     Journal::Wal => "the WAL write lock",
                 }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::sim::scheduler::RoundRobin;
 use crate::sim::search::Explorer;
 use crate::sim::{Run, Verdict};
-use crate::storage::{seeded_tearing, Death, Journal, SqlValue, Store, Synchronous};
+use crate::storage::{seeded_tearing, Death, EngineOptions, Journal, SqlValue, Store, Synchronous};
 use crate::{scenarios, Result};
 
 /// What the crash sweep of one scenario found.
@@ -33,8 +33,11 @@ pub struct CrashReport {
 /// Crashes each attempt of scenario `id`, in `journal` mode, after each of
 /// its steps in the round-robin run, and checks what survives.
 pub(crate) fn sweep_scenario(id: &str, journal: Journal) -> Result<CrashReport> {
-    let params = serde_json::json!({ crate::format::JOURNAL_PARAM: journal.name() });
-    let explorer = Explorer::new(scenarios::build_with(id, &params)?)?;
+    let options = EngineOptions {
+        journal,
+        ..scenarios::default_options(id)?
+    };
+    let explorer = Explorer::new(scenarios::build_in(id, options)?)?;
     let baseline = explorer.run(&mut RoundRobin, false)?;
     let choices = explorer
         .parse_schedule(&baseline.schedule)?
@@ -139,11 +142,11 @@ pub(crate) fn power_sweep_scenario(
     journal: Journal,
     synchronous: Synchronous,
 ) -> Result<PowerReport> {
-    let params = serde_json::json!({
-        crate::format::JOURNAL_PARAM: journal.name(),
-        crate::format::SYNCHRONOUS_PARAM: synchronous.name(),
-    });
-    let explorer = Explorer::keeping_durability(scenarios::build_with(id, &params)?)?;
+    let options = EngineOptions {
+        journal,
+        synchronous,
+    };
+    let explorer = Explorer::keeping_durability(scenarios::build_in(id, options)?)?;
     let baseline = explorer.run(&mut RoundRobin, false)?;
     let choices = explorer
         .parse_schedule(&baseline.schedule)?

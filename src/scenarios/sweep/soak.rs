@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::scenarios;
 use crate::sim::search::strategy::{Kind, Strategy};
 use crate::sim::search::Explorer;
-use crate::storage::Journal;
+use crate::storage::{EngineOptions, Journal};
 use crate::Result;
 
 /// Runs a broken design gets before it must have failed.
@@ -43,8 +43,11 @@ pub fn soak_scenario(id: &str, journal: Journal, runs: u64, seed: u64) -> Result
         .into_iter()
         .find(|e| e.id == id)
         .ok_or_else(|| crate::Error::invalid("scenario", format!("unknown scenario {id:?}")))?;
-    let params = serde_json::json!({ crate::format::JOURNAL_PARAM: journal.name() });
-    let explorer = Explorer::new(scenarios::build_with(id, &params)?)?;
+    let options = EngineOptions {
+        journal,
+        ..scenarios::default_options(id)?
+    };
+    let explorer = Explorer::new(scenarios::build_in(id, options)?)?;
     let budget = if entry.fails {
         CATCH_BUDGET.min(runs.max(1))
     } else {

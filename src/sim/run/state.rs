@@ -278,7 +278,7 @@ impl Run<'_> {
     /// wal-index it last read). A recording run's trace is cut back to its
     /// length then.
     pub fn checkpoint(&self) -> Option<Checkpoint> {
-        if self.scenario.journal() == crate::storage::Journal::Wal {
+        if self.scenario.options().journal == crate::storage::Journal::Wal {
             return None;
         }
         let attempts = self
