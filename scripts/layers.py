@@ -37,6 +37,7 @@ CONTRIBUTING = ROOT / "docs" / "src" / "contributing.md"
 LAYERS = [
     ("ground", ["params.rs", "error.rs", "json.rs", "reintroduced.rs"]),
     ("storage", ["storage/"]),
+    ("seam", ["engines/"]),
     ("engine", ["sim/"]),
     ("search", ["sim/search/"]),
     ("format", ["format/"]),

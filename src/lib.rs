@@ -14,6 +14,8 @@
 
 // Benchmarks of the engine, the same code natively and in the browser.
 mod bench;
+// The seam between the search and a database engine, and its engines.
+mod engines;
 // The error every fallible function of the crate returns.
 mod error;
 // A run taken home: a script that replays it on real SQLite files.

@@ -7,7 +7,8 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use super::Bound;
-use crate::storage::{Conn, LevelName, LockLevel, Rows, ShmLocks, SqlValue, Store};
+use crate::engines::Session;
+use crate::storage::{LevelName, LockLevel, Rows, ShmLocks, SqlValue, Store};
 use crate::Result;
 
 /// What one step did to its attempt.
@@ -313,7 +314,7 @@ pub trait Attempt {
 
     /// The connections the attempt holds, by database (`None`: not open),
     /// for lock levels and kills.
-    fn connections(&self) -> &[Option<Conn>];
+    fn connections(&self) -> &[Option<Box<dyn Session>>];
 
     /// Kills every connection of the attempt, as if its process died now.
     fn crash(&mut self);

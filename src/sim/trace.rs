@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::StepReport;
-use crate::storage::{Conn, LevelName, LockLevel, SqlValue};
+use crate::engines::Session;
+use crate::storage::{LevelName, LockLevel, SqlValue};
 
 /// One connection's lock after a step.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -34,7 +35,7 @@ pub struct LockView {
 
 impl LockView {
     /// What attempt `label` holds through its connections `conns`.
-    pub(super) fn of(label: &str, conns: &[&Conn]) -> LockView {
+    pub(super) fn of(label: &str, conns: &[&dyn Session]) -> LockView {
         let level = conns
             .iter()
             .map(|c| c.lock_level())

@@ -74,6 +74,7 @@ pub(crate) use bounds::{
     charge_bytes, is_interrupt, message_and_offset, refusal, run_budget_out, take_interrupted,
     with_budget, with_run_budget, RunBudget, DENIED_PRAGMAS,
 };
+pub(crate) use conn::{Change, Counters};
 pub use conn::{ChangeOp, Conn};
 pub use faults::{Death, IoCall};
 pub(crate) use local::{local_use, LocalUse};

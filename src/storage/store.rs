@@ -253,7 +253,12 @@ impl Store {
     /// goes out ([`Death`]); the sync fails, so SQLite abandons the
     /// statement. Call [`Store::disarm`] after the statement.
     pub fn arm(&self, conn: &Conn, at: u32, death: Death) {
-        self.inner.arm(Some(conn.id()), at, death);
+        self.arm_session(conn.id(), at, death);
+    }
+
+    /// As [`Store::arm`], for the connection whose id is `conn`.
+    pub(crate) fn arm_session(&self, conn: u64, at: u32, death: Death) {
+        self.inner.arm(Some(conn), at, death);
     }
 
     /// As [`Store::arm`], at the `at`th sync of whichever connection makes

@@ -11,16 +11,17 @@ use super::ir::{
     Step, StepKind,
 };
 use super::MAX_RETRIES;
+use crate::engines::Session;
 use crate::sim::{Attempt, Bound, Ending, Outcome, Peer, Progress, Status, StepCtx, StepReport};
 use crate::storage::with_budget;
-use crate::storage::{Conn, LockLevel, SqlValue, Store};
+use crate::storage::{LockLevel, SqlValue, Store};
 use crate::{Error, Result};
 
 /// One attempt of a file: a program counter over its steps, what it
 /// captured, and a connection per database.
 pub(super) struct ProgramAttempt {
     pub(super) instance: Rc<Instance>,
-    pub(super) conns: Vec<Option<Conn>>,
+    pub(super) conns: Vec<Option<Box<dyn Session>>>,
     pub(super) state: AttemptState,
     /// Per database, whether a rewind keeps the transaction it has open:
     /// the very one the checkpoint has, with nothing done since.
@@ -453,9 +454,9 @@ impl ProgramAttempt {
         }
     }
 
-    pub(super) fn connection(&mut self, ctx: &StepCtx<'_>, db: usize) -> Result<&Conn> {
+    pub(super) fn connection(&mut self, ctx: &StepCtx<'_>, db: usize) -> Result<&dyn Session> {
         self.open(ctx.store, db)?;
-        Ok(self.conns[db].as_ref().expect("opened"))
+        Ok(self.conns[db].as_deref().expect("opened"))
     }
 
     /// Opens its connection to database `db`, unless it is open.
@@ -471,7 +472,7 @@ impl ProgramAttempt {
             if !pragmas.trim().is_empty() {
                 conn.apply_pragmas(pragmas)?;
             }
-            self.conns[db] = Some(conn);
+            self.conns[db] = Some(Box::new(conn));
         }
         Ok(())
     }
@@ -480,7 +481,7 @@ impl ProgramAttempt {
     /// nothing a step left in it (TEMP tables, attached databases, a
     /// PRAGMA's setting), and, for a program that reads `changes()`, no row
     /// changed yet (those counters cannot be set back).
-    pub(super) fn restorable(&self, conn: &Conn) -> bool {
+    pub(super) fn restorable(&self, conn: &dyn Session) -> bool {
         #[cfg(test)]
         if crate::reintroduced::on(crate::reintroduced::Bug::InheritedConnection) {
             return true;
@@ -581,7 +582,7 @@ impl Attempt for ProgramAttempt {
             }
             if local.leaves {
                 // Its TEMP objects, read back (what cannot be: `opaque`).
-                conn.temp_image().hash(&mut h);
+                conn.local_image().hash(&mut h);
             }
             if local.reads_rowid || local.reads_changes {
                 let counters = conn.counters();
@@ -618,7 +619,7 @@ impl Attempt for ProgramAttempt {
         self.conns.iter().flatten().any(|c| !c.local_state_known())
     }
 
-    fn connections(&self) -> &[Option<Conn>] {
+    fn connections(&self) -> &[Option<Box<dyn Session>>] {
         &self.conns
     }
 
@@ -647,7 +648,12 @@ impl Attempt for ProgramAttempt {
         // Nor a connection holding what cannot be put back: state of its
         // own (TEMP tables), or counters it reads that a new connection would
         // not have (the rowid alone is set back).
-        if !self.conns.iter().flatten().all(|c| self.restorable(c)) {
+        if !self
+            .conns
+            .iter()
+            .flatten()
+            .all(|c| self.restorable(c.as_ref()))
+        {
             return None;
         }
         let mut state = self.state.clone();
@@ -683,7 +689,7 @@ impl Attempt for ProgramAttempt {
                 .iter()
                 .map(|c| {
                     self.instance.local.schema_matters()
-                        && c.as_ref().is_some_and(Conn::schema_loaded)
+                        && c.as_ref().is_some_and(|c| c.schema_loaded())
                 })
                 .collect(),
             state,
@@ -743,7 +749,7 @@ impl Attempt for ProgramAttempt {
                 Some(_) if self.kept[db] => {}
                 // What it did since cannot be undone: a new one (it had
                 // none of it at the checkpoint, or there would be none).
-                Some(conn) if open && !self.restorable(conn) => {
+                Some(conn) if open && !self.restorable(conn.as_ref()) => {
                     self.conns[db] = None;
                     self.open(store, db)?;
                 }

@@ -5,8 +5,9 @@ use std::hash::Hasher;
 use std::rc::Rc;
 
 use super::ir::{Instance, InstanceKind};
+use crate::engines::Session;
 use crate::sim::{Attempt, Outcome, Progress, SqlResult, Status, StepCtx, StepReport};
-use crate::storage::{Conn, Store};
+use crate::storage::Store;
 use crate::Result;
 
 /// The virtual clock: each step advances time by its tick, up to its end;
@@ -40,7 +41,7 @@ impl Attempt for ClockAttempt {
         self.instance.class
     }
 
-    fn connections(&self) -> &[Option<Conn>] {
+    fn connections(&self) -> &[Option<Box<dyn Session>>] {
         &[]
     }
 

@@ -12,7 +12,7 @@ use super::ir::{explain, Act, Instance, InstanceKind, SetValue, Step, StepKind};
 use crate::params::quote;
 use crate::sim::{Attempt, Bound, Ending, Outcome, Progress, SqlResult, StepCtx, StepReport};
 use crate::storage::{is_busy_snapshot, is_interrupt, with_budget};
-use crate::storage::{Conn, Journal, Rows, SqlValue};
+use crate::storage::{Journal, Rows, SqlValue};
 use crate::Error;
 
 /// What a step's statement did (a step without SQL answers `ok`).
@@ -185,7 +185,7 @@ impl ProgramAttempt {
                 // A death inside the statement, at its Nth sync: armed for
                 // this statement only.
                 if let Some((at, death)) = &step.dies_at_sync {
-                    ctx.store.arm(conn, *at, death.clone());
+                    ctx.store.arm_session(conn.id(), *at, death.clone());
                 }
                 let outcome = with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                     conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
@@ -205,7 +205,7 @@ impl ProgramAttempt {
         // granted what it was refused: left out.
         let in_transaction = self.conns[step.db]
             .as_ref()
-            .is_some_and(Conn::in_transaction);
+            .is_some_and(|c| c.in_transaction());
         let refused = outcome.as_ref().is_err_and(Error::is_busy);
         if !in_transaction {
             self.state.forget_work(step.db);

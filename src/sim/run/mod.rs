@@ -13,6 +13,7 @@ use super::{
     Attempt, Check, Ended, Ending, LockView, Outcome, Peer, Progress, RowChange, Scenario,
     Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
 };
+use crate::engines::Session;
 use crate::storage::footprint::{self, Footprint};
 use crate::storage::{Conn, Death, LevelName, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
 use crate::{Error, Result};
@@ -512,7 +513,12 @@ impl<'s> Run<'s> {
                     .attempts
                     .iter()
                     .map(|a| {
-                        let conns: Vec<&Conn> = a.connections().iter().flatten().collect();
+                        let conns: Vec<&dyn Session> = a
+                            .connections()
+                            .iter()
+                            .flatten()
+                            .map(|c| c.as_ref())
+                            .collect();
                         LockView::of(a.label(), &conns)
                     })
                     .collect(),
@@ -612,7 +618,7 @@ impl<'s> Run<'s> {
                         .connections()
                         .iter()
                         .flatten()
-                        .any(Conn::lost_power)
+                        .any(|c| c.lost_power())
             })
             .collect();
         for &victim in &victims {

@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::{state_hasher, strongest, Locks, Run};
 use crate::sim::{Check, Spent, Status};
 use crate::storage::footprint::Footprint;
-use crate::storage::{Conn, LockLevel, ShmLocks, Snapshot};
+use crate::storage::{LockLevel, ShmLocks, Snapshot};
 use crate::Result;
 
 /// A run's whole state between two steps, to go back to without replaying
@@ -92,19 +92,13 @@ impl Run<'_> {
     }
 
     pub(super) fn read_locks(&self) -> Locks {
-        let all: Vec<&Conn> = self
-            .attempts
-            .iter()
-            .flat_map(|a| a.connections().iter().flatten())
-            .collect();
-        let mut levels = Conn::lock_levels(&all).into_iter();
         let mut locks = Locks::default();
         for a in &self.attempts {
             locks.push(
                 a.connections()
                     .iter()
                     .flatten()
-                    .map(|c| (levels.next().unwrap_or(LockLevel::None), c.shm_locks())),
+                    .map(|c| (c.lock_level(), c.shm_locks())),
             );
         }
         locks

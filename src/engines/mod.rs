@@ -1,0 +1,88 @@
+//! The seam between the search and a database engine: what the attempt
+//! interpreter and the run need of the database their attempts work on.
+//!
+//! Above it (the runs, the search, the format, the catalog) nothing names
+//! rusqlite or the VFS store: an attempt holds [`Session`]s, one per
+//! database it has opened, and asks them to run statements, to say what
+//! they hold of their own (what the search's state must keep of them, or
+//! "cannot"), and to die. Below it, each engine implements the traits:
+//! SQLite over the VFS store ([`sqlite`]) first.
+//!
+//! Shaped as loom keeps its runtime private behind `loom::sync`, and as
+//! turso's simulator drives its database through an `IO` trait: the code
+//! above is written once against the seam; what differs by engine stays
+//! behind it.
+
+mod sqlite;
+
+pub(crate) use crate::storage::{Change, Counters, LockLevel, Rows, ShmLocks, SqlValue};
+use crate::Result;
+
+/// A source of named parameters' values: a statement's `:name` asks it.
+pub(crate) type Bind<'a> = &'a dyn Fn(&str) -> Option<SqlValue>;
+
+/// One attempt's session with one database: SQLite's connection, a
+/// PostgreSQL backend. It runs statements one at a time, answers what the
+/// search's state must keep of it, and can be killed as its process would
+/// be.
+pub trait Session {
+    /// Its id, unique among the sessions of its thread.
+    fn id(&self) -> u64;
+
+    /// Runs one statement to completion: its rows, or the engine's answer
+    /// (a lock refused, a constraint, an error), typed on [`crate::Error`].
+    fn execute(&self, sql: &str, params: &[SqlValue]) -> Result<Rows>;
+    /// As [`Session::execute`], its rows not kept: a statement redone for
+    /// what it does to the session (its locks, its transaction).
+    fn execute_discarding(&self, sql: &str, params: &[SqlValue]) -> Result<()>;
+    /// Runs one statement with named parameters, and gives the values it
+    /// bound even when it fails.
+    fn execute_named_bound(&self, sql: &str, bind: Bind<'_>) -> (Vec<SqlValue>, Result<Rows>);
+    /// Whether a transaction is open on it.
+    fn in_transaction(&self) -> bool;
+    /// Rolls back its open transaction, if any (whether there was one).
+    fn roll_back(&self) -> Result<bool>;
+    /// Whether its engine killed it under its owner (a power loss): it can
+    /// only be dropped or killed now.
+    fn lost_power(&self) -> bool;
+    /// Kills it as if its process died: its locks go at once, and nothing
+    /// it would still write reaches the database.
+    fn kill(&mut self) -> Result<()>;
+
+    /// What it holds of its own beyond the database's files, which the
+    /// search's state must keep (SQLite's rule: [`crate::storage::local_use`]):
+    /// whether a statement may have left something there (TEMP objects, an
+    /// attached database, a PRAGMA).
+    fn holds_local_state(&self) -> bool;
+    /// That state as bytes, or `None` where it cannot be read back.
+    fn local_image(&self) -> Option<Vec<u8>>;
+    /// Whether [`Session::local_image`] can read that state back.
+    fn local_state_known(&self) -> bool;
+    /// Whether it has read the database's schema.
+    fn schema_loaded(&self) -> bool;
+    /// Reads the schema as its first statement needing it would; false
+    /// where it declines (see [`crate::storage::Conn::load_schema`]).
+    fn load_schema(&self) -> Result<bool>;
+    /// Its counters (`last_insert_rowid()`, `changes()`, `total_changes()`).
+    fn counters(&self) -> Counters;
+    /// Puts back its `last_insert_rowid()` (a rewound session's).
+    fn set_last_insert_rowid(&self, rowid: i64);
+    /// Forgets what it cached of a database a rewind replaced.
+    fn forget_stale_cache(&self) -> Result<()>;
+
+    /// The lock it holds on its database.
+    fn lock_level(&self) -> LockLevel;
+    /// Its locks on the database's shared memory (WAL mode; none else).
+    fn shm_locks(&self) -> ShmLocks;
+    /// In WAL mode: the frames the log holds now.
+    fn log_frames(&self) -> Option<u32>;
+    /// In WAL mode, while it reads: the snapshot it reads, in frames.
+    fn read_snapshot(&self) -> Option<u32>;
+    /// The database it opened (its file's name).
+    fn db(&self) -> &str;
+    /// The name of its database's rollback journal.
+    fn journal(&self) -> String;
+    /// The rows it changed since it was last asked, if its engine tracks
+    /// them (a recording run's).
+    fn take_changes(&self) -> Vec<Change>;
+}
