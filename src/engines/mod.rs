@@ -15,8 +15,61 @@
 
 mod sqlite;
 
-pub(crate) use crate::storage::{Change, Counters, LockLevel, Rows, ShmLocks, SqlValue};
+pub(crate) use crate::storage::{
+    Change, Counters, Death, IoCall, LocalUse, LockLevel, Rows, ShmLocks, SqlValue, Synchronous,
+};
 use crate::Result;
+
+/// How an attempt's session to one database is opened: everything the
+/// engine sets on it before the attempt's first statement.
+#[derive(Debug, Clone, Copy)]
+pub struct Opening<'a> {
+    /// The database (its file's name).
+    pub(crate) db: &'a str,
+    /// The attempt's label.
+    pub(crate) label: &'a str,
+    /// What its statements may use of the session's own state: a session
+    /// is handed out as new to it.
+    pub(crate) local: LocalUse,
+    /// `PRAGMA synchronous` (SQLite).
+    pub(crate) synchronous: Synchronous,
+    /// The most bytes one value may take (a caller's SQL is bounded).
+    pub(crate) max_value_bytes: i32,
+    /// The database's own PRAGMAs, run when the session opens.
+    pub(crate) pragmas: &'a str,
+}
+
+/// A database engine as the attempts see it: it opens their sessions and,
+/// where it has them, injects the machine's faults.
+pub trait Engine {
+    /// Opens a session as `opening` says.
+    fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>>;
+    /// Its faults (deaths at a sync, power loss, full disk, failing I/O),
+    /// if it has them; `None`: a design that injects one cannot run on it.
+    fn faults(&self) -> Option<&dyn Faults>;
+}
+
+/// The machine's faults an engine injects where a step asks.
+pub trait Faults {
+    /// Arms a death at session `session`'s `at`th sync, for its next
+    /// statement only.
+    fn arm(&self, session: u64, at: u32, death: Death);
+    /// Disarms what [`Faults::arm`] armed: the death if it fired, else
+    /// how many syncs the statement made.
+    fn disarm(&self) -> std::result::Result<Death, u32>;
+    /// A power loss of the machines of `databases` (torn: each sector
+    /// written since a sync kept when `torn` answers true): how many
+    /// sessions died.
+    fn power_loss(
+        &self,
+        databases: &[String],
+        torn: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<usize>;
+    /// The disk of `databases` full, or not.
+    fn set_disk_full(&self, databases: &[String], full: bool);
+    /// The next `call` on a file of `databases` fails.
+    fn fail_next(&self, databases: &[String], call: IoCall);
+}
 
 /// A source of named parameters' values: a statement's `:name` asks it.
 pub(crate) type Bind<'a> = &'a dyn Fn(&str) -> Option<SqlValue>;

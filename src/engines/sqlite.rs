@@ -1,9 +1,52 @@
 //! SQLite over the VFS store, the seam's first engine: a session is a
 //! [`Conn`].
 
-use super::{Bind, Change, Counters, LockLevel, Rows, Session, ShmLocks, SqlValue};
-use crate::storage::Conn;
+use super::{
+    Bind, Change, Counters, Death, Engine, Faults, IoCall, LockLevel, Opening, Rows, Session,
+    ShmLocks, SqlValue,
+};
+use crate::storage::{Conn, Store};
 use crate::Result;
+
+impl Engine for Store {
+    fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>> {
+        // A connection as new to what the program may run: no run sees
+        // another's counters or loaded schema.
+        let conn = self.connect_for(opening.db, opening.label, opening.local)?;
+        conn.set_synchronous(opening.synchronous)?;
+        conn.bound(opening.max_value_bytes)?;
+        if !opening.pragmas.trim().is_empty() {
+            conn.apply_pragmas(opening.pragmas)?;
+        }
+        Ok(Box::new(conn))
+    }
+
+    fn faults(&self) -> Option<&dyn Faults> {
+        Some(self)
+    }
+}
+
+impl Faults for Store {
+    fn arm(&self, session: u64, at: u32, death: Death) {
+        self.arm_session(session, at, death);
+    }
+    fn disarm(&self) -> std::result::Result<Death, u32> {
+        self.disarm_counting()
+    }
+    fn power_loss(
+        &self,
+        databases: &[String],
+        torn: Option<&mut dyn FnMut() -> bool>,
+    ) -> Result<usize> {
+        Store::power_loss(self, databases, torn)
+    }
+    fn set_disk_full(&self, databases: &[String], full: bool) {
+        Store::set_disk_full(self, databases, full);
+    }
+    fn fail_next(&self, databases: &[String], call: IoCall) {
+        Store::fail_next(self, databases, call);
+    }
+}
 
 impl Session for Conn {
     fn id(&self) -> u64 {

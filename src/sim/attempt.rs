@@ -7,8 +7,8 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use super::Bound;
-use crate::engines::Session;
-use crate::storage::{LevelName, LockLevel, Rows, ShmLocks, SqlValue, Store};
+use crate::engines::{Engine, Faults, Session};
+use crate::storage::{LevelName, LockLevel, Rows, ShmLocks, SqlValue};
 use crate::Result;
 
 /// What one step did to its attempt.
@@ -262,10 +262,22 @@ pub(crate) fn locks_held(peers: &[Peer]) -> String {
     }
 }
 
+impl StepCtx<'_> {
+    /// The engine's faults, or why a step that injects one cannot run on it.
+    pub fn faults(&self) -> Result<&dyn Faults> {
+        self.engine.faults().ok_or_else(|| {
+            crate::Error::Refused(
+                "this engine cannot inject the machine's faults (a death at a sync, a power loss, a full disk, a failing write): run the design on SQLite's"
+                    .to_string(),
+            )
+        })
+    }
+}
+
 /// What a step can use besides its own connection.
 pub struct StepCtx<'a> {
-    /// The store every attempt connects to.
-    pub store: &'a Store,
+    /// The engine every attempt opens its sessions on.
+    pub engine: &'a dyn Engine,
     /// The other attempts, for explanations.
     pub peers: &'a [Peer],
     /// The run's virtual clock, in seconds; a clock attempt advances it.
@@ -361,7 +373,7 @@ pub trait Attempt {
     /// store's files were put back as they were then: the connections open
     /// then are open, their page caches holding no page the files no longer
     /// have, and no others. False when `saved` is not its.
-    fn restore(&mut self, _saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {
+    fn restore(&mut self, _saved: &dyn std::any::Any, _engine: &dyn Engine) -> Result<bool> {
         Ok(false)
     }
 

@@ -11,10 +11,10 @@ use super::ir::{
     Step, StepKind,
 };
 use super::MAX_RETRIES;
-use crate::engines::Session;
+use crate::engines::{Engine, Opening, Session};
 use crate::sim::{Attempt, Bound, Ending, Outcome, Peer, Progress, Status, StepCtx, StepReport};
 use crate::storage::with_budget;
-use crate::storage::{LockLevel, SqlValue, Store};
+use crate::storage::{LockLevel, SqlValue};
 use crate::{Error, Result};
 
 /// One attempt of a file: a program counter over its steps, what it
@@ -455,24 +455,21 @@ impl ProgramAttempt {
     }
 
     pub(super) fn connection(&mut self, ctx: &StepCtx<'_>, db: usize) -> Result<&dyn Session> {
-        self.open(ctx.store, db)?;
+        self.open(ctx.engine, db)?;
         Ok(self.conns[db].as_deref().expect("opened"))
     }
 
     /// Opens its connection to database `db`, unless it is open.
-    pub(super) fn open(&mut self, store: &Store, db: usize) -> Result<()> {
+    pub(super) fn open(&mut self, engine: &dyn Engine, db: usize) -> Result<()> {
         if self.conns[db].is_none() {
-            let file = self.instance.files[db];
-            // A connection as new to what the program may run: no run sees
-            // another's counters or loaded schema.
-            let conn = store.connect_for(file, &self.instance.label, self.instance.local)?;
-            conn.set_synchronous(self.instance.options.synchronous)?;
-            conn.bound(MAX_VALUE_BYTES)?;
-            let pragmas = &self.instance.pragmas[db];
-            if !pragmas.trim().is_empty() {
-                conn.apply_pragmas(pragmas)?;
-            }
-            self.conns[db] = Some(Box::new(conn));
+            self.conns[db] = Some(engine.open(&Opening {
+                db: self.instance.files[db],
+                label: &self.instance.label,
+                local: self.instance.local,
+                synchronous: self.instance.options.synchronous,
+                max_value_bytes: MAX_VALUE_BYTES,
+                pragmas: &self.instance.pragmas[db],
+            })?);
         }
         Ok(())
     }
@@ -724,7 +721,7 @@ impl Attempt for ProgramAttempt {
         }
     }
 
-    fn restore(&mut self, saved: &dyn std::any::Any, store: &Store) -> Result<bool> {
+    fn restore(&mut self, saved: &dyn std::any::Any, engine: &dyn Engine) -> Result<bool> {
         let Some(saved) = saved.downcast_ref::<Saved>() else {
             return Ok(false);
         };
@@ -751,11 +748,11 @@ impl Attempt for ProgramAttempt {
                 // none of it at the checkpoint, or there would be none).
                 Some(conn) if open && !self.restorable(conn.as_ref()) => {
                     self.conns[db] = None;
-                    self.open(store, db)?;
+                    self.open(engine, db)?;
                 }
                 Some(conn) if open => conn.forget_stale_cache()?,
                 // The pool empties the cache of what it hands out.
-                None if open => self.open(store, db)?,
+                None if open => self.open(engine, db)?,
                 _ => self.conns[db] = None,
             }
             #[cfg(test)]

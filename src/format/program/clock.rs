@@ -5,9 +5,8 @@ use std::hash::Hasher;
 use std::rc::Rc;
 
 use super::ir::{Instance, InstanceKind};
-use crate::engines::Session;
+use crate::engines::{Engine, Session};
 use crate::sim::{Attempt, Outcome, Progress, SqlResult, Status, StepCtx, StepReport};
-use crate::storage::Store;
 use crate::Result;
 
 /// The virtual clock: each step advances time by its tick, up to its end;
@@ -56,7 +55,7 @@ impl Attempt for ClockAttempt {
         Some(Rc::new(Rc::clone(&self.instance)))
     }
 
-    fn restore(&mut self, saved: &dyn std::any::Any, _store: &Store) -> Result<bool> {
+    fn restore(&mut self, saved: &dyn std::any::Any, _engine: &dyn Engine) -> Result<bool> {
         Ok(saved
             .downcast_ref::<Rc<Instance>>()
             .is_some_and(|instance| Rc::ptr_eq(instance, &self.instance)))

@@ -184,19 +184,29 @@ impl ProgramAttempt {
                 }
                 // A death inside the statement, at its Nth sync: armed for
                 // this statement only.
-                if let Some((at, death)) = &step.dies_at_sync {
-                    ctx.store.arm_session(conn.id(), *at, death.clone());
-                }
-                let outcome = with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
-                    conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
-                });
-                if step.dies_at_sync.is_some() {
-                    match ctx.store.disarm_counting() {
-                        Ok(death) => died = Some(death),
-                        Err(made) => missed = Some(made),
+                let armed = match &step.dies_at_sync {
+                    Some((at, death)) => ctx.faults().map(|faults| {
+                        faults.arm(conn.id(), *at, death.clone());
+                        Some(faults)
+                    }),
+                    None => Ok(None),
+                };
+                match armed {
+                    Ok(armed) => {
+                        let outcome = with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
+                            conn.execute_named_bound(sql, &|name| self.bind(step, name, now))
+                        });
+                        if let Some(faults) = armed {
+                            match faults.disarm() {
+                                Ok(death) => died = Some(death),
+                                Err(made) => missed = Some(made),
+                            }
+                        }
+                        outcome
                     }
+                    // Not run: the engine cannot do what the step asks.
+                    Err(e) => (Vec::new(), Err(e)),
                 }
-                outcome
             }
             Err(e) => (Vec::new(), Err(e)),
         };
@@ -324,21 +334,27 @@ impl ProgramAttempt {
                     let mut flip = crate::storage::seeded_tearing(u64::from(*tearing));
                     let torn: Option<&mut dyn FnMut() -> bool> =
                         (*tearing > 0).then_some(&mut flip);
-                    match ctx.store.power_loss(files, torn) {
+                    match ctx.faults().and_then(|f| f.power_loss(files, torn)) {
                         // Whoever had a connection there (this attempt too)
                         // is dead: the run sees to it after the step.
                         Ok(_) => self.goto(step.next),
                         Err(e) => self.finish_failed(e.to_string()),
                     }
                 }
-                StepKind::DiskFull(files, full) => {
-                    ctx.store.set_disk_full(files, *full);
-                    self.goto(step.next)
-                }
-                StepKind::IoError(files, call) => {
-                    ctx.store.fail_next(files, *call);
-                    self.goto(step.next)
-                }
+                StepKind::DiskFull(files, full) => match ctx.faults() {
+                    Ok(faults) => {
+                        faults.set_disk_full(files, *full);
+                        self.goto(step.next)
+                    }
+                    Err(e) => self.finish_failed(e.to_string()),
+                },
+                StepKind::IoError(files, call) => match ctx.faults() {
+                    Ok(faults) => {
+                        faults.fail_next(files, *call);
+                        self.goto(step.next)
+                    }
+                    Err(e) => self.finish_failed(e.to_string()),
+                },
             }
         };
         // A handler that built more than the run may hold is stopped too.

@@ -380,7 +380,7 @@ impl<'s> Run<'s> {
         let before = self.locks();
         let peers = self.peers(attempt, &before);
         let ctx = StepCtx {
-            store: self.store,
+            engine: self.store,
             peers: &peers,
             clock: &self.clock,
             narrate: self.trace.is_some(),
@@ -897,7 +897,7 @@ pub(crate) fn run_alone(
 ) -> Result<(Outcome, Vec<StepReport>)> {
     let clock = std::cell::Cell::new(now);
     let ctx = StepCtx {
-        store,
+        engine: store,
         peers: &[],
         clock: &clock,
         narrate: true,
