@@ -31,22 +31,39 @@ pub struct Opening<'a> {
     /// What its statements may use of the session's own state: a session
     /// is handed out as new to it.
     pub(crate) local: LocalUse,
-    /// `PRAGMA synchronous` (SQLite).
-    pub(crate) synchronous: Synchronous,
+    /// `PRAGMA synchronous` (SQLite), if the session's is to be set (a
+    /// check's reader leaves it as it is).
+    pub(crate) synchronous: Option<Synchronous>,
     /// The most bytes one value may take (a caller's SQL is bounded).
     pub(crate) max_value_bytes: i32,
     /// The database's own PRAGMAs, run when the session opens.
     pub(crate) pragmas: &'a str,
 }
 
-/// A database engine as the attempts see it: it opens their sessions and,
-/// where it has them, injects the machine's faults.
+/// A database engine as the attempts and the checks see it: it opens
+/// their sessions and, where it has them, injects the machine's faults.
+/// (A check reads the committed state through a session of its own.)
 pub trait Engine {
     /// Opens a session as `opening` says.
     fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>>;
     /// Its faults (deaths at a sync, power loss, full disk, failing I/O),
     /// if it has them; `None`: a design that injects one cannot run on it.
     fn faults(&self) -> Option<&dyn Faults>;
+}
+
+impl Opening<'_> {
+    /// A check's session on `db`: it reads the committed state, its SQL
+    /// bounded as a caller's.
+    pub(crate) fn reader(db: &str, max_value_bytes: i32) -> Opening<'_> {
+        Opening {
+            db,
+            label: "check",
+            local: LocalUse::WATCHED,
+            synchronous: None,
+            max_value_bytes,
+            pragmas: "",
+        }
+    }
 }
 
 /// The machine's faults an engine injects where a step asks.

@@ -13,7 +13,9 @@ impl Engine for Store {
         // A connection as new to what the program may run: no run sees
         // another's counters or loaded schema.
         let conn = self.connect_for(opening.db, opening.label, opening.local)?;
-        conn.set_synchronous(opening.synchronous)?;
+        if let Some(level) = opening.synchronous {
+            conn.set_synchronous(level)?;
+        }
         conn.bound(opening.max_value_bytes)?;
         if !opening.pragmas.trim().is_empty() {
             conn.apply_pragmas(opening.pragmas)?;

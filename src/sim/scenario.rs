@@ -6,6 +6,7 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use super::{Attempt, Outcome, Status};
+use crate::engines::Engine;
 use crate::storage::{Snapshot, Store};
 use crate::Result;
 
@@ -104,7 +105,7 @@ pub trait Scenario {
     }
     /// The invariants, evaluated on the committed state `committed` (one
     /// check each, in a fixed order).
-    fn invariants(&self, _committed: &Store) -> Result<Vec<Check>> {
+    fn invariants(&self, _committed: &dyn Engine) -> Result<Vec<Check>> {
         Ok(Vec::new())
     }
     /// What its author declared of it (`fails`), when the declaration
@@ -184,8 +185,9 @@ pub struct AsDeclared {
 
 /// What a scenario's checks see of a run that stopped.
 pub struct Ended<'a> {
-    /// A copy of the run's store: reading it takes no lock the attempts hold.
-    pub committed: &'a Store,
+    /// The committed state (a copy of the run's, where reading the run's
+    /// own would take a lock its attempts hold).
+    pub committed: &'a dyn Engine,
     /// Every attempt's status.
     pub statuses: &'a [Status],
     /// The store's files when each attempt was over.
@@ -216,11 +218,11 @@ impl Ended<'_> {
         self.outcome(index).and_then(|o| o.result.as_deref())
     }
 
-    /// A store holding the committed state as it was when attempt `index`
-    /// was over (`None` if it never was).
-    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Store>> {
+    /// The committed state as it was when attempt `index` was over
+    /// (`None` if it never was).
+    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Box<dyn Engine>>> {
         match self.at_end.get(index) {
-            Some(Some(snapshot)) => Ok(Some(Store::from_snapshot("at-end", snapshot)?)),
+            Some(Some(snapshot)) => Ok(Some(Box::new(Store::from_snapshot("at-end", snapshot)?))),
             _ => Ok(None),
         }
     }

@@ -466,7 +466,7 @@ impl ProgramAttempt {
                 db: self.instance.files[db],
                 label: &self.instance.label,
                 local: self.instance.local,
-                synchronous: self.instance.options.synchronous,
+                synchronous: Some(self.instance.options.synchronous),
                 max_value_bytes: MAX_VALUE_BYTES,
                 pragmas: &self.instance.pragmas[db],
             })?);

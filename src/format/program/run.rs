@@ -13,6 +13,7 @@ use super::attempt::ProgramAttempt;
 use super::clock::ClockAttempt;
 use super::ir::{bad, explain, fill, param_value, sql_json, words_of, InstanceKind, StepKind};
 use super::FileScenario;
+use crate::engines::{Engine, Opening};
 use crate::params::quote;
 use crate::sim::{Attempt, Check, Declared, Ended, Scenario};
 use crate::storage::with_budget;
@@ -170,7 +171,7 @@ impl Scenario for FileScenario {
             })
     }
 
-    fn invariants(&self, committed: &Store) -> Result<Vec<Check>> {
+    fn invariants(&self, committed: &dyn Engine) -> Result<Vec<Check>> {
         self.file
             .invariants
             .iter()
@@ -201,7 +202,7 @@ impl Scenario for FileScenario {
                             .transpose()?
                             .flatten();
                         match at {
-                            Some(store) => self.sql_check(spec, &store, Some(ended))?,
+                            Some(store) => self.sql_check(spec, store.as_ref(), Some(ended))?,
                             None => Check::equal(
                                 &name,
                                 show(&expected_rows(spec.expect.as_ref())),
@@ -352,7 +353,7 @@ impl FileScenario {
     pub(super) fn sql_check(
         &self,
         spec: &CheckSpec,
-        committed: &Store,
+        committed: &dyn Engine,
         ended: Option<&Ended<'_>>,
     ) -> Result<Check> {
         let sql = match &spec.query {
@@ -360,8 +361,7 @@ impl FileScenario {
             None => spec.sql.as_deref().unwrap_or_default(),
         };
         let db = self.db_index(spec.database.as_ref());
-        let conn = committed.connect(self.files[db], "check")?;
-        conn.bound(MAX_VALUE_BYTES)?;
+        let conn = committed.open(&Opening::reader(self.files[db], MAX_VALUE_BYTES))?;
         let bind = |name: &str| {
             if let Some(ended) = ended {
                 let attempt = |label: &str| self.instances.iter().position(|i| i.label == label);
@@ -379,9 +379,9 @@ impl FileScenario {
             param_value(self.params.values(), name)
         };
         let actual = match with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
-            conn.execute_named(sql, &bind)
+            conn.execute_named_bound(sql, &bind).1
         }) {
-            Ok((rows, _)) => Value::from(
+            Ok(rows) => Value::from(
                 rows.rows
                     .iter()
                     .map(|r| Value::from(r.iter().map(sql_json).collect::<Vec<_>>()))
