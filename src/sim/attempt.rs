@@ -422,3 +422,48 @@ impl Status {
         matches!(self, Status::Finished { .. } | Status::Failed { .. })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engines::Opening;
+
+    /// An engine with sessions but no faults, as a re-execution engine over
+    /// real files is.
+    struct WithoutFaults;
+
+    impl Engine for WithoutFaults {
+        fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>> {
+            Err(crate::Error::Refused(format!("no database {}", opening.db)))
+        }
+        fn faults(&self) -> Option<&dyn Faults> {
+            None
+        }
+    }
+
+    /// A step that injects a fault on an engine without any is told why,
+    /// in a sentence; the store's engine has them.
+    #[test]
+    fn an_engine_without_faults_refuses_a_fault_with_a_sentence() {
+        let clock = std::cell::Cell::new(0);
+        let ctx = StepCtx {
+            engine: &WithoutFaults,
+            peers: &[],
+            clock: &clock,
+            narrate: false,
+        };
+        let refused = ctx.faults().err().expect("no faults");
+        assert!(
+            refused
+                .to_string()
+                .contains("cannot inject the machine's faults"),
+            "{refused}"
+        );
+        let store = crate::storage::Store::new("faults").unwrap();
+        let ctx = StepCtx {
+            engine: &store,
+            ..ctx
+        };
+        assert!(ctx.faults().is_ok());
+    }
+}
