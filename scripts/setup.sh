@@ -35,7 +35,8 @@ mkdir -p "$REPLAYGROUND_CACHE"
 LLVM=22
 
 # ---------------------------------------------------------------- 1. packages
-APT_PACKAGES=(chromium chromium-driver firefox-esr "clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" brotli)
+# postgresql: the second engine's server (tests start throwaway clusters of it).
+APT_PACKAGES=(chromium chromium-driver firefox-esr "clang-$LLVM" "lld-$LLVM" "llvm-$LLVM" brotli postgresql)
 APT_UPDATED=0
 apt_install() {
     local missing=()

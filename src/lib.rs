@@ -92,6 +92,12 @@ pub mod soundness {
     };
 }
 
+/// A throwaway PostgreSQL cluster: the second engine's server (native only).
+#[cfg(not(target_family = "wasm"))]
+pub mod postgres {
+    pub use crate::engines::postgres::{alive, bin_dir, Cluster, SETTINGS};
+}
+
 /// The built-in scenarios, and a person's scenario files checked against them.
 pub mod catalog {
     pub use crate::scenarios::{

@@ -13,6 +13,8 @@
 //! above is written once against the seam; what differs by engine stays
 //! behind it.
 
+#[cfg(not(target_family = "wasm"))]
+pub(crate) mod postgres;
 mod sqlite;
 
 pub(crate) use crate::storage::{
