@@ -110,6 +110,13 @@ pub trait Session {
     /// Runs one statement with named parameters, and gives the values it
     /// bound even when it fails.
     fn execute_named_bound(&self, sql: &str, bind: Bind<'_>) -> (Vec<SqlValue>, Result<Rows>);
+    /// Prepares a statement without running it: the engine's refusal (a
+    /// syntax error, a table it does not know) is what `check` reports.
+    fn prepare(&self, sql: &str) -> Result<()>;
+    /// Runs several statements, each to completion (a schema, a seed).
+    fn execute_batch(&self, sql: &str) -> Result<()>;
+    /// Runs a database's PRAGMAs as they run when a session opens.
+    fn apply_pragmas(&self, sql: &str) -> Result<()>;
     /// Whether a transaction is open on it.
     fn in_transaction(&self) -> bool;
     /// Rolls back its open transaction, if any (whether there was one).

@@ -63,6 +63,16 @@ impl Session for Conn {
     fn execute_named_bound(&self, sql: &str, bind: Bind<'_>) -> (Vec<SqlValue>, Result<Rows>) {
         Conn::execute_named_bound(self, sql, bind)
     }
+    fn prepare(&self, sql: &str) -> Result<()> {
+        let sqlite = self.sqlite()?;
+        sqlite.prepare(sql).map(drop).map_err(crate::Error::from)
+    }
+    fn execute_batch(&self, sql: &str) -> Result<()> {
+        Conn::execute_batch(self, sql)
+    }
+    fn apply_pragmas(&self, sql: &str) -> Result<()> {
+        Conn::apply_pragmas(self, sql)
+    }
     fn in_transaction(&self) -> bool {
         Conn::in_transaction(self)
     }

@@ -21,6 +21,7 @@ use std::ops::Range;
 
 use toml::de::{DeTable, DeValue};
 
+use crate::engines::{Engine, Opening};
 use crate::storage::Store;
 use crate::{Error, Result};
 
@@ -82,11 +83,7 @@ pub(super) fn mistakes(
     setup(&store)?;
     let conns = databases
         .iter()
-        .map(|db| {
-            let conn = store.connect(db, "check")?;
-            conn.bound(super::limits::MAX_VALUE_BYTES)?;
-            Ok(conn)
-        })
+        .map(|db| store.open(&Opening::reader(db, super::limits::MAX_VALUE_BYTES)))
         .collect::<Result<Vec<_>>>()?;
     let strings = strings_of(source);
     let mut found: Vec<SqlMistake> = Vec::new();
@@ -158,19 +155,11 @@ pub(super) fn mistakes(
         }
         created.push((statement.db, statement.sql.as_str()));
         let conn = &conns[statement.db];
-        let ran = conn
-            .sqlite()
-            .and_then(|sqlite| {
-                sqlite
-                    .prepare(&statement.sql)
-                    .map(drop)
-                    .map_err(Error::from)
+        let ran = conn.prepare(&statement.sql).and_then(|()| {
+            crate::storage::with_budget(super::limits::MAX_STATEMENT_INSTRUCTIONS, || {
+                conn.execute_batch(&statement.sql)
             })
-            .and_then(|()| {
-                crate::storage::with_budget(super::limits::MAX_STATEMENT_INSTRUCTIONS, || {
-                    conn.execute_batch(&statement.sql)
-                })
-            });
+        });
         if let Err(e) = ran {
             refuse(statement, &e);
         }
@@ -180,13 +169,7 @@ pub(super) fn mistakes(
         .filter(|s| !s.pragmas && !changes_schema(s))
     {
         let conn = &conns[statement.db];
-        let prepared = conn.sqlite().and_then(|sqlite| {
-            sqlite
-                .prepare(&statement.sql)
-                .map(drop)
-                .map_err(Error::from)
-        });
-        if let Err(e) = prepared {
+        if let Err(e) = conn.prepare(&statement.sql) {
             refuse(statement, &e);
         }
     }
