@@ -15,10 +15,11 @@
 
 #[cfg(not(target_family = "wasm"))]
 pub(crate) mod postgres;
-mod sqlite;
+pub(crate) mod sqlite;
 
 pub(crate) use crate::storage::{
-    Change, Counters, Death, IoCall, LocalUse, LockLevel, Rows, ShmLocks, SqlValue, Synchronous,
+    Change, Counters, Death, EngineOptions, IoCall, LocalUse, LockLevel, Rows, ShmLocks, SqlValue,
+    Synchronous,
 };
 use crate::Result;
 
@@ -42,15 +43,71 @@ pub struct Opening<'a> {
     pub(crate) pragmas: &'a str,
 }
 
-/// A database engine as the attempts and the checks see it: it opens
-/// their sessions and, where it has them, injects the machine's faults.
-/// (A check reads the committed state through a session of its own.)
+/// An engine's committed state at one moment (when an attempt was over),
+/// kept to be read later ([`Engine::at`]); what it holds is the engine's.
+pub(crate) type Moment = std::rc::Rc<dyn std::any::Any>;
+
+/// A database engine as a run, its attempts and its checks see it: it
+/// opens sessions, tells states apart, keeps moments to read later, and
+/// where it can, injects the machine's faults and goes back to a state
+/// without replaying ([`Checkpoints`]). (A check reads the committed state
+/// through a session of its own.)
 pub trait Engine {
     /// Opens a session as `opening` says.
     fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>>;
     /// Its faults (deaths at a sync, power loss, full disk, failing I/O),
     /// if it has them; `None`: a design that injects one cannot run on it.
     fn faults(&self) -> Option<&dyn Faults>;
+    /// Creates database `db` run with `options`, and a session on it to
+    /// write its schema and seed (its SQL bounded to values of at most
+    /// `max_value_bytes`).
+    fn create(
+        &self,
+        db: &str,
+        options: EngineOptions,
+        max_value_bytes: i32,
+    ) -> Result<Box<dyn Session>>;
+    /// Its checkpoints, if it can put its databases back as they were;
+    /// `None`: the search reaches a state by replaying from the start.
+    fn checkpoints(&self) -> Option<&dyn Checkpoints>;
+    /// Whether sessions keep the rows they change (a recording run's).
+    fn track_changes(&self, on: bool);
+    /// Hashes what its databases hold into `into`, the same for the same
+    /// contents whatever the path; `false` where it cannot (the run then
+    /// tells its states apart by the path that led there: none is merged).
+    fn digest(&self, into: &mut dyn std::hash::Hasher) -> bool;
+    /// Its committed state now, kept to read later.
+    fn moment(&self) -> Result<Moment>;
+    /// An engine holding `moment`'s state, to read.
+    fn at(&self, moment: &Moment) -> Result<Box<dyn Engine>>;
+    /// A copy of its committed state (`durable`: what a power loss now
+    /// would leave), to read without the locks its sessions hold.
+    fn copy(&self, durable: bool) -> Result<Box<dyn Engine>>;
+    /// As [`Engine::copy`], into `into`, a copy it made before (kept to be
+    /// filled again at every step of a recording run).
+    fn copy_into(&self, into: &dyn Engine, durable: bool) -> Result<()>;
+    /// The databases it holds now, by name.
+    fn databases(&self) -> Vec<String>;
+    /// Itself, for an engine to find its own kind in what it is handed.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// An engine's way back to a state without replaying: its files as they
+/// were, each open write transaction's journal set apart (SQLite's).
+pub trait Checkpoints {
+    /// Its databases now, and apart the `journals` named (the open write
+    /// transactions', put back after they are redone: [`Checkpoints::put_back_missing`]).
+    fn save(&self, journals: &[String])
+        -> (Box<dyn std::any::Any>, Option<Box<dyn std::any::Any>>);
+    /// Whether `saved` was saved by this engine.
+    fn owns(&self, saved: &dyn std::any::Any) -> bool;
+    /// Puts its databases back as `saved` holds them, `keep` excepted.
+    fn rewind(&self, saved: &dyn std::any::Any, keep: &[String]) -> Result<()>;
+    /// Runs `redo` with the pending faults set aside (a state's open
+    /// transactions are redone as they were first done).
+    fn without_faults(&self, redo: &mut dyn FnMut() -> Result<bool>) -> Result<bool>;
+    /// Puts back each journal of `journals` the redo did not write.
+    fn put_back_missing(&self, journals: &dyn std::any::Any) -> Result<()>;
 }
 
 impl Opening<'_> {
@@ -88,6 +145,15 @@ pub trait Faults {
     fn set_disk_full(&self, databases: &[String], full: bool);
     /// The next `call` on a file of `databases` fails.
     fn fail_next(&self, databases: &[String], call: IoCall);
+    /// Arms a death at the `at`th sync of whichever session makes it.
+    fn arm_any(&self, at: u32, death: Death);
+    /// Disarms what [`Faults::arm_any`] armed: the death, if it came.
+    fn disarm_any(&self) -> Option<Death>;
+    /// How many power losses it has had.
+    fn power_losses(&self) -> u64;
+    /// Whether it keeps what is durable apart from what is written (a
+    /// power loss can happen).
+    fn keeps_durability(&self) -> bool;
 }
 
 /// A source of named parameters' values: a statement's `:name` asks it.

@@ -1,12 +1,14 @@
 //! SQLite over the VFS store, the seam's first engine: a session is a
 //! [`Conn`].
 
+use std::any::Any;
+
 use super::{
-    Bind, Change, Counters, Death, Engine, Faults, IoCall, LockLevel, Opening, Rows, Session,
-    ShmLocks, SqlValue,
+    Bind, Change, Checkpoints, Counters, Death, Engine, Faults, IoCall, LockLevel, Moment, Opening,
+    Rows, Session, ShmLocks, SqlValue,
 };
-use crate::storage::{Conn, Store};
-use crate::Result;
+use crate::storage::{Conn, EngineOptions, Journal, Snapshot, Store};
+use crate::{Error, Result};
 
 impl Engine for Store {
     fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>> {
@@ -26,6 +28,120 @@ impl Engine for Store {
     fn faults(&self) -> Option<&dyn Faults> {
         Some(self)
     }
+
+    fn create(
+        &self,
+        db: &str,
+        options: EngineOptions,
+        max_value_bytes: i32,
+    ) -> Result<Box<dyn Session>> {
+        let conn = self.connect(db, "setup")?;
+        conn.execute(crate::storage::SCENARIO_PAGE_SIZE, &[])?;
+        // Before the bounds: a scenario's own SQL may not change the mode.
+        if options.journal != Journal::default() {
+            conn.execute(options.journal.pragma(), &[])?;
+        }
+        conn.bound(max_value_bytes)?;
+        Ok(Box::new(conn))
+    }
+
+    fn checkpoints(&self) -> Option<&dyn Checkpoints> {
+        Some(self)
+    }
+
+    fn track_changes(&self, on: bool) {
+        self.set_track_changes(on);
+    }
+
+    fn digest(&self, into: &mut dyn std::hash::Hasher) -> bool {
+        self.hash_files(into);
+        true
+    }
+
+    fn moment(&self) -> Result<Moment> {
+        Ok(std::rc::Rc::new(self.snapshot()))
+    }
+
+    fn at(&self, moment: &Moment) -> Result<Box<dyn Engine>> {
+        let snapshot = moment
+            .downcast_ref::<Snapshot>()
+            .ok_or_else(|| Error::Defect("a moment of another engine".to_string()))?;
+        Ok(Box::new(Store::from_snapshot("at-end", snapshot)?))
+    }
+
+    fn copy(&self, durable: bool) -> Result<Box<dyn Engine>> {
+        let copy = Store::new("copy")?;
+        self.copy_into(&copy, durable)?;
+        Ok(Box::new(copy))
+    }
+
+    fn copy_into(&self, into: &dyn Engine, durable: bool) -> Result<()> {
+        let into = into
+            .as_any()
+            .downcast_ref::<Store>()
+            .ok_or_else(|| Error::Defect("a copy into another engine".to_string()))?;
+        if durable {
+            into.copy_durable_files_from(self)
+        } else {
+            into.copy_files_from(self)
+        }
+    }
+
+    fn databases(&self) -> Vec<String> {
+        self.files().into_iter().map(|(name, _)| name).collect()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl Checkpoints for Store {
+    fn save(&self, journals: &[String]) -> (Box<dyn Any>, Option<Box<dyn Any>>) {
+        let files = self.snapshot();
+        if journals.is_empty() {
+            return (Box::new(files), None);
+        }
+        let apart = files.only(journals);
+        (Box::new(files.without(journals)), Some(Box::new(apart)))
+    }
+
+    fn owns(&self, saved: &dyn Any) -> bool {
+        saved
+            .downcast_ref::<Snapshot>()
+            .is_some_and(|s| s.is_of(self))
+    }
+
+    fn rewind(&self, saved: &dyn Any, keep: &[String]) -> Result<()> {
+        Store::rewind(self, snapshot(saved)?, keep)
+    }
+
+    fn without_faults(&self, redo: &mut dyn FnMut() -> Result<bool>) -> Result<bool> {
+        let faults = self.suspend_faults();
+        let redone = redo();
+        self.resume_faults(faults);
+        redone
+    }
+
+    fn put_back_missing(&self, journals: &dyn Any) -> Result<()> {
+        Store::put_back_missing(self, snapshot(journals)?)
+    }
+}
+
+/// The VFS store `engine` is, for what only it does (the crash sweep's
+/// I/O log and copies).
+pub(crate) fn store_of(engine: &dyn Engine) -> Result<&Store> {
+    engine
+        .as_any()
+        .downcast_ref::<Store>()
+        .ok_or_else(|| Error::Refused("this needs SQLite's VFS store".to_string()))
+}
+
+/// A checkpoint's files, as this engine saved them.
+fn snapshot(saved: &dyn Any) -> Result<&Snapshot> {
+    saved
+        .downcast_ref::<Snapshot>()
+        .ok_or_else(|| Error::Defect("a checkpoint of another engine".to_string()))
 }
 
 impl Faults for Store {
@@ -47,6 +163,18 @@ impl Faults for Store {
     }
     fn fail_next(&self, databases: &[String], call: IoCall) {
         Store::fail_next(self, databases, call);
+    }
+    fn arm_any(&self, at: u32, death: Death) {
+        Store::arm_any(self, at, death);
+    }
+    fn disarm_any(&self) -> Option<Death> {
+        Store::disarm(self)
+    }
+    fn power_losses(&self) -> u64 {
+        Store::power_losses(self)
+    }
+    fn keeps_durability(&self) -> bool {
+        Store::keeps_durability(self)
     }
 }
 

@@ -428,16 +428,49 @@ mod tests {
     use super::*;
     use crate::engines::Opening;
 
-    /// An engine with sessions but no faults, as a re-execution engine over
+    use crate::engines::{Checkpoints, Moment};
+    use crate::storage::{EngineOptions, Store};
+
+    /// The VFS store without its faults, as a re-execution engine over
     /// real files is.
-    struct WithoutFaults;
+    struct WithoutFaults(Store);
 
     impl Engine for WithoutFaults {
         fn open(&self, opening: &Opening<'_>) -> Result<Box<dyn Session>> {
-            Err(crate::Error::Refused(format!("no database {}", opening.db)))
+            self.0.open(opening)
         }
         fn faults(&self) -> Option<&dyn Faults> {
             None
+        }
+        fn create(&self, db: &str, options: EngineOptions, max: i32) -> Result<Box<dyn Session>> {
+            self.0.create(db, options, max)
+        }
+        fn checkpoints(&self) -> Option<&dyn Checkpoints> {
+            None
+        }
+        fn track_changes(&self, on: bool) {
+            self.0.track_changes(on);
+        }
+        fn digest(&self, _into: &mut dyn Hasher) -> bool {
+            false
+        }
+        fn moment(&self) -> Result<Moment> {
+            self.0.moment()
+        }
+        fn at(&self, moment: &Moment) -> Result<Box<dyn Engine>> {
+            self.0.at(moment)
+        }
+        fn copy(&self, durable: bool) -> Result<Box<dyn Engine>> {
+            self.0.copy(durable)
+        }
+        fn copy_into(&self, into: &dyn Engine, durable: bool) -> Result<()> {
+            self.0.copy_into(into, durable)
+        }
+        fn databases(&self) -> Vec<String> {
+            self.0.databases()
+        }
+        fn as_any(&self) -> &dyn std::any::Any {
+            self
         }
     }
 
@@ -446,8 +479,9 @@ mod tests {
     #[test]
     fn an_engine_without_faults_refuses_a_fault_with_a_sentence() {
         let clock = std::cell::Cell::new(0);
+        let without = WithoutFaults(Store::new("without-faults").unwrap());
         let ctx = StepCtx {
-            engine: &WithoutFaults,
+            engine: &without,
             peers: &[],
             clock: &clock,
             narrate: false,

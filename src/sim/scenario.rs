@@ -1,13 +1,10 @@
 //! A scenario as the runner sees it, its checks and verdicts, and what its
 //! author declared of it.
 
-use std::rc::Rc;
-
 use serde::Serialize;
 
 use super::{Attempt, Outcome, Status};
 use crate::engines::Engine;
-use crate::storage::{Snapshot, Store};
 use crate::Result;
 
 /// Why a run stopped.
@@ -68,7 +65,7 @@ pub trait Scenario {
     fn params(&self) -> serde_json::Map<String, serde_json::Value>;
     /// Creates the schema and any rows the attempts start from, in the
     /// scenario's journal mode.
-    fn setup(&self, store: &Store) -> Result<()>;
+    fn setup(&self, engine: &dyn Engine) -> Result<()>;
     /// The engine's options its databases run with (the journal mode, the
     /// `synchronous` level).
     fn options(&self) -> crate::storage::EngineOptions {
@@ -191,7 +188,7 @@ pub struct Ended<'a> {
     /// Every attempt's status.
     pub statuses: &'a [Status],
     /// The store's files when each attempt was over.
-    pub at_end: &'a [Option<Rc<Snapshot>>],
+    pub at_end: &'a [Option<crate::engines::Moment>],
 }
 
 impl Ended<'_> {
@@ -222,7 +219,7 @@ impl Ended<'_> {
     /// (`None` if it never was).
     pub fn store_at_end_of(&self, index: usize) -> Result<Option<Box<dyn Engine>>> {
         match self.at_end.get(index) {
-            Some(Some(snapshot)) => Ok(Some(Box::new(Store::from_snapshot("at-end", snapshot)?))),
+            Some(Some(moment)) => Ok(Some(self.committed.at(moment)?)),
             _ => Ok(None),
         }
     }

@@ -17,7 +17,7 @@ use crate::engines::{Engine, Opening};
 use crate::params::quote;
 use crate::sim::{Attempt, Check, Declared, Ended, Scenario};
 use crate::storage::with_budget;
-use crate::storage::{Death, EngineOptions, Journal, SqlValue, Store, Synchronous};
+use crate::storage::{Death, EngineOptions, SqlValue, Synchronous};
 use crate::Result;
 
 impl FileScenario {
@@ -57,16 +57,9 @@ impl Scenario for FileScenario {
         self.options
     }
 
-    fn setup(&self, store: &Store) -> Result<()> {
-        let journal = self.options.journal;
+    fn setup(&self, engine: &dyn Engine) -> Result<()> {
         for (i, (name, database)) in self.file.databases.iter().enumerate() {
-            let conn = store.connect(self.files[i], "setup")?;
-            conn.execute(crate::storage::SCENARIO_PAGE_SIZE, &[])?;
-            // Before the bounds: a scenario's own SQL may not change the mode.
-            if journal != Journal::default() {
-                conn.execute(journal.pragma(), &[])?;
-            }
-            conn.bound(MAX_VALUE_BYTES)?;
+            let conn = engine.create(self.files[i], self.options, MAX_VALUE_BYTES)?;
             with_budget(MAX_STATEMENT_INSTRUCTIONS, || {
                 conn.execute_batch(&database.schema)
             })
@@ -88,7 +81,7 @@ impl Scenario for FileScenario {
         }
         for prior in &self.file.before {
             let scenario = prior.build()?;
-            crate::sim::run_in_order(&scenario, store)?;
+            crate::sim::run_in_order(&scenario, engine)?;
         }
         Ok(())
     }

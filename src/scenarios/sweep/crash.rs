@@ -78,7 +78,7 @@ pub(crate) fn sweep_scenario(id: &str, journal: Journal) -> Result<CrashReport> 
             ));
         }
         let copy = Store::new("after-crash")?;
-        copy.copy_files_from(run.store())?;
+        copy.copy_files_from(crate::engines::sqlite::store_of(run.engine())?)?;
         for db in run.databases() {
             if !copy.files().iter().any(|(name, _)| name == db) {
                 continue;
@@ -187,10 +187,10 @@ pub(crate) fn power_sweep_scenario(
             for &choice in &choices[..k - 1] {
                 run.step(choice)?;
             }
-            run.store().set_io_log(true);
+            crate::engines::sqlite::store_of(run.engine())?.set_io_log(true);
             run.step(choices[k - 1])?;
-            let log = run.store().take_io_log();
-            run.store().set_io_log(false);
+            let log = crate::engines::sqlite::store_of(run.engine())?.take_io_log();
+            crate::engines::sqlite::store_of(run.engine())?.set_io_log(false);
             log.iter().filter(|e| e.starts_with("sync ")).count()
         };
         for at in 1..=syncs {
@@ -220,7 +220,7 @@ pub(crate) fn power_sweep_scenario(
 fn judge(report: &mut PowerReport, run: &Run<'_>, before: &Tables, how: &str) -> Result<()> {
     report.power_losses += 1;
     let copy = Store::new("after-power-loss")?;
-    copy.copy_files_from(run.store())?;
+    copy.copy_files_from(crate::engines::sqlite::store_of(run.engine())?)?;
     let mut broken = Vec::new();
     for db in run.databases() {
         if !copy.files().iter().any(|(name, _)| name == db) {

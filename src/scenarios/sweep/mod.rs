@@ -103,7 +103,7 @@ pub fn crash_sweep(id: &str) -> Result<Vec<SweepRow>> {
                 let ended_at = run
                     .store_at_end_of(0)?
                     .ok_or_else(|| Error::Run("the crashed attempt did not end".into()))?;
-                committed_state(id, &ended_at)?
+                committed_state(id, crate::engines::sqlite::store_of(ended_at.as_ref())?)?
             }
         };
         let restart = match result.statuses.get(1) {

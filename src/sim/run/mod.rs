@@ -4,7 +4,7 @@
 mod state;
 
 use std::collections::BTreeMap;
-use std::hash::Hasher;
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use super::schedule;
@@ -13,16 +13,16 @@ use super::{
     Attempt, Check, Ended, Ending, LockView, Outcome, Peer, Progress, RowChange, Scenario,
     Schedule, Spent, Status, StepCtx, StepReport, Table, TraceStep, Verdict, BUDGETS,
 };
-use crate::engines::Session;
+use crate::engines::{Engine, Faults, Moment, Opening, Session};
 use crate::storage::footprint::{self, Footprint};
-use crate::storage::{Conn, Death, LevelName, LockLevel, ShmLocks, Snapshot, SqlValue, Store};
+use crate::storage::{Death, LevelName, LockLevel, ShmLocks, SqlValue};
 use crate::{Error, Result};
 pub(crate) use state::Checkpoint;
 
 /// Runs `scenario`'s attempts on `store` one after another, the lowest
 /// runnable first, to completion (how a scenario's setup replays the
 /// requests of the scenarios before it).
-pub(crate) fn run_in_order(scenario: &dyn Scenario, store: &Store) -> Result<()> {
+pub(crate) fn run_in_order(scenario: &dyn Scenario, store: &dyn Engine) -> Result<()> {
     let mut run = Run::start(scenario, store, false)?;
     while let Some(&next) = run.runnable().first() {
         run.step(next)?;
@@ -52,15 +52,15 @@ pub struct Choice<'a> {
 /// One run of a scenario: its attempts over a store, stepped one at a time.
 pub struct Run<'s> {
     scenario: &'s dyn Scenario,
-    store: &'s Store,
+    engine: &'s dyn Engine,
     attempts: Vec<Box<dyn Attempt>>,
     statuses: Vec<Status>,
     choices: Vec<usize>,
     trace: Option<Vec<TraceStep>>,
     /// A scratch store the committed tables are read from when recording.
-    observer: Option<Store>,
+    observer: Option<Box<dyn Engine>>,
     /// The store's files when each attempt was over.
-    at_end: Vec<Option<Rc<Snapshot>>>,
+    at_end: Vec<Option<Moment>>,
     /// A hash of those files, for the attempts a check observes there.
     at_end_hash: Vec<Option<u64>>,
     /// What the last step touched, and the attempts it let run again.
@@ -160,7 +160,7 @@ impl std::ops::Index<usize> for Locks {
 impl<'s> Run<'s> {
     /// Starts a run on `store`, which must hold the scenario's set-up state
     /// and no open connection. With `record`, every step is traced in full.
-    pub fn start(scenario: &'s dyn Scenario, store: &'s Store, record: bool) -> Result<Self> {
+    pub fn start(scenario: &'s dyn Scenario, engine: &'s dyn Engine, record: bool) -> Result<Self> {
         let attempts = scenario.attempts()?;
         if attempts.is_empty() || attempts.len() > schedule::MAX_ATTEMPTS {
             return Err(Error::invalid(
@@ -168,7 +168,7 @@ impl<'s> Run<'s> {
                 format!("a scenario has 1 to {} attempts", schedule::MAX_ATTEMPTS),
             ));
         }
-        store.set_track_changes(record);
+        engine.track_changes(record);
         let mut statuses = Vec::with_capacity(attempts.len());
         for (i, attempt) in attempts.iter().enumerate() {
             statuses.push(match attempt.waits_for() {
@@ -196,13 +196,13 @@ impl<'s> Run<'s> {
             .collect();
         Ok(Run {
             scenario,
-            store,
+            engine,
             attempts,
             statuses,
             choices: Vec::new(),
             trace: record.then(Vec::new),
             observer: if record {
-                Some(Store::new("observer")?)
+                Some(engine.copy(false)?)
             } else {
                 None
             },
@@ -232,9 +232,8 @@ impl<'s> Run<'s> {
         if !self.scenario.has_invariants() {
             return Ok(());
         }
-        let copy = Store::new("invariants")?;
-        copy.copy_files_from(self.store)?;
-        let checks = self.scenario.invariants(&copy)?;
+        let copy = self.engine.copy(false)?;
+        let checks = self.scenario.invariants(copy.as_ref())?;
         if self.broken.len() < checks.len() {
             self.broken.resize(checks.len(), None);
         }
@@ -248,9 +247,9 @@ impl<'s> Run<'s> {
 
     /// A store holding the committed state as it was when attempt `index`
     /// was over (`None` if it is not over).
-    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Store>> {
+    pub fn store_at_end_of(&self, index: usize) -> Result<Option<Box<dyn Engine>>> {
         match self.at_end.get(index) {
-            Some(Some(snapshot)) => Ok(Some(Store::from_snapshot("at-end", snapshot)?)),
+            Some(Some(moment)) => Ok(Some(self.engine.at(moment)?)),
             _ => Ok(None),
         }
     }
@@ -260,9 +259,40 @@ impl<'s> Run<'s> {
         self.attempts.get(index).is_some_and(|a| a.can_crash())
     }
 
-    /// The store the run works on.
-    pub fn store(&self) -> &'s Store {
-        self.store
+    /// The digest of what the engine's databases hold, or where it cannot
+    /// give one, of the path that led there (no two states are merged).
+    pub(crate) fn digest(&self) -> u64 {
+        let mut hasher = state_hasher();
+        if !self.engine.digest(&mut hasher) {
+            self.choices.hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    /// The engine's faults, or why it has none.
+    fn faults(&self) -> Result<&'s dyn Faults> {
+        self.engine.faults().ok_or_else(|| {
+            Error::Refused(
+                "this engine cannot inject the machine's faults (a death at a sync, a power loss)"
+                    .to_string(),
+            )
+        })
+    }
+
+    /// Whether a power loss can happen on the engine: it keeps what is
+    /// durable apart from what is written.
+    pub(crate) fn keeps_durability(&self) -> bool {
+        self.engine.faults().is_some_and(Faults::keeps_durability)
+    }
+
+    /// How many power losses the engine has had.
+    fn power_losses(&self) -> u64 {
+        self.engine.faults().map_or(0, Faults::power_losses)
+    }
+
+    /// The engine the run works on.
+    pub fn engine(&self) -> &'s dyn Engine {
+        self.engine
     }
 
     /// The database files of the run's scenario.
@@ -380,13 +410,13 @@ impl<'s> Run<'s> {
         let before = self.locks();
         let peers = self.peers(attempt, &before);
         let ctx = StepCtx {
-            engine: self.store,
+            engine: self.engine,
             peers: &peers,
             clock: &self.clock,
             narrate: self.trace.is_some(),
         };
         let time = self.clock.get();
-        let power_losses_before = self.store.power_losses();
+        let power_losses_before = self.power_losses();
         // Attempts are at most 26 (schedule::MAX_ATTEMPTS): one bit each.
         let idle_before: u64 = self
             .statuses
@@ -459,15 +489,13 @@ impl<'s> Run<'s> {
             touched.writes_blocked |= 1 << attempt;
         }
         if self.statuses[attempt].is_over() {
-            self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
+            self.at_end[attempt] = Some(self.engine.moment()?);
             // Its status changes what waiters and status readers see.
             touched.writes_status |= 1 << attempt;
             if self.scenario.observes_end_of(attempt) {
                 // A check reads the whole committed state as of now.
                 touched.reads = u64::MAX;
-                let mut hasher = state_hasher();
-                self.store.hash_files(&mut hasher);
-                self.at_end_hash[attempt] = Some(hasher.finish());
+                self.at_end_hash[attempt] = Some(self.digest());
             }
             for status in self.statuses.iter_mut() {
                 if *status == (Status::Waiting { on: attempt }) {
@@ -534,11 +562,11 @@ impl<'s> Run<'s> {
                 step.unreadable = unreadable;
                 self.trace_bytes += tables_size(&tables);
                 if self.trace_bytes <= BUDGETS.trace_bytes {
-                    if self.store.keeps_durability() {
+                    if self.keeps_durability() {
                         let (durable, _) = self.tables_readable(true)?;
                         step.volatile = volatile_rows(&tables, &durable);
                     }
-                    if self.store.power_losses() != power_losses_before {
+                    if self.power_losses() != power_losses_before {
                         let before = self
                             .trace
                             .as_ref()
@@ -592,11 +620,9 @@ impl<'s> Run<'s> {
         self.statuses[attempt] = Status::Finished {
             outcome: Outcome::ended(Ending::Crashed, None),
         };
-        self.at_end[attempt] = Some(Rc::new(self.store.snapshot()));
+        self.at_end[attempt] = self.engine.moment().ok();
         if self.scenario.observes_end_of(attempt) {
-            let mut hasher = state_hasher();
-            self.store.hash_files(&mut hasher);
-            self.at_end_hash[attempt] = Some(hasher.finish());
+            self.at_end_hash[attempt] = Some(self.digest());
         }
         for (i, status) in self.statuses.iter_mut().enumerate() {
             if i != attempt
@@ -632,9 +658,10 @@ impl<'s> Run<'s> {
     /// points inside a statement. Returns whether the death came; if it
     /// did, the attempt is over, crashed, whatever its step answered.
     pub fn step_dying(&mut self, attempt: usize, at: u32, death: Death) -> Result<bool> {
-        self.store.arm_any(at, death);
+        let faults = self.faults()?;
+        faults.arm_any(at, death);
         let stepped = self.step(attempt);
-        let fired = self.store.disarm().is_some();
+        let fired = faults.disarm_any().is_some();
         stepped?;
         let crashed =
             matches!(&self.statuses[attempt], Status::Finished { outcome } if outcome.is_crash());
@@ -654,7 +681,7 @@ impl<'s> Run<'s> {
         databases: &[String],
         torn: Option<&mut dyn FnMut() -> bool>,
     ) -> Result<()> {
-        self.store.power_loss(databases, torn)?;
+        self.faults()?.power_loss(databases, torn)?;
         self.locks_now.take();
         for i in self.crash_power_victims()? {
             self.changed(i);
@@ -711,7 +738,7 @@ impl<'s> Run<'s> {
     /// [`Store::copy_durable_files_from`]); `None` unless the store keeps
     /// durability.
     pub fn durable_tables(&self) -> Result<Option<BTreeMap<String, BTreeMap<String, Table>>>> {
-        if !self.store.keeps_durability() {
+        if !self.keeps_durability() {
             return Ok(None);
         }
         self.tables_seen(true).map(Some)
@@ -736,26 +763,25 @@ impl<'s> Run<'s> {
     fn tables_readable(&self, durable: bool) -> Result<(Tables, BTreeMap<String, String>)> {
         let owned;
         let observer = match &self.observer {
-            Some(store) => store,
+            Some(observer) => {
+                self.engine.copy_into(observer.as_ref(), durable)?;
+                observer.as_ref()
+            }
             None => {
-                owned = Store::new("observer")?;
-                &owned
+                owned = self.engine.copy(durable)?;
+                owned.as_ref()
             }
         };
-        if durable {
-            observer.copy_durable_files_from(self.store)?;
-        } else {
-            observer.copy_files_from(self.store)?;
-        }
+        let present = observer.databases();
         let mut out = BTreeMap::new();
         let mut unreadable = BTreeMap::new();
         for db in self.scenario.databases() {
-            if !observer.files().iter().any(|(name, _)| name == db) {
+            if !present.iter().any(|name| name == db) {
                 out.insert(db.to_string(), BTreeMap::new());
                 continue;
             }
-            let conn = observer.connect(db, "observer")?;
-            match read_tables(&conn) {
+            let conn = observer.open(&Opening::reader(db, i32::MAX))?;
+            match read_tables(conn.as_ref()) {
                 Ok(tables) => {
                     out.insert(db.to_string(), tables);
                 }
@@ -817,24 +843,27 @@ impl<'s> Run<'s> {
             // Nobody holds a lock or a connection: the run's own store is the
             // committed state, and a fresh reader there rolls back any hot journal.
             self.scenario.checks(&Ended {
-                committed: self.store,
+                committed: self.engine,
                 statuses: &self.statuses,
                 at_end: &self.at_end,
             })?
         } else {
-            let copy = Store::new("checks")?;
-            copy.copy_files_from(self.store)?;
+            let copy = self.engine.copy(false)?;
             self.scenario.checks(&Ended {
-                committed: &copy,
+                committed: copy.as_ref(),
                 statuses: &self.statuses,
                 at_end: &self.at_end,
             })?
         };
         // Each invariant: held after every step, or the first step it broke.
         if self.scenario.has_invariants() {
-            let copy = Store::new("invariants")?;
-            copy.copy_files_from(self.store)?;
-            for (i, check) in self.scenario.invariants(&copy)?.into_iter().enumerate() {
+            let copy = self.engine.copy(false)?;
+            for (i, check) in self
+                .scenario
+                .invariants(copy.as_ref())?
+                .into_iter()
+                .enumerate()
+            {
                 let name = format!("after every step: {}", check.name);
                 checks.push(match self.broken.get(i).cloned().flatten() {
                     None => Check {
@@ -890,7 +919,7 @@ pub const MAX_ALONE_STEPS: usize = 256;
 /// its outcome and every step's report. More than `max_steps` steps are
 /// an error.
 pub(crate) fn run_alone(
-    store: &Store,
+    store: &dyn Engine,
     attempt: &mut dyn Attempt,
     now: i64,
     max_steps: usize,
@@ -935,7 +964,7 @@ pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
 }
 
 /// Every table of `conn`'s database with its rows, by name.
-fn read_tables(conn: &Conn) -> Result<BTreeMap<String, Table>> {
+fn read_tables(conn: &dyn Session) -> Result<BTreeMap<String, Table>> {
     let mut tables = BTreeMap::new();
     let names = conn.execute(
         "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",

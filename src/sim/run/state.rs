@@ -5,21 +5,22 @@ use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
 use super::{state_hasher, strongest, Locks, Run};
+use crate::engines::Moment;
 use crate::sim::{Check, Spent, Status};
 use crate::storage::footprint::Footprint;
-use crate::storage::{LockLevel, ShmLocks, Snapshot};
+use crate::storage::{LockLevel, ShmLocks};
 use crate::Result;
 
 /// A run's whole state between two steps, to go back to without replaying
 /// the steps that led there (see [`Run::checkpoint`]).
 pub struct Checkpoint {
-    files: Snapshot,
+    files: Box<dyn std::any::Any>,
     /// The journals of the write transactions open then, as they were: put
     /// back after those transactions are redone where the redo did not
     /// write them (a journal another connection left behind, not hot, that
     /// the writer has not written to yet). One the redo wrote stays as it
     /// wrote it: its header holds the connection's own random nonce.
-    journals: Option<Snapshot>,
+    journals: Option<Box<dyn std::any::Any>>,
     attempts: Vec<Rc<dyn std::any::Any>>,
     /// Each attempt's own state hashed, where the run had it then: an
     /// attempt's [`Attempt::hash_state`] reads only what its copy keeps.
@@ -31,7 +32,7 @@ pub struct Checkpoint {
     keys: Vec<Option<u64>>,
     statuses: Vec<Status>,
     choices: Vec<usize>,
-    at_end: Vec<Option<Rc<Snapshot>>>,
+    at_end: Vec<Option<Moment>>,
     at_end_hash: Vec<Option<u64>>,
     clock: i64,
     broken: Vec<Option<(usize, Check)>>,
@@ -45,7 +46,6 @@ impl std::fmt::Debug for Checkpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Checkpoint")
             .field("steps", &self.choices.len())
-            .field("files", &self.files.files())
             .finish_non_exhaustive()
     }
 }
@@ -127,7 +127,7 @@ impl Run<'_> {
     /// [`Run::state_key`] from the attempts' keys ([`Run::attempt_keys`]).
     pub fn state_key_with(&self, symmetric: bool, parts: &[u64]) -> u64 {
         let mut hasher = state_hasher();
-        self.store.hash_files(&mut hasher);
+        self.digest().hash(&mut hasher);
         self.clock.get().hash(&mut hasher);
         // Sorted on the stack (a run has at most MAX_ATTEMPTS attempts);
         // hashed as the slice it is, length first.
@@ -196,7 +196,7 @@ impl Run<'_> {
         }
         // What a check will read of the moment it ended.
         self.at_end_hash[index].hash(&mut hasher);
-        if self.store.keeps_durability() {
+        if self.keeps_durability() {
             // Which of its connections are open: a power loss kills the
             // attempts with a connection on its machine, and only those.
             for conn in attempt.connections() {
@@ -292,14 +292,10 @@ impl Run<'_> {
         if strongest > LockLevel::Reserved {
             return None;
         }
-        let files = self.store.snapshot();
+        let (files, journals) = self.engine.checkpoints()?.save(&journals);
         Some(Checkpoint {
-            journals: (!journals.is_empty()).then(|| files.only(&journals)),
-            files: if journals.is_empty() {
-                files
-            } else {
-                files.without(&journals)
-            },
+            journals,
+            files,
             attempts,
             hashes: self.state_hashes.iter().map(std::cell::Cell::get).collect(),
             locks: self.locks_now.borrow().clone(),
@@ -330,7 +326,7 @@ impl Run<'_> {
         unchanged: &[bool],
     ) -> Result<bool> {
         for &i in rewound {
-            if !self.attempts[i].restore(checkpoint.attempts[i].as_ref(), self.store)? {
+            if !self.attempts[i].restore(checkpoint.attempts[i].as_ref(), self.engine)? {
                 return Ok(false);
             }
         }
@@ -362,8 +358,13 @@ impl Run<'_> {
     pub fn restore(&mut self, checkpoint: &Checkpoint) -> Result<bool> {
         if self.trace.is_some() != checkpoint.trace.is_some()
             || checkpoint.attempts.len() != self.attempts.len()
-            || !checkpoint.files.is_of(self.store)
         {
+            return Ok(false);
+        }
+        let Some(checkpoints) = self.engine.checkpoints() else {
+            return Ok(false);
+        };
+        if !checkpoints.owns(checkpoint.files.as_ref()) {
             return Ok(false);
         }
         // An attempt that has not changed since the copy the checkpoint
@@ -405,20 +406,19 @@ impl Run<'_> {
         self.locks_now.take();
         // The journals of the write transactions kept open stay.
         let (kept, _) = self.writers_journals();
-        self.store.rewind(&checkpoint.files, &kept)?;
+        checkpoints.rewind(checkpoint.files.as_ref(), &kept)?;
         // The open transactions are redone as they were first done: before
         // the I/O faults pending in the checkpoint (a disk that filled up
         // since) were injected. Redone under them, a write that then went
         // through could fail, and the locks would differ from the
         // checkpoint's (tests/reduction.rs, a full disk anywhere).
-        let faults = self.store.suspend_faults();
-        let redone = self.redo(checkpoint, &rewound, &unchanged);
-        self.store.resume_faults(faults);
+        let redone =
+            checkpoints.without_faults(&mut || self.redo(checkpoint, &rewound, &unchanged));
         if !redone? {
             return Ok(false);
         }
         if let Some(journals) = &checkpoint.journals {
-            self.store.put_back_missing(journals)?;
+            checkpoints.put_back_missing(journals.as_ref())?;
         }
         if let (Some(trace), Some((len, bytes))) = (&mut self.trace, checkpoint.trace) {
             trace.truncate(len);

@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use crate::engines::sqlite::store_of;
 use crate::sim::scheduler::{Replay, Scheduler};
 use crate::sim::{AsDeclared, Check, Choice, Run, Scenario, Schedule, Status, TraceStep, Verdict};
 use crate::storage::{Snapshot, Store};
@@ -284,7 +285,8 @@ impl Explorer {
             )));
         }
         if fresh.state_key(false) != run.state_key(false) {
-            let (files, fresh_files) = (run.store().files(), fresh.store().files());
+            let (ran, replayed) = (store_of(run.engine())?, store_of(fresh.engine())?);
+            let (files, fresh_files) = (ran.files(), replayed.files());
             let what = if files != fresh_files {
                 format!("its files are {files:?} instead of {fresh_files:?}")
             } else if run.attempt_keys() != fresh.attempt_keys() {
@@ -295,9 +297,7 @@ impl Explorer {
             } else {
                 let differ: Vec<String> = files
                     .iter()
-                    .filter(|(name, _)| {
-                        run.store().file_bytes(name) != fresh.store().file_bytes(name)
-                    })
+                    .filter(|(name, _)| ran.file_bytes(name) != replayed.file_bytes(name))
                     .map(|(name, _)| name.clone())
                     .collect();
                 format!("the bytes of {differ:?} differ, or what the store keeps of them")
