@@ -125,6 +125,17 @@ impl Opening<'_> {
     }
 }
 
+/// `engine`'s faults, or why a step or a sweep that injects one cannot
+/// run on it.
+pub(crate) fn faults_of(engine: &dyn Engine) -> Result<&dyn Faults> {
+    engine.faults().ok_or_else(|| {
+        crate::Error::Refused(
+            "this engine cannot inject the machine's faults (a death at a sync, a power loss, a full disk, a failing write): run the design on SQLite's"
+                .to_string(),
+        )
+    })
+}
+
 /// The machine's faults an engine injects where a step asks.
 pub trait Faults {
     /// Arms a death at session `session`'s `at`th sync, for its next

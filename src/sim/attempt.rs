@@ -265,12 +265,7 @@ pub(crate) fn locks_held(peers: &[Peer]) -> String {
 impl StepCtx<'_> {
     /// The engine's faults, or why a step that injects one cannot run on it.
     pub fn faults(&self) -> Result<&dyn Faults> {
-        self.engine.faults().ok_or_else(|| {
-            crate::Error::Refused(
-                "this engine cannot inject the machine's faults (a death at a sync, a power loss, a full disk, a failing write): run the design on SQLite's"
-                    .to_string(),
-            )
-        })
+        crate::engines::faults_of(self.engine)
     }
 }
 

@@ -271,12 +271,7 @@ impl<'s> Run<'s> {
 
     /// The engine's faults, or why it has none.
     fn faults(&self) -> Result<&'s dyn Faults> {
-        self.engine.faults().ok_or_else(|| {
-            Error::Refused(
-                "this engine cannot inject the machine's faults (a death at a sync, a power loss)"
-                    .to_string(),
-            )
-        })
+        crate::engines::faults_of(self.engine)
     }
 
     /// Whether a power loss can happen on the engine: it keeps what is
@@ -606,21 +601,20 @@ impl<'s> Run<'s> {
                 format!("attempt {attempt} is not running"),
             ));
         }
-        self.mark_crashed(attempt);
-        Ok(())
+        self.mark_crashed(attempt)
     }
 
     /// Attempt `attempt` is dead (its process or its machine): its
     /// connections are killed, and it is over, crashed, whatever its last
     /// step said.
-    fn mark_crashed(&mut self, attempt: usize) {
+    fn mark_crashed(&mut self, attempt: usize) -> Result<()> {
         self.attempts[attempt].crash();
         self.changed(attempt);
         self.locks_now.take();
         self.statuses[attempt] = Status::Finished {
             outcome: Outcome::ended(Ending::Crashed, None),
         };
-        self.at_end[attempt] = self.engine.moment().ok();
+        self.at_end[attempt] = Some(self.engine.moment()?);
         if self.scenario.observes_end_of(attempt) {
             self.at_end_hash[attempt] = Some(self.digest());
         }
@@ -632,6 +626,7 @@ impl<'s> Run<'s> {
                 self.keys[i].set(None);
             }
         }
+        Ok(())
     }
 
     /// After a power loss: every attempt with a connection on a machine
@@ -666,7 +661,7 @@ impl<'s> Run<'s> {
         let crashed =
             matches!(&self.statuses[attempt], Status::Finished { outcome } if outcome.is_crash());
         if fired && !crashed {
-            self.mark_crashed(attempt);
+            self.mark_crashed(attempt)?;
         }
         Ok(fired)
     }
